@@ -1,0 +1,50 @@
+/* Batches: padded, time-major id matrices for the model, and the order in
+ * which an epoch visits them. */
+#ifndef NMT_BATCH_H
+#define NMT_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nmt/corpus.h"
+
+/* One batch of B sentence pairs, time-major: element (t, b) is at [t * B + b].
+ * Source rows hold the tokens then </s> (src_len[b] = tokens + 1); the decoder
+ * input is <s> y1..ym and the output y1..ym </s> (tgt_len[b] = m + 1). Every
+ * position past a sentence's length is NMT_PAD (0). */
+typedef struct nmt_batch {
+    int B;           /* sentences */
+    int src_T;       /* max src_len */
+    int tgt_T;       /* max tgt_len */
+    int32_t *src;    /* [src_T, B] */
+    int32_t *tgt_in; /* [tgt_T, B] */
+    int32_t *tgt_out;/* [tgt_T, B] */
+    int *src_len;    /* [B] */
+    int *tgt_len;    /* [B] */
+    size_t *pair;    /* [B] index of each pair in the corpus */
+    size_t n_tgt_tokens; /* sum of tgt_len: the tokens the loss averages over */
+    /* capacity */
+    int cap_B, cap_src_T, cap_tgt_T;
+} nmt_batch;
+
+/* Allocates a batch able to hold B pairs of up to src_T / tgt_T positions. */
+int nmt_batch_alloc(nmt_batch *b, int B, int src_T, int tgt_T);
+/* Fills b with the given pairs of the corpus (n <= cap_B, lengths must fit). */
+int nmt_batch_fill(nmt_batch *b, const nmt_corpus *c, const size_t *pairs, int n);
+void nmt_batch_free(nmt_batch *b);
+
+/* The batches of one epoch: each a list of pair indexes. Made from
+ * length-sorted pools (so padding is small) and shuffled with (seed, epoch);
+ * with shuffle = 0, consecutive pairs in corpus order. Deterministic: the
+ * same arguments give the same plan, which is what makes resume exact. */
+typedef struct nmt_batch_plan {
+    size_t n_batches;
+    size_t *start;   /* [n_batches + 1] into index */
+    size_t *index;   /* [corpus n] pair indexes */
+} nmt_batch_plan;
+
+int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                        int shuffle, uint64_t seed, int epoch);
+void nmt_batch_plan_free(nmt_batch_plan *p);
+
+#endif

@@ -1,0 +1,119 @@
+/* The encoder-decoder model of DESIGN.md: settings, the one table of
+ * parameter tensors, the training pass (forward, loss, backward) and the
+ * step-by-step inference pass used by decoding and alignment. */
+#ifndef NMT_MODEL_H
+#define NMT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nmt/batch.h"
+#include "nmt/rng.h"
+#include "nmt/vocab.h"
+
+typedef enum { NMT_CELL_RNN = 0, NMT_CELL_GRU = 1, NMT_CELL_LSTM = 2 } nmt_cell;
+typedef enum { NMT_ATT_NONE = 0, NMT_ATT_BAHDANAU = 1 } nmt_attention;
+
+typedef struct nmt_config {
+    nmt_cell cell;
+    nmt_attention attention;
+    int bidirectional;
+    int emb, hidden, att_dim, out_dim; /* E, H, A, O */
+    int lowercase;                     /* how sources were tokenized */
+    int src_vocab, tgt_vocab;          /* Vs, Vt */
+} nmt_config;
+
+const char *nmt_cell_name(nmt_cell c);             /* "rnn" "gru" "lstm" */
+const char *nmt_attention_name(nmt_attention a);   /* "bahdanau" "none" */
+int nmt_cell_parse(const char *s, nmt_cell *out);  /* NMT_OK or NMT_ERR_ARG */
+int nmt_attention_parse(const char *s, nmt_attention *out);
+
+/* One parameter tensor: a slice of the one parameter allocation. Names and
+ * shapes are DESIGN.md's ("enc.fwd.W_ih", [G*H, E]); a vector has ndim 1. */
+#define NMT_MAX_TENSORS 24
+typedef struct nmt_tensor_info {
+    const char *name;
+    int ndim;
+    int shape[2];
+    size_t offset;   /* in floats, from the start of the allocation */
+    size_t size;     /* in floats */
+} nmt_tensor_info;
+
+/* The table of tensors for a configuration, in file order. Returns the count
+ * and the total number of floats. */
+int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *table, size_t *total);
+
+typedef struct nmt_model {
+    nmt_config cfg;
+    nmt_vocab *src_vocab, *tgt_vocab;   /* owned */
+    int n_tensors;
+    nmt_tensor_info tensors[NMT_MAX_TENSORS];
+    size_t n_params;
+    float *params;  /* [n_params], one allocation */
+    float *grads;   /* [n_params], same layout; NULL until nmt_model_alloc_grads */
+} nmt_model;
+
+/* Creates a model with zeroed parameters; takes ownership of both vocabularies
+ * (cfg->src_vocab / tgt_vocab are set from them). */
+int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_vocab,
+                     nmt_vocab *tgt_vocab);
+/* Initialisation of Bahdanau et al. (appendix A.2): recurrent matrices
+ * orthogonal, att.W and att.U ~ N(0, 0.001^2), att.v and biases 0, the rest
+ * N(0, 0.01^2); LSTM forget-gate bias 1. */
+void nmt_model_init(nmt_model *m, uint64_t seed);
+int nmt_model_alloc_grads(nmt_model *m);
+void nmt_model_zero_grad(nmt_model *m);
+void nmt_model_free(nmt_model *m);
+/* The tensor of that name, or NULL. */
+const nmt_tensor_info *nmt_model_tensor(const nmt_model *m, const char *name);
+
+/* Number of threads for the products and the element-wise work. */
+void nmt_set_threads(int n);
+
+/* ---- training pass ------------------------------------------------------ */
+
+/* Activations and scratch for batches up to the given sizes, allocated once. */
+typedef struct nmt_workspace nmt_workspace;
+int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B,
+                         int max_src_T, int max_tgt_T);
+void nmt_workspace_free(nmt_workspace *ws);
+
+/* Forward pass and loss: the mean over the batch's real target tokens of
+ * -log p(y). `dropout` > 0 (training) drops embeddings and the deep output
+ * with inverted scaling, drawing from rng; 0 is deterministic and rng may be
+ * NULL. Keeps what backward needs in ws. */
+float nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                  float dropout, nmt_rng *rng);
+/* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
+ * nmt_forward. */
+const double *nmt_workspace_sentence_nll(const nmt_workspace *ws);
+/* Adds d(loss)/d(params) of the last forward into m->grads. */
+void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
+
+/* ---- inference pass ----------------------------------------------------- */
+
+/* State of decoding R rows ("hypotheses") against B encoded sources. Each row
+ * belongs to one source sentence; beam search keeps K rows per source. */
+typedef struct nmt_infer nmt_infer;
+int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src_T,
+                     int max_rows);
+void nmt_infer_free(nmt_infer *st);
+
+/* Encodes B sources (time-major ids [T, B], lengths including </s>) and sets
+ * R = B rows, row b on source b, each with the initial decoder state s_0. */
+int nmt_infer_encode(const nmt_model *m, nmt_infer *st, const int32_t *src,
+                     const int *src_len, int B, int T);
+/* Points the R rows at sources: row r continues from old row from[r] (its
+ * state is copied) and decodes source row_src[r]. Used to expand to K beams
+ * per sentence and to reorder them after each step. */
+int nmt_infer_select(nmt_infer *st, const int *from, int R);
+/* One decoder step for all R rows: prev[r] is the last token (NMT_BOS at
+ * first). Writes log-probabilities [R, Vt] and, if att is not NULL and the
+ * model has attention, the weights [R, T] (0 past each source's length). */
+void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+                    float *logprobs, float *att);
+int nmt_infer_rows(const nmt_infer *st);
+/* The source sentence of each row, [R]. */
+const int *nmt_infer_row_src(const nmt_infer *st);
+
+#endif

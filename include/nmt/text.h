@@ -1,0 +1,49 @@
+/* Reading text files line by line (plain or gzip), tokenizing and
+ * detokenizing. */
+#ifndef NMT_TEXT_H
+#define NMT_TEXT_H
+
+#include <stddef.h>
+
+/* A line reader over a plain or gzip file, told apart by the gzip magic bytes
+ * (1f 8b), never by the name. "-" reads standard input. It streams: only the
+ * current line is held. Each line is checked: valid UTF-8, no NUL byte; "\n"
+ * and a "\r" before it are removed. A truncated or corrupt gzip stream is an
+ * error. Messages name the file and the 1-based line number. */
+typedef struct nmt_reader nmt_reader;
+
+int nmt_reader_open(nmt_reader **out, const char *path);
+/* Reads the next line into *line (NUL-terminated, valid until the next call)
+ * and its length into *len. Returns 1 for a line, 0 at the end, or a negative
+ * NMT_ERR_* code. */
+int nmt_reader_next(nmt_reader *r, const char **line, size_t *len);
+/* The 1-based number of the last line returned. */
+size_t nmt_reader_lineno(const nmt_reader *r);
+const char *nmt_reader_path(const nmt_reader *r);
+void nmt_reader_close(nmt_reader *r);
+
+/* Tokens of one line, reused from line to line to avoid allocation. The token
+ * strings are NUL-terminated and live in one buffer owned by the struct. */
+typedef struct nmt_tokens {
+    size_t n;          /* number of tokens */
+    char **tok;        /* [n] pointers into buf */
+    size_t *len;       /* [n] byte lengths */
+    /* storage, grown as needed */
+    char *buf;
+    size_t buf_cap, cap;
+} nmt_tokens;
+
+/* Splits UTF-8 text on whitespace and splits punctuation (ASCII and Unicode,
+ * e.g. „ “ « » – …) off words; numbers such as 3.5 and 1,000 stay whole.
+ * With `lowercase`, ASCII, Latin-1 and Latin Extended-A letters are
+ * lowercased (Ä→ä, É→é, Ő→ő). The text must be valid UTF-8 (the reader checks
+ * this). Returns NMT_OK or NMT_ERR_NOMEM. */
+int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase);
+void nmt_tokens_free(nmt_tokens *t);
+
+/* Joins tokens the way a person writes: no space before . , ! ? ; : ) ] } %
+ * and closing quotes, none after ( [ { and opening quotes, 's n't etc.
+ * attached. Returns a malloc'ed string (NULL on allocation failure). */
+char *nmt_detokenize(const char *const *tokens, size_t n);
+
+#endif

@@ -1,0 +1,51 @@
+# Sourced by scripts/test and scripts/demo: installs with apt-get whatever the
+# build and the tests need and the machine lacks. Nothing is done when all is
+# present, so a developer's machine is left alone.
+
+# Debian packages, each with a file or command that shows it is installed.
+nmt_deps_check() {
+    local missing=()
+    command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || missing+=(build-essential)
+    command -v meson >/dev/null 2>&1 || missing+=(meson)
+    command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+    pkg-config --exists openblas 2>/dev/null || missing+=(libopenblas-dev)
+    pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+    pkg-config --exists check 2>/dev/null || missing+=(check)
+    if [ "${NMT_NEED_TORCH:-0}" = 1 ]; then
+        nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
+    fi
+    printf '%s\n' "${missing[@]}"
+}
+
+# Prints a python3 that can import torch (Debian's python3-torch lives in the
+# system python, which may not be the first python3 on PATH).
+nmt_find_torch_python() {
+    local p
+    for p in "${NMT_PYTHON:-}" /usr/bin/python3 python3; do
+        [ -n "$p" ] || continue
+        command -v "$p" >/dev/null 2>&1 || continue
+        if "$p" -c 'import torch, numpy' >/dev/null 2>&1; then
+            command -v "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+nmt_install_deps() {
+    local missing
+    mapfile -t missing < <(nmt_deps_check | sed '/^$/d')
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "Installing missing packages: ${missing[*]}" >&2
+    local sudo=()
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
+            echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+            return 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq || return 1
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
+}

@@ -1,0 +1,89 @@
+/* nmt: subcommands in the manner of git. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* NULL: not implemented yet */
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"train", NULL, "train a model on a parallel corpus (or --resume a run)"},
+    {"translate", NULL, "translate sentences with a model (greedy or beam search)"},
+    {"score", NULL, "loss and perplexity of a model on a parallel corpus"},
+    {"bleu", NULL, "corpus BLEU exactly as sacreBLEU computes it"},
+    {"align", NULL, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
+    {"compare", NULL, "runs side by side: BLEU overall and by sentence length"},
+    {"info", NULL, "a model's settings and parameter count"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: nmt COMMAND [OPTIONS]\n\n"
+               "Neural machine translation with RNN/GRU/LSTM encoder-decoders and\n"
+               "Bahdanau attention, trained on the CPU.\n\nCommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n", "help", "the options of a command (nmt help CMD)");
+    fprintf(f, "\nRun 'nmt COMMAND --help' for the options of a command.\n");
+}
+
+static const command *find(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static int run(const command *c, int argc, char **argv)
+{
+    cli_command = c->name;
+    if (!c->run) {
+        cli_error("not implemented yet");
+        return 1;
+    }
+    return c->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("nmt " NMT_VERSION "\n");
+        return 0;
+    }
+    if (!strcmp(name, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        const command *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "nmt: unknown command '%s'\n", argv[2]);
+            return 2;
+        }
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return run(c, 2, help_argv);
+    }
+    const command *c = find(name);
+    if (!c) {
+        fprintf(stderr, "nmt: unknown command '%s'\n", name);
+        usage(stderr);
+        return 2;
+    }
+    return run(c, argc - 1, argv + 1);
+}

@@ -1,0 +1,38 @@
+/* Strict option parsing shared by the subcommands: a bad value names its
+ * option. These print to stderr (the CLI is the only code that prints). */
+#ifndef NMT_CLI_OPTS_H
+#define NMT_CLI_OPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* The running subcommand's name, for messages ("nmt train: ..."). */
+extern const char *cli_command;
+/* -q / -v: 0 quiet, 1 normal, 2 verbose. */
+extern int cli_verbosity;
+
+/* Prints "nmt CMD: message" to stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Prints the library's last error message as cli_error does. */
+void cli_lib_error(void);
+
+/* Whole numbers in [min, max]; decimal only, no trailing junk. On a bad value
+ * print "--name: 'x' is not ..." and return -1; 0 on success. */
+int opt_int(const char *name, const char *val, long min, long max, int *out);
+int opt_long(const char *name, const char *val, long min, long max, long *out);
+int opt_u64(const char *name, const char *val, uint64_t *out);
+/* Finite floats in [min, max]. */
+int opt_float(const char *name, const char *val, double min, double max, float *out);
+int opt_double(const char *name, const char *val, double min, double max, double *out);
+/* One of the given words (NULL-terminated list); returns its index or -1. */
+int opt_choice(const char *name, const char *val, const char *const *choices);
+
+/* Reports an unknown option or a missing argument the way getopt found it,
+ * with a hint to --help. Always returns 2 (the exit code for usage errors). */
+int cli_usage_error(void);
+
+#endif

@@ -1,0 +1,37 @@
+# Helpers for the command-line tests. Source it; $NMT_BIN is the program.
+set -u
+NMT=${NMT_BIN:?NMT_BIN is not set}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+n_pass=0
+n_fail=0
+
+pass() { n_pass=$((n_pass + 1)); }
+fail() { n_fail=$((n_fail + 1)); echo "FAIL: $*" >&2; }
+
+# expect_fail NAME PATTERN CMD...: CMD exits non-zero (not by a signal) and its
+# stderr matches the extended regex PATTERN.
+expect_fail() {
+    local name=$1 pattern=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc -eq 0 ]; then fail "$name: exit 0, expected failure"; return; fi
+    if [ $rc -ge 128 ]; then fail "$name: killed by signal $((rc - 128))"; return; fi
+    if ! grep -Eq -- "$pattern" "$TMP/err"; then
+        fail "$name: stderr does not match /$pattern/: $(head -c 400 "$TMP/err")"; return
+    fi
+    pass
+}
+
+# expect_ok NAME CMD...: CMD exits 0.
+expect_ok() {
+    local name=$1
+    shift
+    if "$@" >"$TMP/out" 2>"$TMP/err"; then pass; else fail "$name: exit $?: $(head -c 400 "$TMP/err")"; fi
+}
+
+finish() {
+    echo "$n_pass passed, $n_fail failed"
+    [ $n_fail -eq 0 ]
+}
