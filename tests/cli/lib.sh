@@ -3,6 +3,12 @@ set -u
 NMT=${NMT_BIN:?NMT_BIN is not set}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# Under the valgrind test setup every run of nmt goes through valgrind.
+if [ -n "${NMT_VALGRIND:-}" ]; then
+    printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$NMT_VALGRIND" "$NMT" >"$TMP/nmt-valgrind"
+    chmod +x "$TMP/nmt-valgrind"
+    NMT="$TMP/nmt-valgrind"
+fi
 n_pass=0
 n_fail=0
 
