@@ -20,4 +20,26 @@ const char *nmt_vocab_token(const nmt_vocab *v, int32_t id);
 int32_t nmt_vocab_id(const nmt_vocab *v, const char *tok, size_t len);
 void nmt_vocab_free(nmt_vocab *v);
 
+/* Counting the tokens of a corpus, to build its vocabulary afterwards. Each
+ * new token type gets a provisional id (0, 1, 2, ... in order of first
+ * appearance) so a reader can store ids in one pass and remap them once the
+ * vocabulary is known. The tokens are copied; lookups never allocate. */
+typedef struct nmt_vocab_counter nmt_vocab_counter;
+
+int nmt_vocab_counter_new(nmt_vocab_counter **out);
+/* Counts one occurrence of tok[0..len); returns its provisional id (>= 0) or
+ * a negative NMT_ERR_* code. */
+int32_t nmt_vocab_counter_add(nmt_vocab_counter *c, const char *tok, size_t len);
+/* The number of distinct token types counted so far. */
+size_t nmt_vocab_counter_types(const nmt_vocab_counter *c);
+/* Builds the vocabulary: the four specials, then the tokens seen at least
+ * min_count times by falling count, ties by memcmp order of their bytes, cut
+ * to max_vocab ids in all (0: no limit; else at least NMT_N_SPECIAL). If remap
+ * is not NULL, *remap is a malloc'ed array [types] that maps each provisional
+ * id to its final id (NMT_UNK for a dropped token). A token spelled like a
+ * special ("<unk>") maps to that special. */
+int nmt_vocab_counter_build(const nmt_vocab_counter *c, int min_count, int max_vocab,
+                            nmt_vocab **out, int32_t **remap);
+void nmt_vocab_counter_free(nmt_vocab_counter *c);
+
 #endif
