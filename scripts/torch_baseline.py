@@ -1,0 +1,854 @@
+#!/usr/bin/env python3
+"""PyTorch baseline of nmt's model, written from DESIGN.md's equations alone.
+
+It serves two purposes:
+  * the truth for the `parity` test suite: `grad` computes the loss and
+    autograd gradients of a model file on a batch, in float32 and float64;
+  * the speed peer of `scripts/bench`: `train` and `translate` run the same
+    model with the same batching and optimizer settings in PyTorch.
+
+Subcommands:
+  init      write a random model file in nmt's safetensors layout
+  grad      loss and gradients of a model on a batch (JSON), as safetensors
+  selftest  check this model on its own (gradcheck, padding invariance, a
+            plain per-sentence numpy implementation)
+  train     train on a corpus, report steps/s and target tokens/s
+  translate greedy or beam translation with a model file
+
+Run it with a python3 that has torch (Debian's python3-torch).
+"""
+
+import argparse
+import gzip
+import json
+import math
+import os
+import re
+import struct
+import sys
+import time
+import unicodedata
+import zlib
+
+import numpy as np
+import torch
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+
+
+# ---- configuration and the table of tensors --------------------------------
+
+class Config:
+    """The settings a model file's metadata holds."""
+
+    def __init__(self, cell="lstm", attention="bahdanau", bidirectional=True,
+                 emb=8, hidden=7, att_dim=6, out_dim=5, lowercase=False,
+                 src_vocab=None, tgt_vocab=None):
+        if cell not in GATES:
+            raise ValueError("cell must be rnn, gru or lstm, not %r" % cell)
+        if attention not in ("bahdanau", "none"):
+            raise ValueError("attention must be bahdanau or none, not %r" % attention)
+        self.cell = cell
+        self.attention = attention
+        self.bidirectional = bool(bidirectional)
+        self.emb, self.hidden, self.att_dim, self.out_dim = emb, hidden, att_dim, out_dim
+        self.lowercase = bool(lowercase)
+        self.src_vocab = list(src_vocab or SPECIALS)
+        self.tgt_vocab = list(tgt_vocab or SPECIALS)
+        for v in (self.src_vocab, self.tgt_vocab):
+            if v[:4] != SPECIALS:
+                raise ValueError("a vocabulary must start with " + " ".join(SPECIALS))
+
+    @property
+    def D(self):
+        return 2 if self.bidirectional else 1
+
+    def metadata(self):
+        b = lambda x: "true" if x else "false"
+        return {
+            "format": "nmt-1", "cell": self.cell, "attention": self.attention,
+            "bidirectional": b(self.bidirectional), "emb": str(self.emb),
+            "hidden": str(self.hidden), "att_dim": str(self.att_dim),
+            "out_dim": str(self.out_dim), "lowercase": b(self.lowercase),
+            "src_vocab": "\n".join(self.src_vocab), "tgt_vocab": "\n".join(self.tgt_vocab),
+        }
+
+    @staticmethod
+    def from_metadata(md):
+        if md.get("format") != "nmt-1":
+            raise ValueError("not an nmt-1 model file (format=%r)" % md.get("format"))
+        flag = {"true": True, "false": False}
+        return Config(cell=md["cell"], attention=md["attention"],
+                      bidirectional=flag[md["bidirectional"]], emb=int(md["emb"]),
+                      hidden=int(md["hidden"]), att_dim=int(md["att_dim"]),
+                      out_dim=int(md["out_dim"]), lowercase=flag[md["lowercase"]],
+                      src_vocab=md["src_vocab"].split("\n"),
+                      tgt_vocab=md["tgt_vocab"].split("\n"))
+
+
+def tensor_table(cfg):
+    """DESIGN.md's tensors, in file order: [(name, shape)]."""
+    E, H, A, O = cfg.emb, cfg.hidden, cfg.att_dim, cfg.out_dim
+    G, D = GATES[cfg.cell], cfg.D
+    Vs, Vt = len(cfg.src_vocab), len(cfg.tgt_vocab)
+    t = [("src_emb", (Vs, E)), ("tgt_emb", (Vt, E))]
+    for d in ["fwd", "bwd"][:D]:
+        t += [("enc.%s.W_ih" % d, (G * H, E)), ("enc.%s.W_hh" % d, (G * H, H)),
+              ("enc.%s.b" % d, (G * H,))]
+    t += [("dec.init.W", (H, D * H)), ("dec.init.b", (H,))]
+    if cfg.attention == "bahdanau":
+        t += [("att.W", (A, H)), ("att.U", (A, D * H)), ("att.b", (A,)), ("att.v", (A,))]
+    t += [("dec.W_ih", (G * H, E + D * H)), ("dec.W_hh", (G * H, H)), ("dec.b", (G * H,)),
+          ("out.W_t", (O, H + D * H + E)), ("out.b_t", (O,)),
+          ("out.W", (Vt, O)), ("out.b", (Vt,))]
+    return t
+
+
+# ---- safetensors, read and written with numpy ------------------------------
+
+_DTYPES = {"F32": np.float32, "F64": np.float64, "I32": np.int32, "I64": np.int64}
+_NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
+
+
+def read_safetensors(path):
+    """Returns ({name: array}, metadata, crc32 of the data section)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 8:
+        raise ValueError("%s: too short for a safetensors file" % path)
+    (n,) = struct.unpack("<Q", raw[:8])
+    if 8 + n > len(raw):
+        raise ValueError("%s: header length %d past the end of the file" % (path, n))
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    data = raw[8 + n:]
+    meta = header.pop("__metadata__", {}) or {}
+    tensors = {}
+    for name, info in header.items():
+        dt = np.dtype(_DTYPES[info["dtype"]]).newbyteorder("<")
+        a, b = info["data_offsets"]
+        arr = np.frombuffer(data[a:b], dtype=dt).reshape(info["shape"])
+        tensors[name] = arr.astype(dt.newbyteorder("="))
+    return tensors, meta, zlib.crc32(data) & 0xFFFFFFFF
+
+
+def write_safetensors(path, tensors, meta):
+    """tensors: list of (name, array) in the order to write. Adds the crc32 of
+    the data section to the metadata, as nmt files carry it."""
+    header, chunks, off = {}, [], 0
+    for name, arr in tensors:
+        arr = np.ascontiguousarray(arr)
+        blob = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": _NAMES[arr.dtype], "shape": list(arr.shape),
+                        "data_offsets": [off, off + len(blob)]}
+        chunks.append(blob)
+        off += len(blob)
+    data = b"".join(chunks)
+    meta = dict(meta)
+    meta["crc32"] = "%08x" % (zlib.crc32(data) & 0xFFFFFFFF)
+    header = {"__metadata__": meta, **header}
+    hj = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hj += b" " * (-len(hj) % 8)  # the data section starts 8-aligned
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(hj)) + hj + data)
+    os.replace(tmp, path)
+
+
+def load_model(path, dtype=torch.float32):
+    """Returns (cfg, {name: tensor}) after checking names, shapes and crc."""
+    arrays, meta, crc = read_safetensors(path)
+    cfg = Config.from_metadata(meta)
+    if "crc32" in meta and meta["crc32"] != "%08x" % crc:
+        raise ValueError("%s: crc32 %s does not match the data (%08x)" % (path, meta["crc32"], crc))
+    params = {}
+    for name, shape in tensor_table(cfg):
+        if name not in arrays:
+            raise ValueError("%s: tensor %s is missing" % (path, name))
+        if tuple(arrays[name].shape) != shape:
+            raise ValueError("%s: %s has shape %s, expected %s"
+                             % (path, name, arrays[name].shape, shape))
+        params[name] = torch.tensor(arrays[name], dtype=dtype)
+    return cfg, params
+
+
+def save_model(path, cfg, params, extra_meta=None):
+    meta = cfg.metadata()
+    meta.update(extra_meta or {})
+    out = [(n, params[n].detach().to(torch.float32).numpy()) for n, _ in tensor_table(cfg)]
+    write_safetensors(path, out, meta)
+
+
+# ---- initialisation --------------------------------------------------------
+
+def init_params(cfg, seed=1, scheme="bahdanau", scale=0.5):
+    """`bahdanau`: the paper's appendix (orthogonal recurrent blocks, attention
+    N(0, 0.001^2), v and biases 0, the rest N(0, 0.01^2), LSTM forget bias 1).
+    `uniform`: every entry U(-scale, scale), so that every gradient is nonzero
+    and every nonlinearity is off its linear part (what parity tests want)."""
+    g = torch.Generator().manual_seed(seed)
+    H = cfg.hidden
+    p = {}
+    for name, shape in tensor_table(cfg):
+        if scheme == "uniform":
+            p[name] = (torch.rand(shape, generator=g) * 2 - 1) * scale
+            continue
+        if name.endswith(".b") or name in ("att.v", "out.b_t", "dec.init.b"):
+            t = torch.zeros(shape)
+            if cfg.cell == "lstm" and name in ("enc.fwd.b", "enc.bwd.b", "dec.b"):
+                t[H:2 * H] = 1.0  # forget gate
+        elif name.endswith("W_hh"):
+            blocks = []
+            for _ in range(shape[0] // H):
+                q, r = torch.linalg.qr(torch.randn(H, H, generator=g))
+                blocks.append(q * torch.sign(torch.diagonal(r)))
+            t = torch.cat(blocks, 0)
+        elif name in ("att.W", "att.U"):
+            t = torch.randn(shape, generator=g) * 0.001
+        else:
+            t = torch.randn(shape, generator=g) * 0.01
+        p[name] = t
+    return p
+
+
+# ---- the model ---------------------------------------------------------------
+
+def cell_step(cell, gx, h, c, W_hh):
+    """One step of a cell for a batch. gx = W_ih x + b, precomputed for all
+    steps at once; [B, G*H]. Returns (h', c') (c' is None but for lstm)."""
+    gh = h @ W_hh.t()
+    H = h.shape[1]
+    if cell == "rnn":
+        return torch.tanh(gx + gh), None
+    if cell == "lstm":
+        a = gx + gh
+        i, f = torch.sigmoid(a[:, :H]), torch.sigmoid(a[:, H:2 * H])
+        gg, o = torch.tanh(a[:, 2 * H:3 * H]), torch.sigmoid(a[:, 3 * H:])
+        c2 = f * c + i * gg
+        return o * torch.tanh(c2), c2
+    # gru: the reset gate multiplies U_n h, after the product (DESIGN.md)
+    r = torch.sigmoid(gx[:, :H] + gh[:, :H])
+    z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H])
+    n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])
+    return (1 - z) * n + z * h, None
+
+
+def run_direction(cfg, P, prefix, emb, mask, reverse):
+    """One encoder direction over time-major emb [T, B, E] with mask [T, B]
+    (True on real positions). A masked step keeps the state, so the forward
+    direction carries ->h_n past the end and the backward one stays at 0
+    until each sentence's own last token. Returns (states [T, B, H], final)."""
+    T, B, _ = emb.shape
+    H = cfg.hidden
+    gx_all = emb @ P[prefix + ".W_ih"].t() + P[prefix + ".b"]
+    h = emb.new_zeros(B, H)
+    c = emb.new_zeros(B, H) if cfg.cell == "lstm" else None
+    out = [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        h2, c2 = cell_step(cfg.cell, gx_all[t], h, c, P[prefix + ".W_hh"])
+        m = mask[t].unsqueeze(1)
+        h = torch.where(m, h2, h)
+        if c is not None:
+            c = torch.where(m, c2, c)
+        out[t] = h
+    return torch.stack(out, 0), h
+
+
+def encode(cfg, P, src, src_mask):
+    """src [T, B] ids. Returns (annotations h [T, B, D*H], summary z [B, D*H])."""
+    e = P["src_emb"][src]
+    hf, last_f = run_direction(cfg, P, "enc.fwd", e, src_mask, False)
+    if not cfg.bidirectional:
+        return hf, last_f
+    hb, first_b = run_direction(cfg, P, "enc.bwd", e, src_mask, True)
+    return torch.cat([hf, hb], 2), torch.cat([last_f, first_b], 1)
+
+
+def decoder_init(cfg, P, z):
+    s = torch.tanh(z @ P["dec.init.W"].t() + P["dec.init.b"])
+    c = torch.zeros_like(s) if cfg.cell == "lstm" else None
+    return s, c
+
+
+def attend(P, s, ann, Uh, src_mask):
+    """Bahdanau attention for one step: s [B, H], ann [T, B, DH], Uh = U_a h_j
+    + b_a [T, B, A]. Returns (context [B, DH], weights [T, B])."""
+    scores = torch.tanh(Uh + (s @ P["att.W"].t()).unsqueeze(0)) @ P["att.v"]
+    scores = scores.masked_fill(~src_mask, float("-inf"))
+    alpha = torch.softmax(scores, 0)
+    return (alpha.unsqueeze(2) * ann).sum(0), alpha
+
+
+def decoder_step(cfg, P, gx_emb, s, c, ctx):
+    """s_i = dec([emb ; c_i], s_{i-1}); the embedding's share of W_ih x + b is
+    gx_emb, precomputed for all steps."""
+    E = cfg.emb
+    gx = gx_emb + ctx @ P["dec.W_ih"][:, E:].t()
+    return cell_step(cfg.cell, gx, s, c, P["dec.W_hh"])
+
+
+def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len):
+    """Per-token -log p(y) [Tt, B] (0 at padding) of a time-major batch."""
+    Ts, B = src.shape
+    Tt = tgt_in.shape[0]
+    dev = src.device
+    src_mask = torch.arange(Ts, device=dev).unsqueeze(1) < src_len.unsqueeze(0)
+    tgt_mask = torch.arange(Tt, device=dev).unsqueeze(1) < tgt_len.unsqueeze(0)
+    ann, z = encode(cfg, P, src, src_mask)
+    s, c = decoder_init(cfg, P, z)
+    y_emb = P["tgt_emb"][tgt_in]                                      # [Tt, B, E]
+    gx_emb = y_emb @ P["dec.W_ih"][:, :cfg.emb].t() + P["dec.b"]
+    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    states, ctxs = [], []
+    for i in range(Tt):
+        ctx = attend(P, s, ann, Uh, src_mask)[0] if Uh is not None else z
+        s, c = decoder_step(cfg, P, gx_emb[i], s, c, ctx)
+        states.append(s)
+        ctxs.append(ctx)
+    S, C = torch.stack(states, 0), torch.stack(ctxs, 0)
+    # deep output and softmax for all steps at once
+    t = torch.tanh(torch.cat([S, C, y_emb], 2) @ P["out.W_t"].t() + P["out.b_t"])
+    logp = torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 2)
+    nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)
+    return nll * tgt_mask.to(nll.dtype)
+
+
+def make_batch(pairs, device="cpu"):
+    """pairs: [(src ids, tgt ids)] without specials. Returns time-major
+    (src, src_len, tgt_in, tgt_out, tgt_len) as DESIGN.md lays them out:
+    src = x + </s>, tgt_in = <s> y, tgt_out = y </s>, padding 0."""
+    B = len(pairs)
+    sl = [len(s) + 1 for s, _ in pairs]
+    tl = [len(t) + 1 for _, t in pairs]
+    src = torch.zeros(max(sl), B, dtype=torch.long)
+    tin = torch.zeros(max(tl), B, dtype=torch.long)
+    tout = torch.zeros(max(tl), B, dtype=torch.long)
+    for b, (s, t) in enumerate(pairs):
+        src[:len(s), b] = torch.tensor(s, dtype=torch.long)
+        src[len(s), b] = EOS
+        tin[0, b] = BOS
+        tin[1:len(t) + 1, b] = torch.tensor(t, dtype=torch.long)
+        tout[:len(t), b] = torch.tensor(t, dtype=torch.long)
+        tout[len(t), b] = EOS
+    to = lambda x: x.to(device)
+    return (to(src), to(torch.tensor(sl)), to(tin), to(tout), to(torch.tensor(tl)))
+
+
+def batch_loss(cfg, P, pairs):
+    """(mean loss over real target tokens, per-sentence nll sums [B])."""
+    src, sl, tin, tout, tl = make_batch(pairs)
+    nll = forward_nll(cfg, P, src, sl, tin, tout, tl)
+    return nll.sum() / tl.sum(), nll.sum(0)
+
+
+def check_ids(cfg, pairs):
+    Vs, Vt = len(cfg.src_vocab), len(cfg.tgt_vocab)
+    for k, (s, t) in enumerate(pairs):
+        for x in s:
+            if not 0 < x < Vs or x in (BOS, EOS):
+                raise ValueError("pair %d: source id %d is not a token id (Vs=%d)" % (k, x, Vs))
+        for y in t:
+            if not 0 < y < Vt or y in (BOS, EOS):
+                raise ValueError("pair %d: target id %d is not a token id (Vt=%d)" % (k, y, Vt))
+
+
+def read_batch_json(path):
+    with open(path) as f:
+        j = json.load(f)
+    if len(j["src"]) != len(j["tgt"]) or not j["src"]:
+        raise ValueError("%s: src and tgt must be equally long, non-empty lists" % path)
+    return [(list(map(int, s)), list(map(int, t))) for s, t in zip(j["src"], j["tgt"])]
+
+
+# ---- a plain per-sentence implementation, for selftest --------------------
+
+def plain_nll(cfg, P, src, tgt):
+    """-log p(tgt | src) summed, one sentence, numpy float64, every equation
+    written out as in DESIGN.md: no batching, masks or precomputation."""
+    W = {k: v.detach().to(torch.float64).numpy() for k, v in P.items()}
+    H, E = cfg.hidden, cfg.emb
+    sig = lambda a: 1 / (1 + np.exp(-a))
+
+    def step(pre, x, h, c):
+        a = W[pre + "W_ih"] @ x + W[pre + "W_hh"] @ h + W[pre + "b"]
+        if cfg.cell == "rnn":
+            return np.tanh(a), c
+        if cfg.cell == "lstm":
+            i, f, g, o = a[:H], a[H:2 * H], a[2 * H:3 * H], a[3 * H:]
+            c = sig(f) * c + sig(i) * np.tanh(g)
+            return sig(o) * np.tanh(c), c
+        Wx = W[pre + "W_ih"] @ x + W[pre + "b"]
+        Uh = W[pre + "W_hh"] @ h
+        r = sig(Wx[:H] + Uh[:H])
+        zg = sig(Wx[H:2 * H] + Uh[H:2 * H])
+        n = np.tanh(Wx[2 * H:] + r * Uh[2 * H:])
+        return (1 - zg) * n + zg * h, c
+
+    xs = list(src) + [EOS]
+    n = len(xs)
+    fw, h, c = [], np.zeros(H), np.zeros(H)
+    for x in xs:
+        h, c = step("enc.fwd.", W["src_emb"][x], h, c)
+        fw.append(h)
+    ann = fw
+    z = fw[-1]
+    if cfg.bidirectional:
+        bw, h, c = [None] * n, np.zeros(H), np.zeros(H)
+        for j in range(n - 1, -1, -1):
+            h, c = step("enc.bwd.", W["src_emb"][xs[j]], h, c)
+            bw[j] = h
+        ann = [np.concatenate([fw[j], bw[j]]) for j in range(n)]
+        z = np.concatenate([fw[-1], bw[0]])
+    s = np.tanh(W["dec.init.W"] @ z + W["dec.init.b"])
+    c = np.zeros(H)
+    ins, outs = [BOS] + list(tgt), list(tgt) + [EOS]
+    total = 0.0
+    for yp, y in zip(ins, outs):
+        if cfg.attention == "bahdanau":
+            a = np.array([W["att.v"] @ np.tanh(W["att.W"] @ s + W["att.U"] @ hj + W["att.b"])
+                          for hj in ann])
+            al = np.exp(a - a.max())
+            al /= al.sum()
+            ctx = sum(al[j] * ann[j] for j in range(n))
+        else:
+            ctx = z
+        e = W["tgt_emb"][yp]
+        s, c = step("dec.", np.concatenate([e, ctx]), s, c)
+        t = np.tanh(W["out.W_t"] @ np.concatenate([s, ctx, e]) + W["out.b_t"])
+        logits = W["out.W"] @ t + W["out.b"]
+        m = logits.max()
+        total += m + math.log(np.exp(logits - m).sum()) - logits[y]
+    assert E == W["src_emb"].shape[1]
+    return total
+
+
+# ---- subcommands -------------------------------------------------------------
+
+def synthetic_vocab(prefix, n):
+    if n < 5:
+        raise ValueError("a vocabulary needs at least 5 entries (4 specials + 1)")
+    return SPECIALS + ["%s%d" % (prefix, i) for i in range(4, n)]
+
+
+def config_from_args(a):
+    conf = {}
+    if a.config:
+        text = open(a.config).read() if os.path.exists(a.config) else a.config
+        conf = json.loads(text)
+    for k in ("cell", "attention", "emb", "hidden", "att_dim", "out_dim"):
+        v = getattr(a, k)
+        if v is not None:
+            conf[k] = v
+    if a.bidirectional is not None:
+        conf["bidirectional"] = a.bidirectional
+    if a.lowercase:
+        conf["lowercase"] = True
+    for side in ("src", "tgt"):
+        v = conf.pop(side + "_vocab", None)
+        n = getattr(a, side + "_vocab")
+        if n is not None:
+            v = n
+        if v is None:
+            v = 13 if side == "src" else 11
+        conf[side + "_vocab"] = v if isinstance(v, list) else synthetic_vocab(side[0], int(v))
+    return Config(**conf)
+
+
+def cmd_init(a):
+    cfg = config_from_args(a)
+    P = init_params(cfg, seed=a.seed, scheme=a.init, scale=a.scale)
+    save_model(a.out, cfg, P)
+    n = sum(p.numel() for p in P.values())
+    print("wrote %s: %s %s %s, %d parameters" % (a.out, cfg.cell, cfg.attention,
+          "bi" if cfg.bidirectional else "uni", n))
+
+
+def gradients(cfg, P32, pairs, dtype):
+    P = {k: v.to(dtype).clone().requires_grad_(True) for k, v in P32.items()}
+    loss, sent = batch_loss(cfg, P, pairs)
+    loss.backward()
+    return loss.item(), sent.detach().tolist(), {k: v.grad for k, v in P.items()}
+
+
+def cmd_grad(a):
+    cfg, P = load_model(a.model)
+    pairs = read_batch_json(a.batch)
+    check_ids(cfg, pairs)
+    torch.set_num_threads(1)
+    l64, s64, g64 = gradients(cfg, P, pairs, torch.float64)
+    l32, s32, g32 = gradients(cfg, P, pairs, torch.float32)
+    out = []
+    for name, _ in tensor_table(cfg):
+        out.append((name, g64[name].numpy()))  # float64, the truth
+    for name, _ in tensor_table(cfg):
+        out.append(("float32." + name, g32[name].numpy()))
+    meta = {"loss": repr(l64), "loss_float32": repr(l32),
+            "sentence_nll": ",".join(repr(x) for x in s64),
+            "n_tokens": str(sum(len(t) + 1 for _, t in pairs))}
+    write_safetensors(a.out, out, meta)
+    print("loss float64 %.10g float32 %.10g" % (l64, l32))
+
+
+def selftest_configs():
+    for cell in ("rnn", "gru", "lstm"):
+        for att in ("bahdanau", "none"):
+            for bi in (True, False):
+                yield Config(cell=cell, attention=att, bidirectional=bi, emb=4, hidden=3,
+                             att_dim=3, out_dim=3, src_vocab=synthetic_vocab("s", 9),
+                             tgt_vocab=synthetic_vocab("t", 8))
+
+
+def cmd_selftest(a):
+    """Checks the batched model against itself and against plain_nll."""
+    torch.set_num_threads(1)
+    pairs = [([4, 5, 6, 1], [4, 5]), ([7], [6, 6, 7]), ([8, 8, 4], []), ([], [5])]
+    worst = {"plain": 0.0, "padding": 0.0}
+    failures = 0
+    for k, cfg in enumerate(selftest_configs()):
+        P = {n: v.to(torch.float64) for n, v in
+             init_params(cfg, seed=k + 1, scheme="uniform", scale=0.8).items()}
+        tag = "%s/%s/%s" % (cfg.cell, cfg.attention, "bi" if cfg.bidirectional else "uni")
+        _, sent = batch_loss(cfg, P, pairs)
+        for b, (s, t) in enumerate(pairs):
+            ref = plain_nll(cfg, P, s, t)
+            alone = batch_loss(cfg, P, [(s, t)])[1][0].item()
+            e1 = abs(sent[b].item() - ref) / abs(ref)
+            e2 = abs(sent[b].item() - alone) / abs(alone)
+            worst["plain"] = max(worst["plain"], e1)
+            worst["padding"] = max(worst["padding"], e2)
+            if e1 > 1e-12 or e2 > 1e-12:
+                print("FAIL %s pair %d: batched %.15g plain %.15g alone %.15g"
+                      % (tag, b, sent[b].item(), ref, alone))
+                failures += 1
+        names = [n for n, _ in tensor_table(cfg)]
+        leaves = [P[n].clone().requires_grad_(True) for n in names]
+
+        def f(*xs):
+            return batch_loss(cfg, dict(zip(names, xs)), pairs)[0]
+        if not torch.autograd.gradcheck(f, leaves, eps=1e-6, atol=1e-7, rtol=1e-5,
+                                        raise_exception=False, fast_mode=True):
+            print("FAIL %s: gradcheck" % tag)
+            failures += 1
+    print("selftest: 12 configurations; worst relative difference of a sentence's nll: "
+          "batched vs plain numpy %.2e, batched vs alone %.2e; gradcheck %s"
+          % (worst["plain"], worst["padding"], "ok" if not failures else "see above"))
+    return 1 if failures else 0
+
+
+# ---- the speed peer: data, training, translation ---------------------------
+
+_TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def tokenize(line, lowercase):
+    """Whitespace split with punctuation split off words, close to nmt's."""
+    line = unicodedata.normalize("NFC", line.strip())
+    if lowercase:
+        line = line.lower()
+    return _TOKEN.findall(line)
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    opener = gzip.open if magic == b"\x1f\x8b" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [l.rstrip("\n") for l in f]
+
+
+def build_vocab(sents, min_count, max_vocab=0):
+    """Ids by falling count, ties by the token's UTF-8 bytes."""
+    counts = {}
+    for s in sents:
+        for w in s:
+            counts[w] = counts.get(w, 0) + 1
+    words = sorted((w for w, n in counts.items() if n >= min_count and w not in SPECIALS),
+                   key=lambda w: (-counts[w], w.encode("utf-8")))
+    if max_vocab:
+        words = words[:max(0, max_vocab - 4)]
+    return SPECIALS + words
+
+
+def read_corpus(src_path, tgt_path, lowercase, max_len, svocab=None, tvocab=None,
+                min_count=1, skip_empty=True):
+    S = [tokenize(l, lowercase) for l in read_lines(src_path)]
+    T = [tokenize(l, lowercase) for l in read_lines(tgt_path)]
+    if len(S) != len(T):
+        raise ValueError("%s and %s differ in line count (%d, %d)" % (src_path, tgt_path, len(S), len(T)))
+    keep = [(s, t) for s, t in zip(S, T)
+            if not (skip_empty and (not s or not t))
+            and not (max_len and (len(s) > max_len or len(t) > max_len))]
+    if svocab is None:
+        svocab = build_vocab([s for s, _ in keep], min_count)
+        tvocab = build_vocab([t for _, t in keep], min_count)
+    si = {w: i for i, w in enumerate(svocab)}
+    ti = {w: i for i, w in enumerate(tvocab)}
+    pairs = [([si.get(w, UNK) for w in s], [ti.get(w, UNK) for w in t]) for s, t in keep]
+    return pairs, svocab, tvocab
+
+
+def plan_batches(pairs, batch_size, shuffle, seed, epoch):
+    """Length-sorted pools of 100 batches cut into batches, batch order
+    shuffled: small padding, as nmt's planner does."""
+    g = torch.Generator().manual_seed(seed * 1000003 + epoch)
+    idx = torch.randperm(len(pairs), generator=g).tolist() if shuffle else list(range(len(pairs)))
+    if not shuffle:
+        return [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
+    pool = batch_size * 100
+    batches = []
+    for p in range(0, len(idx), pool):
+        chunk = sorted(idx[p:p + pool], key=lambda i: (len(pairs[i][0]), len(pairs[i][1])))
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    order = torch.randperm(len(batches), generator=g).tolist()
+    return [batches[i] for i in order]
+
+
+def peak_rss_mb():
+    try:
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    except ImportError:
+        return float("nan")
+
+
+def cmd_train(a):
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    if a.init_from:
+        cfg, P = load_model(a.init_from)
+        pairs, _, _ = read_corpus(a.src, a.tgt, cfg.lowercase, a.max_len,
+                                  cfg.src_vocab, cfg.tgt_vocab)
+    else:
+        pairs, sv, tv = read_corpus(a.src, a.tgt, a.lowercase, a.max_len, min_count=a.min_count)
+        cfg = Config(cell=a.cell, attention=a.attention, bidirectional=a.bidirectional,
+                     emb=a.emb, hidden=a.hidden, att_dim=a.att_dim, out_dim=a.out_dim,
+                     lowercase=a.lowercase, src_vocab=sv, tgt_vocab=tv)
+        P = init_params(cfg, seed=a.seed)
+    if not pairs:
+        raise ValueError("empty corpus")
+    P = {k: v.clone().requires_grad_(True) for k, v in P.items()}
+    params = [P[n] for n, _ in tensor_table(cfg)]
+    opt = (torch.optim.Adam(params, lr=a.lr) if a.optimizer == "adam"
+           else torch.optim.SGD(params, lr=a.lr))
+    n_par = sum(p.numel() for p in params)
+    print("corpus %d pairs, vocab %d/%d, %d parameters, %d threads"
+          % (len(pairs), len(cfg.src_vocab), len(cfg.tgt_vocab), n_par, a.threads),
+          file=sys.stderr)
+    step, toks, t0 = 0, 0, None
+    warm = a.warmup
+    done = False
+    for epoch in range(1, a.epochs + 1):
+        for bi in plan_batches(pairs, a.batch_size, not a.no_shuffle, a.seed, epoch):
+            if step == warm:
+                t0, toks0, step0 = time.perf_counter(), toks, step
+            loss, _ = batch_loss_train(cfg, P, [pairs[i] for i in bi], a.dropout)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if a.clip > 0:
+                torch.nn.utils.clip_grad_norm_(params, a.clip)
+            opt.step()
+            step += 1
+            toks += sum(len(pairs[i][1]) + 1 for i in bi)
+            if a.report and step % a.report == 0:
+                print("step %d epoch %d loss %.4f" % (step, epoch, loss.item()), file=sys.stderr)
+            if a.max_steps and step >= a.max_steps:
+                done = True
+                break
+        if done:
+            break
+    el = time.perf_counter() - t0 if t0 is not None else float("nan")
+    st = step - step0 if t0 is not None else 0
+    res = {"steps": st, "seconds": el, "steps_per_s": st / el if st else float("nan"),
+           "tgt_tok_per_s": (toks - toks0) / el if st else float("nan"),
+           "warmup_steps": warm, "threads": a.threads, "params": n_par,
+           "last_loss": loss.item(), "peak_rss_mb": peak_rss_mb()}
+    if a.out:
+        save_model(a.out, cfg, P)
+    print(json.dumps(res))
+
+
+def batch_loss_train(cfg, P, pairs, dropout):
+    if dropout > 0:
+        raise NotImplementedError("dropout is not implemented in the baseline; use 0")
+    return batch_loss(cfg, P, pairs)
+
+
+@torch.no_grad()
+def translate_batch(cfg, P, srcs, beam, max_len):
+    """Greedy (beam 1) or beam search, one sentence at a time for beam > 1.
+    Returns lists of target ids (without </s>)."""
+    if beam > 1:
+        return [beam_one(cfg, P, s, beam, max_len) for s in srcs]
+    src, sl, _, _, _ = make_batch([(s, []) for s in srcs])
+    Ts, B = src.shape
+    mask = torch.arange(Ts).unsqueeze(1) < sl.unsqueeze(0)
+    ann, z = encode(cfg, P, src, mask)
+    s, c = decoder_init(cfg, P, z)
+    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    prev = torch.full((B,), BOS, dtype=torch.long)
+    out = [[] for _ in range(B)]
+    alive = torch.ones(B, dtype=torch.bool)
+    for _ in range(max_len):
+        logp, s, c = next_logp(cfg, P, prev, s, c, ann, Uh, z, mask)
+        prev = logp.argmax(1)
+        for b in range(B):
+            if alive[b]:
+                if prev[b].item() == EOS:
+                    alive[b] = False
+                else:
+                    out[b].append(prev[b].item())
+        if not alive.any():
+            break
+    return out
+
+
+def next_logp(cfg, P, prev, s, c, ann, Uh, z, mask):
+    e = P["tgt_emb"][prev]
+    ctx = attend(P, s, ann, Uh, mask)[0] if Uh is not None else z
+    gx = e @ P["dec.W_ih"][:, :cfg.emb].t() + P["dec.b"]
+    s, c = decoder_step(cfg, P, gx, s, c, ctx)
+    t = torch.tanh(torch.cat([s, ctx, e], 1) @ P["out.W_t"].t() + P["out.b_t"])
+    return torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 1), s, c
+
+
+def beam_one(cfg, P, src_ids, K, max_len):
+    """Beam search for one sentence: K rows, finished hypotheses kept apart,
+    scores are summed log-probabilities divided by length (incl. </s>)."""
+    src, sl, _, _, _ = make_batch([(src_ids, [])])
+    mask = torch.arange(src.shape[0]).unsqueeze(1) < sl.unsqueeze(0)
+    ann, z = encode(cfg, P, src, mask)
+    s, c = decoder_init(cfg, P, z)
+    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    hyps, scores, finished = [[]], torch.zeros(1), []
+    prev = torch.tensor([BOS])
+    for step in range(max_len):
+        R = len(hyps)
+        ex = lambda x: x.expand(x.shape[0], R, *x.shape[2:]) if x is not None else None
+        logp, s, c = next_logp(cfg, P, prev, s, c, ex(ann), ex(Uh),
+                               z.expand(R, -1), mask.expand(-1, R))
+        cand = (scores.unsqueeze(1) + logp).view(-1)
+        top = cand.topk(min(K, cand.numel()))
+        new_h, new_s, rows, toks = [], [], [], []
+        V = logp.shape[1]
+        for sc, ix in zip(top.values.tolist(), top.indices.tolist()):
+            r, tok = divmod(ix, V)
+            if tok == EOS:
+                finished.append((sc / (len(hyps[r]) + 1), hyps[r]))
+            else:
+                new_h.append(hyps[r] + [tok])
+                new_s.append(sc)
+                rows.append(r)
+                toks.append(tok)
+        if len(finished) >= K or not new_h:
+            break
+        idx = torch.tensor(rows)
+        hyps, scores, prev = new_h, torch.tensor(new_s), torch.tensor(toks)
+        s = s[idx]
+        c = c[idx] if c is not None else None
+    if not finished:
+        finished = [(sc / max(1, len(h)), h) for sc, h in zip(scores.tolist(), hyps)]
+    return max(finished, key=lambda x: x[0])[1]
+
+
+def cmd_translate(a):
+    torch.set_num_threads(a.threads)
+    cfg, P = load_model(a.model)
+    si = {w: i for i, w in enumerate(cfg.src_vocab)}
+    lines = read_lines(a.input) if a.input != "-" else [l.rstrip("\n") for l in sys.stdin]
+    srcs = [[si.get(w, UNK) for w in tokenize(l, cfg.lowercase)] for l in lines]
+    t0 = time.perf_counter()
+    outs = []
+    for i in range(0, len(srcs), a.batch_size):
+        outs += translate_batch(cfg, P, srcs[i:i + a.batch_size], a.beam, a.max_len)
+    el = time.perf_counter() - t0
+    f = open(a.output, "w") if a.output != "-" else sys.stdout
+    for o in outs:
+        f.write(" ".join(cfg.tgt_vocab[i] for i in o) + "\n")
+    if f is not sys.stdout:
+        f.close()
+    print(json.dumps({"sentences": len(srcs), "seconds": el,
+                      "sentences_per_s": len(srcs) / el if el > 0 else float("nan"),
+                      "beam": a.beam, "threads": a.threads, "peak_rss_mb": peak_rss_mb()}),
+          file=sys.stderr)
+
+
+# ---- command line --------------------------------------------------------------
+
+def add_model_args(p):
+    p.add_argument("--config", help="JSON (a file or inline) with Config's fields")
+    p.add_argument("--cell", choices=list(GATES))
+    p.add_argument("--attention", choices=["bahdanau", "none"])
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--bidirectional", dest="bidirectional", action="store_true", default=None)
+    g.add_argument("--unidirectional", dest="bidirectional", action="store_false")
+    for k in ("emb", "hidden", "att-dim", "out-dim"):
+        p.add_argument("--" + k, type=int)
+    p.add_argument("--lowercase", action="store_true")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("init", help="write a random model file")
+    add_model_args(p)
+    p.add_argument("--src-vocab", type=int, help="size of a synthetic source vocabulary")
+    p.add_argument("--tgt-vocab", type=int, help="size of a synthetic target vocabulary")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--init", choices=["bahdanau", "uniform"], default="bahdanau")
+    p.add_argument("--scale", type=float, default=0.5, help="range of --init uniform")
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("grad", help="loss and gradients of a model on a batch")
+    p.add_argument("--model", required=True)
+    p.add_argument("--batch", required=True, help='JSON {"src": [[ids]], "tgt": [[ids]]}')
+    p.add_argument("--out", required=True)
+
+    sub.add_parser("selftest", help="gradcheck and padding invariance of this model")
+
+    p = sub.add_parser("train", help="train, report steps/s and tokens/s (speed peer)")
+    p.add_argument("--src", required=True)
+    p.add_argument("--tgt", required=True)
+    p.add_argument("--init-from")
+    p.add_argument("--cell", choices=list(GATES), default="lstm")
+    p.add_argument("--attention", choices=["bahdanau", "none"], default="bahdanau")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--bidirectional", dest="bidirectional", action="store_true", default=True)
+    g.add_argument("--unidirectional", dest="bidirectional", action="store_false")
+    for k in ("emb", "hidden", "att-dim", "out-dim"):
+        p.add_argument("--" + k, type=int, default=256)
+    p.add_argument("--lowercase", action="store_true")
+    p.add_argument("--min-count", type=int, default=1)
+    p.add_argument("--max-len", type=int, default=50)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--clip", type=float, default=5.0)
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--max-steps", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=2, help="steps not timed")
+    p.add_argument("--no-shuffle", action="store_true")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--report", type=int, default=0, help="print the loss every N steps")
+    p.add_argument("--out", help="write the trained model here")
+
+    p = sub.add_parser("translate", help="greedy or beam translation (speed peer)")
+    p.add_argument("-m", "--model", required=True)
+    p.add_argument("-i", "--input", default="-")
+    p.add_argument("-o", "--output", default="-")
+    p.add_argument("--beam", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--max-len", type=int, default=100)
+    p.add_argument("--threads", type=int, default=2)
+
+    a = ap.parse_args(argv)
+    cmds = {"init": cmd_init, "grad": cmd_grad, "selftest": cmd_selftest,
+            "train": cmd_train, "translate": cmd_translate}
+    return cmds[a.cmd](a) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
