@@ -23,9 +23,17 @@ typedef struct nmt_meta {
     const char *value;
 } nmt_meta;
 
-/* Writes the model (its tensors and the design's metadata: format, cell,
- * attention, bidirectional, emb, hidden, att_dim, out_dim, lowercase,
- * src_vocab, tgt_vocab, crc32) plus the extras. */
+/* Writes the model (its tensors in nmt_tensor_table order and the design's
+ * metadata: format, cell, attention, bidirectional, emb, hidden, att_dim,
+ * out_dim, lowercase, src_vocab, tgt_vocab, crc32) plus the extras, which
+ * follow the model's tensors in the data section.
+ *
+ * "crc32" is zlib's CRC-32 of the whole data section (every byte after the
+ * JSON header) written as exactly 8 lowercase hexadecimal digits, e.g.
+ * "0a1b2c3d"; Python's format(zlib.crc32(data), "08x") gives the same. The
+ * reader accepts upper-case hex digits too, nothing else (a decimal value
+ * could not be told from hex). Extra metadata keys must not repeat the
+ * design's keys; extra tensor names must not repeat the model's. */
 int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor *extra,
                    int n_extra, const nmt_meta *meta, int n_meta);
 
@@ -34,12 +42,37 @@ typedef struct nmt_file nmt_file;
 
 /* Loads a model file written by nmt or by any writer of the same layout.
  * If file_out is not NULL the parsed file is returned there (free it with
- * nmt_file_free); else it is freed. */
+ * nmt_file_free); else it is freed.
+ *
+ * Nothing is trusted before it is checked, in this order: the 8-byte length
+ * against the file's size (and a bound of 100 MB) before any allocation; the
+ * JSON; every tensor F32 with end - begin = 4 * prod(shape) and the tensors
+ * tiling the data section; "format" = "nmt-1"; the crc32 of the data; the
+ * settings (known cell and attention names, "true"/"false", sizes in
+ * 1..65536, vocabularies starting with the four specials); every tensor the
+ * settings need present with exactly the shape they imply. Other tensors are
+ * allowed (checkpoint extras, read with nmt_file_tensor), except model
+ * tensors the settings have no use for (enc.bwd.* in a unidirectional model,
+ * att.* without attention), which betray settings that disagree with the
+ * weights. Every refusal is NMT_ERR_FORMAT (NMT_ERR_IO when the file cannot
+ * be read) with a message naming the file and what is wrong. */
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out);
+/* The same from a file image in memory (fuzzing, tests); `name` stands for
+ * the path in messages. */
+int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const char *name,
+                          nmt_file **file_out);
 /* A metadata value, or NULL. */
 const char *nmt_file_meta(const nmt_file *f, const char *key);
-/* A tensor's F32 data, or NULL; fills ndim and shape when not NULL. */
+/* A tensor's F32 data, or NULL; fills ndim and shape when not NULL. Tensors
+ * of more than 2 dimensions are not returned. */
 const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2]);
+/* Listing (for `nmt info`): the tensors in header order and the metadata. */
+int nmt_file_n_tensors(const nmt_file *f);
+const char *nmt_file_tensor_name(const nmt_file *f, int i);
+int nmt_file_n_meta(const nmt_file *f);
+const char *nmt_file_meta_key(const nmt_file *f, int i);
+/* The file's size in bytes. */
+unsigned long long nmt_file_size(const nmt_file *f);
 void nmt_file_free(nmt_file *f);
 
 #endif

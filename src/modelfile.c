@@ -1,0 +1,512 @@
+/* Model files: the model's tensors and settings in a safetensors container
+ * (safetensors.c), with the metadata of DESIGN.md. Loading checks every
+ * setting and shape against the file before it creates the model, so a
+ * hostile file can make us allocate no more than its own size. */
+#include "nmt/modelfile.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "safetensors.h"
+
+#define NMT_FORMAT "nmt-1"
+/* Sane bounds on the settings a file may claim. */
+#define MAX_SIZE 65536
+#define MAX_VOCAB (1 << 24)
+
+struct nmt_file {
+    st_file st;
+};
+
+/* The design's metadata keys; extras may not reuse them. */
+static const char *const design_keys[] = {
+    "format", "cell", "attention", "bidirectional", "emb", "hidden", "att_dim",
+    "out_dim", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
+};
+
+static int is_design_key(const char *key)
+{
+    for (int k = 0; design_keys[k]; k++)
+        if (!strcmp(design_keys[k], key))
+            return 1;
+    return 0;
+}
+
+/* ---- saving --------------------------------------------------------------- */
+
+/* The tokens in id order joined by "\n" (malloc'ed). A token holding a
+ * newline could not be told apart on reading, so it is refused. */
+static int join_vocab(char **out, const nmt_vocab *v, const char *path, const char *key)
+{
+    int n = nmt_vocab_size(v);
+    size_t len = 1;
+    for (int id = 0; id < n; id++) {
+        const char *tok = nmt_vocab_token(v, id);
+        if (!tok || strchr(tok, '\n'))
+            return nmt_set_error(NMT_ERR_ARG, "%s: %s token %d is missing or holds a newline", path,
+                                 key, id);
+        len += strlen(tok) + 1;
+    }
+    char *s = malloc(len), *o = s;
+    if (!s)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    for (int id = 0; id < n; id++) {
+        size_t l = strlen(nmt_vocab_token(v, id));
+        if (id)
+            *o++ = '\n';
+        memcpy(o, nmt_vocab_token(v, id), l);
+        o += l;
+    }
+    *o = '\0';
+    *out = s;
+    return NMT_OK;
+}
+
+int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor *extra,
+                   int n_extra, const nmt_meta *meta, int n_meta)
+{
+    if (n_extra < 0 || n_meta < 0 || (n_extra && !extra) || (n_meta && !meta))
+        return nmt_set_error(NMT_ERR_ARG, "%s: bad extra tensors or metadata", path);
+    for (int k = 0; k < n_meta; k++)
+        if (meta[k].key && is_design_key(meta[k].key))
+            return nmt_set_error(NMT_ERR_ARG, "%s: metadata key '%s' is reserved for the model", path,
+                                 meta[k].key);
+    for (int k = 0; k < n_extra; k++)
+        if (extra[k].name && nmt_model_tensor(m, extra[k].name))
+            return nmt_set_error(NMT_ERR_ARG, "%s: extra tensor '%s' has a model tensor's name", path,
+                                 extra[k].name);
+
+    int n_t = m->n_tensors + n_extra, n_m = 11 + n_meta;
+    nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
+    nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
+    char *src = NULL, *tgt = NULL;
+    /* files hold F32; a build whose parameters are doubles converts */
+    int convert = sizeof *m->params != sizeof(float);
+    float *narrow = convert ? malloc(m->n_params * sizeof *narrow) : NULL;
+    int rc = t && kv && (narrow || !convert) ? NMT_OK
+                                             : nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    const float *params = (const float *)(const void *)m->params;
+    if (!rc && convert) {
+        for (size_t k = 0; k < m->n_params; k++)
+            narrow[k] = (float)m->params[k];
+        params = narrow;
+    }
+    if (!rc)
+        rc = join_vocab(&src, m->src_vocab, path, "src_vocab");
+    if (!rc)
+        rc = join_vocab(&tgt, m->tgt_vocab, path, "tgt_vocab");
+    if (!rc) {
+        for (int k = 0; k < m->n_tensors; k++) {
+            const nmt_tensor_info *ti = &m->tensors[k];
+            t[k] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]},
+                                      params + ti->offset};
+        }
+        for (int k = 0; k < n_extra; k++)
+            t[m->n_tensors + k] = extra[k];
+        const nmt_config *c = &m->cfg;
+        char num[4][16];
+        snprintf(num[0], sizeof num[0], "%d", c->emb);
+        snprintf(num[1], sizeof num[1], "%d", c->hidden);
+        snprintf(num[2], sizeof num[2], "%d", c->att_dim);
+        snprintf(num[3], sizeof num[3], "%d", c->out_dim);
+        const nmt_meta design[11] = {
+            {"format", NMT_FORMAT},
+            {"cell", nmt_cell_name(c->cell)},
+            {"attention", nmt_attention_name(c->attention)},
+            {"bidirectional", c->bidirectional ? "true" : "false"},
+            {"emb", num[0]},
+            {"hidden", num[1]},
+            {"att_dim", num[2]},
+            {"out_dim", num[3]},
+            {"lowercase", c->lowercase ? "true" : "false"},
+            {"src_vocab", src},
+            {"tgt_vocab", tgt},
+        };
+        memcpy(kv, design, sizeof design);
+        for (int k = 0; k < n_meta; k++)
+            kv[11 + k] = meta[k];
+        rc = st_write(path, t, n_t, kv, n_m, "crc32");
+    }
+    free(narrow);
+    free(src);
+    free(tgt);
+    free(t);
+    free(kv);
+    return rc;
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static const char *need_meta(const nmt_file *f, const char *key, const char *path)
+{
+    const char *v = st_meta(&f->st, key);
+    if (!v)
+        nmt_set_error(NMT_ERR_FORMAT, "%s: the metadata lacks '%s'", path, key);
+    return v;
+}
+
+static int check_format(const nmt_file *f, const char *path)
+{
+    const char *fmt = st_meta(&f->st, "format");
+    if (!fmt)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: not an nmt model (no \"format\" in the metadata)", path);
+    if (strcmp(fmt, NMT_FORMAT))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: format '%s' is not supported (expected '%s')",
+                             path, fmt, NMT_FORMAT);
+    return NMT_OK;
+}
+
+/* crc32 is 8 hex digits (see modelfile.h). Checked before any weight is
+ * used: a flipped bit in the data would otherwise load silently. */
+static int check_crc(const nmt_file *f, const char *path)
+{
+    const char *s = need_meta(f, "crc32", path);
+    if (!s)
+        return NMT_ERR_FORMAT;
+    uint32_t want = 0;
+    int ok = strlen(s) == 8;
+    for (int k = 0; ok && k < 8; k++) {
+        char c = s[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        ok = d >= 0;
+        want = want * 16 + (uint32_t)d;
+    }
+    if (!ok)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: crc32 '%s' is not 8 hexadecimal digits", path, s);
+    if (want != f->st.data_crc)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: crc32 mismatch: the header says %08lx, the data has %08lx "
+                             "(the file is corrupt)", path, (unsigned long)want,
+                             (unsigned long)f->st.data_crc);
+    return NMT_OK;
+}
+
+static int meta_bool(const nmt_file *f, const char *key, int *out, const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    if (!strcmp(v, "true") || !strcmp(v, "false")) {
+        *out = !strcmp(v, "true");
+        return NMT_OK;
+    }
+    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected true or false)", path, key, v);
+}
+
+/* A size in [min, MAX_SIZE], plain decimal digits. */
+static int meta_size(const nmt_file *f, const char *key, int min, int *out, const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    long x = 0;
+    size_t n = strlen(v);
+    int ok = n > 0 && n <= 7 && !(n > 1 && v[0] == '0');
+    for (size_t k = 0; ok && k < n; k++) {
+        ok = v[k] >= '0' && v[k] <= '9';
+        x = x * 10 + (v[k] - '0');
+    }
+    if (!ok || x < min || x > MAX_SIZE)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected a whole number from %d to %d)",
+                             path, key, v, min, MAX_SIZE);
+    *out = (int)x;
+    return NMT_OK;
+}
+
+/* Splits a vocabulary value on "\n" into a token list pointing into *copy. */
+static int split_vocab(const nmt_file *f, const char *key, char **copy, const char ***tokens, int *n,
+                       const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    size_t count = 1;
+    for (const char *p = v; *p; p++)
+        count += *p == '\n';
+    if (count > MAX_VOCAB)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: %s has %zu tokens (at most %d)", path, key, count,
+                             MAX_VOCAB);
+    *copy = strdup(v);
+    *tokens = malloc(count * sizeof **tokens);
+    if (!*copy || !*tokens)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    char *p = *copy;
+    for (size_t k = 0; k < count; k++) {
+        (*tokens)[k] = p;
+        char *nl = strchr(p, '\n');
+        if (nl) {
+            *nl = '\0';
+            p = nl + 1;
+        }
+    }
+    static const char *const specials[NMT_N_SPECIAL] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (int k = 0; k < NMT_N_SPECIAL; k++)
+        if ((size_t)k >= count || strcmp((*tokens)[k], specials[k]))
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: %s must begin with <pad>, <unk>, <s>, </s> (token %d is '%s')",
+                                 path, key, k, (size_t)k < count ? (*tokens)[k] : "");
+    *n = (int)count;
+    return NMT_OK;
+}
+
+static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
+{
+    memset(cfg, 0, sizeof *cfg);
+    const char *cell = need_meta(f, "cell", path);
+    if (!cell)
+        return NMT_ERR_FORMAT;
+    if (nmt_cell_parse(cell, &cfg->cell))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown cell '%s' (expected rnn, gru or lstm)",
+                             path, cell);
+    const char *att = need_meta(f, "attention", path);
+    if (!att)
+        return NMT_ERR_FORMAT;
+    if (nmt_attention_parse(att, &cfg->attention))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown attention '%s' (expected bahdanau or none)",
+                             path, att);
+    int rc;
+    if ((rc = meta_bool(f, "bidirectional", &cfg->bidirectional, path)) ||
+        (rc = meta_bool(f, "lowercase", &cfg->lowercase, path)) ||
+        (rc = meta_size(f, "emb", 1, &cfg->emb, path)) ||
+        (rc = meta_size(f, "hidden", 1, &cfg->hidden, path)) ||
+        (rc = meta_size(f, "att_dim", cfg->attention == NMT_ATT_NONE ? 0 : 1, &cfg->att_dim, path)) ||
+        (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
+        return rc;
+    return NMT_OK;
+}
+
+static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape)
+{
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int k = 0; k < ndim && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)shape[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
+}
+
+static int in_table(const nmt_tensor_info *t, int n, const char *name)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(t[k].name, name))
+            return 1;
+    return 0;
+}
+
+/* Every tensor the settings need, with exactly the shape they imply; no
+ * model tensor the settings do not need. */
+static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *path)
+{
+    nmt_tensor_info table[NMT_MAX_TENSORS], all[NMT_MAX_TENSORS];
+    size_t total;
+    int n = nmt_tensor_table(cfg, table, &total);
+    for (int k = 0; k < n; k++) {
+        const st_tensor *t = st_find(&f->st, table[k].name);
+        int64_t want[2] = {table[k].shape[0], table[k].shape[1]};
+        char ws[64], hs[ST_MAX_NDIM * 22 + 4];
+        shape_text(ws, sizeof ws, table[k].ndim, want);
+        if (!t)
+            return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' %s is missing", path, table[k].name, ws);
+        int same = t->ndim == table[k].ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = t->shape[d] == want[d];
+        if (!same) {
+            shape_text(hs, sizeof hs, t->ndim, t->shape);
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' has shape %s but the settings (cell %s, attention %s, "
+                                 "%s, emb %d, hidden %d, att_dim %d, out_dim %d, vocabularies %d and %d) "
+                                 "need %s", path, table[k].name, hs, nmt_cell_name(cfg->cell),
+                                 nmt_attention_name(cfg->attention),
+                                 cfg->bidirectional ? "bidirectional" : "unidirectional", cfg->emb,
+                                 cfg->hidden, cfg->att_dim, cfg->out_dim, cfg->src_vocab,
+                                 cfg->tgt_vocab, ws);
+        }
+    }
+    /* the names a model with every option on would have */
+    nmt_config full = *cfg;
+    full.bidirectional = 1;
+    full.attention = NMT_ATT_BAHDANAU;
+    if (full.att_dim < 1)
+        full.att_dim = 1;
+    int n_all = nmt_tensor_table(&full, all, &total);
+    for (int k = 0; k < n_all; k++)
+        if (!in_table(table, n, all[k].name) && st_find(&f->st, all[k].name))
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' is in the file but the settings (attention %s, %s) "
+                                 "have no use for it", path, all[k].name,
+                                 nmt_attention_name(cfg->attention),
+                                 cfg->bidirectional ? "bidirectional" : "unidirectional");
+    return NMT_OK;
+}
+
+/* Puts "PATH: what: " before the message another module has just set (a
+ * copy first: the message buffer is the one being written). */
+static int prefix_error(int rc, const char *path, const char *what)
+{
+    char inner[512];
+    snprintf(inner, sizeof inner, "%s", nmt_error_message());
+    return nmt_set_error(rc, "%s: %s: %s", path, what, inner);
+}
+
+static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const char *key, const char *path)
+{
+    int rc = nmt_vocab_from_tokens(v, tokens, (size_t)n);
+    return rc ? prefix_error(rc, path, key) : NMT_OK;
+}
+
+/* Everything after the container has been read and checked. */
+static int load_model(nmt_model **out, nmt_file *f, const char *path)
+{
+    nmt_config cfg;
+    char *src_copy = NULL, *tgt_copy = NULL;
+    const char **src_tok = NULL, **tgt_tok = NULL;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_model *m = NULL;
+    int rc;
+    if ((rc = check_format(f, path)) || (rc = check_crc(f, path)) || (rc = parse_config(f, &cfg, path)))
+        return rc;
+    if (!(rc = split_vocab(f, "src_vocab", &src_copy, &src_tok, &cfg.src_vocab, path)) &&
+        !(rc = split_vocab(f, "tgt_vocab", &tgt_copy, &tgt_tok, &cfg.tgt_vocab, path)) &&
+        !(rc = check_tensors(f, &cfg, path)) &&
+        !(rc = make_vocab(&sv, src_tok, cfg.src_vocab, "src_vocab", path)) &&
+        !(rc = make_vocab(&tv, tgt_tok, cfg.tgt_vocab, "tgt_vocab", path))) {
+        rc = nmt_model_create(&m, &cfg, sv, tv);
+        if (rc)
+            rc = prefix_error(rc, path, "cannot create the model");
+        else
+            sv = tv = NULL; /* the model owns them now */
+    }
+    if (!rc) {
+        for (int k = 0; k < m->n_tensors; k++) {
+            const nmt_tensor_info *ti = &m->tensors[k];
+            const st_tensor *t = st_find(&f->st, ti->name);
+            /* check_tensors matched every shape; this guards the copy */
+            if (!t || t->end - t->begin != ti->size * sizeof(float)) {
+                rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' does not match the model", path,
+                                   ti->name);
+                break;
+            }
+            const unsigned char *src = f->st.data + t->begin;
+            if (sizeof *m->params == sizeof(float)) {
+                memcpy(m->params + ti->offset, src, ti->size * sizeof(float));
+            } else {
+                for (size_t j = 0; j < ti->size; j++) {
+                    float x;
+                    memcpy(&x, src + 4 * j, 4);
+                    m->params[ti->offset + j] = x;
+                }
+            }
+        }
+    }
+    if (rc) {
+        nmt_model_free(m);
+        m = NULL;
+    }
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    free(src_copy);
+    free(tgt_copy);
+    free(src_tok);
+    free(tgt_tok);
+    *out = m;
+    return rc;
+}
+
+static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, nmt_file **file_out)
+{
+    if (!rc)
+        rc = load_model(out, f, path);
+    if (rc || !file_out) {
+        nmt_file_free(f);
+        f = NULL;
+    }
+    if (file_out)
+        *file_out = f;
+    return rc;
+}
+
+int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
+{
+    *out = NULL;
+    if (file_out)
+        *file_out = NULL;
+    nmt_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    return finish_load(out, f, st_read(&f->st, path), path, file_out);
+}
+
+int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const char *name,
+                          nmt_file **file_out)
+{
+    *out = NULL;
+    if (file_out)
+        *file_out = NULL;
+    nmt_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", name);
+    return finish_load(out, f, st_parse(&f->st, buf, size, name), name, file_out);
+}
+
+/* ---- the file's contents -------------------------------------------------- */
+
+const char *nmt_file_meta(const nmt_file *f, const char *key)
+{
+    return f ? st_meta(&f->st, key) : NULL;
+}
+
+const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2])
+{
+    const st_tensor *t = f ? st_find(&f->st, name) : NULL;
+    if (!t || t->ndim > 2)
+        return NULL;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] > INT_MAX)
+            return NULL;
+    if (ndim)
+        *ndim = t->ndim;
+    if (shape) {
+        shape[0] = t->ndim > 0 ? (int)t->shape[0] : 0;
+        shape[1] = t->ndim > 1 ? (int)t->shape[1] : 0;
+    }
+    /* begin is a multiple of 4 (the tensors tile the data from 0 and each
+     * holds whole floats) and data comes from malloc, so this is aligned */
+    return (const float *)(const void *)(f->st.data + t->begin);
+}
+
+int nmt_file_n_tensors(const nmt_file *f)
+{
+    return f->st.n_tensors;
+}
+
+const char *nmt_file_tensor_name(const nmt_file *f, int i)
+{
+    return i >= 0 && i < f->st.n_tensors ? f->st.tensors[i].name : NULL;
+}
+
+int nmt_file_n_meta(const nmt_file *f)
+{
+    return f->st.n_meta;
+}
+
+const char *nmt_file_meta_key(const nmt_file *f, int i)
+{
+    return i >= 0 && i < f->st.n_meta ? f->st.meta[i].key : NULL;
+}
+
+unsigned long long nmt_file_size(const nmt_file *f)
+{
+    return (unsigned long long)f->st.file_size;
+}
+
+void nmt_file_free(nmt_file *f)
+{
+    if (!f)
+        return;
+    st_free(&f->st);
+    free(f);
+}

@@ -1,0 +1,93 @@
+/* Internal: the safetensors container, read strictly and written atomically.
+ *
+ * Layout: an 8-byte little-endian header length N, N bytes of JSON, then the
+ * data section. The JSON is one object: "__metadata__" maps keys to string
+ * values; every other key is a tensor {"dtype": "F32", "shape": [..],
+ * "data_offsets": [begin, end]} with byte offsets relative to the data
+ * section. A file is accepted only if the header fits in the file, the JSON
+ * parses, every tensor is F32 with end - begin == 4 * prod(shape), and the
+ * tensors tile the data section exactly (no overlap, no gap, nothing after),
+ * which is what the reference safetensors library demands as well.
+ *
+ * Only model files use this, but the reader is written for hostile input:
+ * every length is checked against what remains before it is used, sizes are
+ * multiplied with overflow checks, the JSON nesting depth and the element
+ * counts are bounded, and nothing is allocated from a length that has not been
+ * checked against the file's real size. */
+#ifndef NMT_SAFETENSORS_H
+#define NMT_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nmt/modelfile.h"
+
+/* A header longer than this is refused before anything is allocated (the
+ * reference library uses the same bound). A model with two 100k-token
+ * vocabularies needs about 2 MB. */
+#define ST_MAX_HEADER 100000000u
+#define ST_MAX_NDIM 8
+/* Bounds on the JSON that keep a hostile header from costing much memory or
+ * stack: nesting depth, items of one array, members of one object. */
+#define ST_MAX_DEPTH 16
+#define ST_MAX_ARRAY 64
+#define ST_MAX_MEMBERS 1000000
+/* Bytes all item and member arrays of one header may take (a real header
+ * needs a few kilobytes; strings are bounded by the header's own length). */
+#define ST_JSON_BUDGET (64u << 20)
+
+typedef struct st_tensor {
+    char *name;
+    int ndim;
+    int64_t shape[ST_MAX_NDIM];
+    size_t begin, end;  /* bytes, relative to the data section */
+} st_tensor;
+
+typedef struct st_kv {
+    char *key, *value;
+} st_kv;
+
+typedef struct st_file {
+    st_tensor *tensors;  /* in header order */
+    int n_tensors;
+    st_kv *meta;         /* "__metadata__", in header order */
+    int n_meta;
+    uint64_t file_size;
+    size_t header_len;   /* N: the JSON's bytes, padding included */
+    size_t data_size;
+    unsigned char *data; /* [data_size], malloc'ed: aligned for floats */
+    uint32_t data_crc;   /* CRC-32 of the data section as stored */
+} st_file;
+
+/* Reads and validates a whole file. `path` names it in messages. On failure
+ * *f is left empty (st_free is still safe). */
+int st_read(st_file *f, const char *path);
+/* The same on a file already in memory (for fuzzing); `name` is used in
+ * messages in place of a path. The data is copied out of buf. */
+int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name);
+void st_free(st_file *f);
+
+const st_tensor *st_find(const st_file *f, const char *name);
+const char *st_meta(const st_file *f, const char *key);
+
+/* zlib's CRC-32 over any length (zlib takes at most 4 GiB per call). */
+uint32_t st_crc32(uint32_t crc, const void *data, size_t n);
+
+/* Writes tensors (ndim 0..2, data in host floats, stored little-endian) and
+ * metadata to `path` atomically: a temporary ".NAME.tmp.PID" in the same
+ * folder, written in full, fsync'ed, closed, renamed over `path`, and the
+ * folder fsync'ed. If crc_key is not NULL, the metadata also gets
+ * crc_key = the CRC-32 of the data section as 8 lowercase hex digits. On
+ * any failure the temporary file is removed, an existing `path` is left as it
+ * was, and NMT_ERR_IO is returned with a message naming `path` and the
+ * system's reason. Tensor names and metadata keys must be unique. */
+int st_write(const char *path, const nmt_named_tensor *tensors, int n_tensors,
+             const nmt_meta *meta, int n_meta, const char *crc_key);
+
+/* Appends s to a JSON string body with every character escaped that JSON
+ * requires (quote, backslash, controls as \n \t ... or \u00XX); UTF-8 is
+ * passed through. Exposed for the tests. Returns a malloc'ed string with the
+ * quotes, or NULL on allocation failure. */
+char *st_json_quote(const char *s);
+
+#endif
