@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The parity suite: nmt's loss and hand-written gradients against PyTorch
+autograd (scripts/torch_baseline.py), for all 12 configurations.
+
+    parity.py PARITY_GRAD_EXE
+
+For each of rnn/gru/lstm x bahdanau/none x bi/uni: the torch script writes a
+random model file, tests/parity_grad (C) and the torch script compute loss
+and gradients on the same batches, and every tensor is compared. The truth
+is torch in float64; the C program computes in float32. A tensor passes when
+max|C - torch| / max|torch| <= 1e-4; the loss and each sentence's nll when
+their relative difference is <= 1e-5.
+
+Needs a python3 with torch and numpy: tries $NMT_PYTHON, /usr/bin/python3,
+python3, and fails (never skips) when none has them.
+"""
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+GRAD_TOL = 1e-4
+LOSS_TOL = 1e-5
+
+
+def reexec_with_torch():
+    """Runs this script again under a python3 that imports torch and numpy."""
+    if not os.environ.get("NMT_PARITY_REEXEC"):
+        for cand in (os.environ.get("NMT_PYTHON"), "/usr/bin/python3", "python3"):
+            exe = shutil.which(cand) if cand else None
+            if not exe or os.path.realpath(exe) == os.path.realpath(sys.executable):
+                continue
+            ok = subprocess.run([exe, "-c", "import torch, numpy"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode == 0
+            if ok:
+                os.environ["NMT_PARITY_REEXEC"] = "1"
+                os.execv(exe, [exe] + sys.argv)
+    print("FAIL: no python3 with torch and numpy (tried $NMT_PYTHON, /usr/bin/python3, "
+          "python3); install python3-torch and python3-numpy", file=sys.stderr)
+    sys.exit(1)
+
+
+try:
+    import numpy as np
+    import torch  # noqa: F401  (the baseline needs it; fail early and clearly)
+except ImportError:
+    reexec_with_torch()
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("NMT_SOURCE_ROOT") or os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import torch_baseline as tb  # noqa: E402
+
+# Sizes of the brief: E=8, H=7, A=6, O=5, Vs=13, Vt=11. Source token ids are
+# 1 (<unk>) and 4..12, target 1 and 4..10.
+SIZES = ["--emb", "8", "--hidden", "7", "--att-dim", "6", "--out-dim", "5",
+         "--src-vocab", "13", "--tgt-vocab", "11"]
+BATCHES = {
+    # different lengths both ways, length-1 sentences on each side
+    "lengths": {"src": [[4, 5, 6, 7, 8], [9], [10, 11, 12], [5, 4]],
+                "tgt": [[4], [5, 6, 7, 8], [9, 10], [4, 6, 8]]},
+    # <unk> and repeated tokens: embedding rows gather several gradients
+    "repeats": {"src": [[1, 4, 4, 1, 5], [6, 6, 6], [1], [7, 8, 7, 8, 7, 8]],
+                "tgt": [[5, 5, 1], [1], [6, 7, 6, 7], [8, 8, 8, 8, 8]]},
+    # empty sides (nmt score keeps such pairs): only </s> / <s> remain
+    "empty": {"src": [[], [4, 5], [6]], "tgt": [[7], [], []]},
+}
+
+
+def configs():
+    for cell in ("rnn", "gru", "lstm"):
+        for att in ("bahdanau", "none"):
+            for bi in (True, False):
+                yield cell, att, bi
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def compare(cfg, c_path, t_path):
+    """Returns (errors list, loss error, worst grad error, its tensor,
+    torch-float32 worst, per-sentence worst)."""
+    errors = []
+    c, cmeta, ccrc = tb.read_safetensors(c_path)
+    t, tmeta, _ = tb.read_safetensors(t_path)
+    if cmeta.get("crc32") != "%08x" % ccrc:
+        errors.append("C file crc32 %s does not match its data %08x" % (cmeta.get("crc32"), ccrc))
+    # an nmt-written file must read as a model in the torch script too
+    try:
+        ccfg = tb.Config.from_metadata(cmeta)
+        if ccfg.metadata() != cfg.metadata():
+            errors.append("C file metadata differs from the model's")
+    except (KeyError, ValueError) as e:
+        errors.append("C file metadata unreadable: %s" % e)
+    loss_err = rel(float(cmeta["loss"]), float(tmeta["loss"]))
+    if loss_err > LOSS_TOL:
+        errors.append("loss C %s torch %s (rel %.2e)" % (cmeta["loss"], tmeta["loss"], loss_err))
+    cs = [float(x) for x in cmeta["sentence_nll"].split(",")]
+    ts = [float(x) for x in tmeta["sentence_nll"].split(",")]
+    sent_err = max(rel(a, b) for a, b in zip(cs, ts)) if len(cs) == len(ts) else float("inf")
+    if sent_err > LOSS_TOL:
+        errors.append("sentence nll C %s torch %s" % (cs, ts))
+    table = tb.tensor_table(cfg)
+    extra = set(c) - {n for n, _ in table}
+    if extra:
+        errors.append("C file has unexpected tensors %s" % sorted(extra))
+    worst, worst_name, worst32 = 0.0, "", 0.0
+    for name, shape in table:
+        if name not in c:
+            errors.append("C gradient %s missing" % name)
+            continue
+        if tuple(c[name].shape) != shape:
+            errors.append("C gradient %s shape %s, expected %s" % (name, c[name].shape, shape))
+            continue
+        g = c[name].astype(np.float64)
+        truth = t[name]
+        scale = np.abs(truth).max()
+        diff = np.abs(g - truth).max()
+        if not np.isfinite(g).all():
+            errors.append("%s: C gradient not finite" % name)
+            continue
+        err = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
+        if err > worst or not worst_name:
+            worst, worst_name = err, name
+        if err > GRAD_TOL:
+            errors.append("%s: max|diff| %.3g over max|grad| %.3g = %.2e" % (name, diff, scale, err))
+        s32 = np.abs(t["float32." + name] - truth).max()
+        worst32 = max(worst32, s32 / scale if scale > 0 else 0.0)
+    return errors, loss_err, worst, worst_name, worst32, sent_err
+
+
+def quiet(args):
+    """tb.main with its progress lines swallowed."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return tb.main(args)
+
+
+def run(argv):
+    if len(argv) != 2:
+        print("usage: parity.py PARITY_GRAD_EXE", file=sys.stderr)
+        return 2
+    driver = argv[1]
+    failures = 0
+    print("torch_baseline selftest (the torch model against a plain numpy one, "
+          "padding invariance, gradcheck):")
+    if tb.main(["selftest"]) != 0:
+        print("FAIL: the torch baseline's own selftest")
+        failures += 1
+
+    tmp = tempfile.mkdtemp(prefix="nmt-parity-")
+    rows = []
+    try:
+        for bname, batch in BATCHES.items():
+            with open(os.path.join(tmp, bname + ".json"), "w") as f:
+                tb.json.dump(batch, f)
+        for k, (cell, att, bi) in enumerate(configs()):
+            tag = "%s/%s/%s" % (cell, att, "bi" if bi else "uni")
+            model = os.path.join(tmp, "m%d.safetensors" % k)
+            # uniform init: every gradient is nonzero (Bahdanau's v = 0 would
+            # zero those of att.W, att.U, att.b) and the nonlinearities curve
+            quiet(["init", "--cell", cell, "--attention", att,
+                     "--bidirectional" if bi else "--unidirectional"] + SIZES +
+                    ["--init", "uniform", "--scale", "0.5", "--seed", str(100 + k),
+                     "--out", model])
+            cfg, _ = tb.load_model(model)
+            worst = {"loss": 0.0, "grad": 0.0, "name": "", "t32": 0.0, "sent": 0.0}
+            for bname in BATCHES:
+                bpath = os.path.join(tmp, bname + ".json")
+                cg = os.path.join(tmp, "c%d_%s.safetensors" % (k, bname))
+                tg = os.path.join(tmp, "t%d_%s.safetensors" % (k, bname))
+                r = subprocess.run([driver, model, bpath, cg], capture_output=True, text=True)
+                if r.returncode != 0:
+                    print("FAIL %s %s: parity_grad exit %d: %s"
+                          % (tag, bname, r.returncode, r.stderr.strip()[:500]))
+                    failures += 1
+                    continue
+                quiet(["grad", "--model", model, "--batch", bpath, "--out", tg])
+                errors, le, ge, gname, g32, se = compare(cfg, cg, tg)
+                for e in errors:
+                    print("FAIL %s %s: %s" % (tag, bname, e))
+                failures += len(errors)
+                worst["loss"] = max(worst["loss"], le)
+                worst["sent"] = max(worst["sent"], se)
+                worst["t32"] = max(worst["t32"], g32)
+                if ge >= worst["grad"]:
+                    worst["grad"], worst["name"] = ge, "%s (%s)" % (gname, bname)
+            rows.append((tag, worst))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print()
+    print("%-20s %10s %10s %10s  %-28s %10s" % ("configuration", "loss rel", "sent rel",
+                                                 "worst grad", "in tensor (batch)", "torch f32"))
+    for tag, w in rows:
+        print("%-20s %10.2e %10.2e %10.2e  %-28s %10.2e"
+              % (tag, w["loss"], w["sent"], w["grad"], w["name"], w["t32"]))
+    print("(worst grad: max|C - torch64| / max|torch64| per tensor, limit %.0e; "
+          "torch f32: the same for torch in float32, for scale)" % GRAD_TOL)
+    ran = len(rows) * len(BATCHES)
+    print("%d configurations x %d batches: %s" % (len(rows), len(BATCHES),
+          "all pass" if not failures and ran == 36 else "%d failures" % failures))
+    return 1 if failures or ran != 36 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv))
