@@ -11,6 +11,15 @@
 #include "nmt/rng.h"
 #include "nmt/vocab.h"
 
+/* The number type of parameters and activations: float. The gradient check
+ * compiles the same model sources once more with -DNMT_REAL_DOUBLE so that
+ * finite differences are not drowned in rounding noise. */
+#ifdef NMT_REAL_DOUBLE
+typedef double nmt_real;
+#else
+typedef float nmt_real;
+#endif
+
 typedef enum { NMT_CELL_RNN = 0, NMT_CELL_GRU = 1, NMT_CELL_LSTM = 2 } nmt_cell;
 typedef enum { NMT_ATT_NONE = 0, NMT_ATT_BAHDANAU = 1 } nmt_attention;
 
@@ -49,8 +58,8 @@ typedef struct nmt_model {
     int n_tensors;
     nmt_tensor_info tensors[NMT_MAX_TENSORS];
     size_t n_params;
-    float *params;  /* [n_params], one allocation */
-    float *grads;   /* [n_params], same layout; NULL until nmt_model_alloc_grads */
+    nmt_real *params;  /* [n_params], one allocation */
+    nmt_real *grads;   /* [n_params], same layout; NULL until nmt_model_alloc_grads */
 } nmt_model;
 
 /* Creates a model with zeroed parameters; takes ownership of both vocabularies
@@ -82,7 +91,7 @@ void nmt_workspace_free(nmt_workspace *ws);
  * -log p(y). `dropout` > 0 (training) drops embeddings and the deep output
  * with inverted scaling, drawing from rng; 0 is deterministic and rng may be
  * NULL. Keeps what backward needs in ws. */
-float nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                   float dropout, nmt_rng *rng);
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
  * nmt_forward. */

@@ -1,0 +1,44 @@
+/* Embedding lookup and inverted dropout. */
+#include <string.h>
+
+#include "layers.h"
+
+void embed_forward(real *out, const int32_t *ids, const real *table, int n, int E)
+{
+    /* out: [n, E], ids: [n], table: [V, E] */
+    for (int p = 0; p < n; p++)
+        memcpy(out + (size_t)p * E, table + (size_t)ids[p] * E, (size_t)E * sizeof *out);
+}
+
+void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
+                    int T, int B, int E)
+{
+    /* dtable: [V, E], dout: [T, B, E], ids: [T, B], len: [B] */
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            if (t >= len[b])
+                continue; /* padding is not a word: its row gets nothing */
+            size_t p = (size_t)t * B + b;
+            real *row = dtable + (size_t)ids[p] * E;
+            const real *d = dout + p * E;
+            for (int k = 0; k < E; k++)
+                row[k] += d[k];
+        }
+}
+
+void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n)
+{
+    /* x: [n], mask: [n]; kept units are scaled by 1/(1-p) so that the
+     * expectation is unchanged and inference needs no rescaling. */
+    real keep = (real)1 / ((real)1 - p);
+    for (size_t i = 0; i < n; i++) {
+        mask[i] = (real)nmt_rng_uniform(rng) < p ? 0 : keep;
+        x[i] *= mask[i];
+    }
+}
+
+void dropout_backward(real *dx, const real *mask, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dx[i] *= mask[i];
+}

@@ -1,0 +1,88 @@
+/* The output side: deep output t = tanh(W_t [s ; c ; e] + b_t), the
+ * projection to the vocabulary, and softmax cross-entropy with a padding
+ * mask. Every product runs over all N = T*B rows at once. */
+#include <string.h>
+
+#include "layers.h"
+
+void deep_output_forward(real *t, const real *s, const real *c, const real *e,
+                         const real *W_t, const real *b_t, int N, int H, int DH, int E,
+                         int O)
+{
+    /* t: [N, O], s: [N, H], c: [N, DH], e: [N, E], W_t: [O, H + DH + E] */
+    int ld = H + DH + E;
+    linear_forward(t, s, W_t, b_t, N, H, O, ld, 0);
+    linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
+    linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
+    for (size_t i = 0; i < (size_t)N * O; i++)
+        t[i] = R_TANH(t[i]);
+}
+
+void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, real *dt,
+                          const real *t, const real *s, const real *c, const real *e,
+                          const real *W_t, int N, int H, int DH, int E, int O,
+                          int accumulate)
+{
+    /* ds: [N, H], dc: [N, DH], de: [N, E], dW_t: [O, H + DH + E], dt, t: [N, O] */
+    int ld = H + DH + E;
+    for (size_t i = 0; i < (size_t)N * O; i++)
+        dt[i] *= 1 - t[i] * t[i];
+    if (!accumulate) {
+        memset(ds, 0, (size_t)N * H * sizeof *ds);
+        memset(dc, 0, (size_t)N * DH * sizeof *dc);
+        memset(de, 0, (size_t)N * E * sizeof *de);
+    }
+    linear_backward(ds, dW_t, db_t, dt, s, W_t, N, H, O, ld);
+    linear_backward(dc, dW_t + H, NULL, dt, c, W_t + H, N, DH, O, ld);
+    linear_backward(de, dW_t + H + DH, NULL, dt, e, W_t + H + DH, N, E, O, ld);
+}
+
+void log_softmax_forward(real *x, int N, int V)
+{
+    /* x: [N, V] */
+    for (int n = 0; n < N; n++) {
+        real *row = x + (size_t)n * V;
+        real mx = row[0];
+        for (int k = 1; k < V; k++)
+            mx = row[k] > mx ? row[k] : mx;
+        real sum = 0;
+        for (int k = 0; k < V; k++)
+            sum += R_EXP(row[k] - mx);
+        real lse = mx + R_LOG(sum);
+        for (int k = 0; k < V; k++)
+            row[k] -= lse;
+    }
+}
+
+double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
+                             double *nll, int N, int B, int V)
+{
+    /* logits: [N, V], target: [N], active: [N], nll: [B] */
+    log_softmax_forward(logits, N, V);
+    double total = 0;
+    for (int n = 0; n < N; n++) {
+        if (!active[n])
+            continue;
+        double l = -(double)logits[(size_t)n * V + target[n]];
+        total += l;
+        if (nll)
+            nll[n % B] += l;
+    }
+    return total;
+}
+
+void cross_entropy_backward(real *logp, const int32_t *target, const unsigned char *active,
+                            real scale, int N, int V)
+{
+    /* logp: [N, V] in, dlogits out */
+    for (int n = 0; n < N; n++) {
+        real *row = logp + (size_t)n * V;
+        if (!active[n]) {
+            memset(row, 0, (size_t)V * sizeof *row);
+            continue;
+        }
+        for (int k = 0; k < V; k++)
+            row[k] = scale * R_EXP(row[k]);
+        row[target[n]] -= scale;
+    }
+}

@@ -1,0 +1,432 @@
+/* The training pass of DESIGN.md's encoder-decoder: forward with the loss,
+ * and backward, over a whole padded batch. Products that do not depend on
+ * the recurrence (input projections, U_a h, the deep output, the vocabulary
+ * projection, every weight gradient) run once over all time steps; only
+ * W_hh h, W_a s and the context's share of the decoder input are per step. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "seq2seq.h"
+
+void weights_resolve(weights *w, const nmt_model *m, real *base)
+{
+    memset(w, 0, sizeof *w);
+    static const struct { const char *name; size_t at; } map[] = {
+        {"src_emb", offsetof(weights, src_emb)},
+        {"tgt_emb", offsetof(weights, tgt_emb)},
+        {"enc.fwd.W_ih", offsetof(weights, enc_W_ih[0])},
+        {"enc.fwd.W_hh", offsetof(weights, enc_W_hh[0])},
+        {"enc.fwd.b", offsetof(weights, enc_b[0])},
+        {"enc.bwd.W_ih", offsetof(weights, enc_W_ih[1])},
+        {"enc.bwd.W_hh", offsetof(weights, enc_W_hh[1])},
+        {"enc.bwd.b", offsetof(weights, enc_b[1])},
+        {"dec.init.W", offsetof(weights, init_W)},
+        {"dec.init.b", offsetof(weights, init_b)},
+        {"att.W", offsetof(weights, att_W)},
+        {"att.U", offsetof(weights, att_U)},
+        {"att.b", offsetof(weights, att_b)},
+        {"att.v", offsetof(weights, att_v)},
+        {"dec.W_ih", offsetof(weights, dec_W_ih)},
+        {"dec.W_hh", offsetof(weights, dec_W_hh)},
+        {"dec.b", offsetof(weights, dec_b)},
+        {"out.W_t", offsetof(weights, out_W_t)},
+        {"out.b_t", offsetof(weights, out_b_t)},
+        {"out.W", offsetof(weights, out_W)},
+        {"out.b", offsetof(weights, out_b)},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        const nmt_tensor_info *t = nmt_model_tensor(m, map[i].name);
+        if (t)
+            *(real **)((char *)w + map[i].at) = base + t->offset;
+    }
+}
+
+/* ---- workspace ---- */
+
+typedef struct carver {
+    real *base;
+    size_t used;
+} carver;
+
+/* Hands out consecutive slices, each rounded to 16 reals (64-byte steps for
+ * float) so that vector loads of one array never share a line with the next. */
+static real *carve(carver *c, size_t n)
+{
+    real *p = c->base ? c->base + c->used : NULL;
+    c->used += (n + 15) & ~(size_t)15;
+    return p;
+}
+
+static void layout(nmt_workspace *w, carver *c)
+{
+    size_t B = w->max_B, Ts = w->max_Ts, Tt = w->max_Tt, GH = (size_t)w->G * w->H;
+    size_t H = w->H, E = w->E, DH = (size_t)w->D * w->H, A = w->A, O = w->O;
+    int lstm = w->cell == NMT_CELL_LSTM, gru = w->cell == NMT_CELL_GRU;
+    w->src_x = carve(c, Ts * B * E);
+    w->src_mask = carve(c, Ts * B * E);
+    w->dsrc_x = carve(c, Ts * B * E);
+    for (int d = 0; d < w->D; d++) {
+        enc_direction *e = &w->dir[d];
+        e->gates = carve(c, Ts * B * GH);
+        e->hh = carve(c, Ts * B * GH);
+        e->h = carve(c, (Ts + 1) * B * H);
+        e->c = lstm ? carve(c, (Ts + 1) * B * H) : NULL;
+        e->dgates = carve(c, Ts * B * GH);
+        e->dhh = gru ? carve(c, Ts * B * GH) : e->dgates;
+    }
+    w->enc = carve(c, Ts * B * DH);
+    w->denc = carve(c, Ts * B * DH);
+    w->uh = carve(c, Ts * B * A);
+    w->duh = carve(c, Ts * B * A);
+    w->z = carve(c, B * DH);
+    w->dz = carve(c, B * DH);
+    w->s = carve(c, (Tt + 1) * B * H);
+    w->sc = carve(c, (Tt + 1) * B * H);
+    w->tgt_x = carve(c, Tt * B * E);
+    w->tgt_mask = carve(c, Tt * B * E);
+    w->dtgt_x = carve(c, Tt * B * E);
+    w->gates = carve(c, Tt * B * GH);
+    w->hh = carve(c, Tt * B * GH);
+    w->dgates = carve(c, Tt * B * GH);
+    w->dhh = gru ? carve(c, Tt * B * GH) : w->dgates;
+    w->ws = carve(c, Tt * B * A);
+    w->dws = carve(c, Tt * B * A);
+    w->alpha = carve(c, Tt * B * Ts);
+    w->ctx = carve(c, Tt * B * DH);
+    w->dctx = carve(c, Tt * B * DH);
+    w->t = carve(c, Tt * B * O);
+    w->t_in = carve(c, Tt * B * O);
+    w->t_mask = carve(c, Tt * B * O);
+    w->dt = carve(c, Tt * B * O);
+    w->logits = carve(c, Tt * B * (size_t)w->Vt);
+    w->ds_out = carve(c, Tt * B * H);
+    for (int k = 0; k < 2; k++) {
+        w->dh[k] = carve(c, B * H);
+        w->dc[k] = carve(c, B * H);
+    }
+}
+
+int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                         int max_tgt_T)
+{
+    *out = NULL;
+    if (max_B < 1 || max_src_T < 1 || max_tgt_T < 1 || max_B > (1 << 20) ||
+        max_src_T > (1 << 16) || max_tgt_T > (1 << 16))
+        return nmt_set_error(NMT_ERR_ARG, "bad workspace sizes %d x %d x %d", max_B, max_src_T,
+                             max_tgt_T);
+    nmt_workspace *w = calloc(1, sizeof *w);
+    if (!w)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
+    const nmt_config *cfg = &m->cfg;
+    w->max_B = max_B, w->max_Ts = max_src_T, w->max_Tt = max_tgt_T;
+    w->cell = cfg->cell;
+    w->attention = cfg->attention == NMT_ATT_BAHDANAU;
+    w->G = cell_gates(cfg->cell), w->E = cfg->emb, w->H = cfg->hidden;
+    w->D = cfg->bidirectional ? 2 : 1, w->A = w->attention ? cfg->att_dim : 0;
+    w->O = cfg->out_dim, w->Vt = cfg->tgt_vocab;
+    carver c = {NULL, 0};
+    layout(w, &c); /* a dry run to size the one allocation */
+    size_t bytes = c.used * sizeof(real);
+    if (bytes / sizeof(real) != c.used || c.used > ((size_t)1 << 40) / sizeof(real)) {
+        free(w);
+        return nmt_set_error(NMT_ERR_NOMEM, "workspace too large");
+    }
+    w->block = calloc(c.used, sizeof(real));
+    w->src_active = calloc((size_t)max_B * max_src_T, 1);
+    w->tgt_active = calloc((size_t)max_B * max_tgt_T, 1);
+    w->nll = calloc((size_t)max_B, sizeof *w->nll);
+    if (!w->block || !w->src_active || !w->tgt_active || !w->nll) {
+        nmt_workspace_free(w);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a workspace of %zu MB",
+                             bytes >> 20);
+    }
+    c.base = w->block, c.used = 0;
+    layout(w, &c);
+    *out = w;
+    return NMT_OK;
+}
+
+void nmt_workspace_free(nmt_workspace *ws)
+{
+    if (!ws)
+        return;
+    free(ws->block);
+    free(ws->src_active);
+    free(ws->tgt_active);
+    free(ws->nll);
+    free(ws);
+}
+
+const double *nmt_workspace_sentence_nll(const nmt_workspace *ws)
+{
+    return ws->nll;
+}
+
+/* ---- forward ---- */
+
+static void set_active(unsigned char *active, const int *len, int T, int B)
+{
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++)
+            active[(size_t)t * B + b] = t < len[b];
+}
+
+void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
+{
+    weights w;
+    weights_resolve(&w, m, m->params);
+    int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
+    size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
+    for (int d = 0; d < ws->D; d++) {
+        enc_direction *e = &ws->dir[d];
+        linear_forward(e->gates, ws->src_x, w.enc_W_ih[d], w.enc_b[d], Ts * B, E, GH, E, 0);
+        /* The forward direction starts at state 0 and runs t = 0 .. T-1; the
+         * backward one starts at state T and runs down. Inactive (padded)
+         * rows keep their state, so each sentence's backward pass really
+         * starts from 0 at its own last token. */
+        int first = d == 0 ? 0 : Ts;
+        memset(e->h + first * BH, 0, BH * sizeof(real));
+        if (e->c)
+            memset(e->c + first * BH, 0, BH * sizeof(real));
+        for (int k = 0; k < Ts; k++) {
+            int t = d == 0 ? k : Ts - 1 - k;
+            int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
+            linear_forward(e->hh + t * BGH, e->h + prev * BH, w.enc_W_hh[d], NULL, B, H, GH, H, 0);
+            cell_forward(e->h + next * BH, e->c ? e->c + next * BH : NULL, e->gates + t * BGH,
+                         e->hh + t * BGH, e->h + prev * BH, e->c ? e->c + prev * BH : NULL,
+                         ws->src_active + (size_t)t * B, ws->cell, B, H);
+        }
+    }
+    /* h_j = [fwd state after j ; bwd state at j]; z = [fwd last ; bwd first]. */
+    for (int t = 0; t < Ts; t++)
+        for (int b = 0; b < B; b++) {
+            real *o = ws->enc + ((size_t)t * B + b) * DH;
+            memcpy(o, ws->dir[0].h + (t + 1) * BH + (size_t)b * H, H * sizeof(real));
+            if (ws->D == 2)
+                memcpy(o + H, ws->dir[1].h + t * BH + (size_t)b * H, H * sizeof(real));
+        }
+    for (int b = 0; b < B; b++) {
+        real *o = ws->z + (size_t)b * DH;
+        memcpy(o, ws->dir[0].h + Ts * BH + (size_t)b * H, H * sizeof(real));
+        if (ws->D == 2)
+            memcpy(o + H, ws->dir[1].h + (size_t)b * H, H * sizeof(real));
+    }
+    linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
+    for (size_t i = 0; i < BH; i++)
+        ws->s[i] = R_TANH(ws->s[i]);
+    memset(ws->sc, 0, BH * sizeof(real));
+    if (ws->attention)
+        linear_forward(ws->uh, ws->enc, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
+}
+
+void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
+                          real *s_new, real *c_new, real *gates, real *hh, real *ws_buf,
+                          real *alpha, real *ctx, const real *s_prev, const real *c_prev,
+                          const unsigned char *active, const int *len, const int *src_of,
+                          int R, int B, int T)
+{
+    /* s_new, c_new, s_prev, c_prev: [R, H]; gates, hh: [R, G*H]; ws_buf: [R, A];
+     * alpha: [R, T]; ctx: [R, D*H] */
+    int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
+    if (enc->attention) {
+        linear_forward(ws_buf, s_prev, w->att_W, NULL, R, H, A, H, 0);
+        attention_forward(ctx, alpha, ws_buf, enc->uh, enc->enc, w->att_v, len, src_of, R, B,
+                          T, A, DH);
+    } else {
+        for (int r = 0; r < R; r++)
+            memcpy(ctx + (size_t)r * DH, enc->z + (size_t)(src_of ? src_of[r] : r) * DH,
+                   (size_t)DH * sizeof(real));
+    }
+    linear_forward(gates, ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
+    linear_forward(hh, s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
+    cell_forward(s_new, c_new, gates, hh, s_prev, c_prev, active, m->cfg.cell, R, H);
+}
+
+static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
+{
+    if (b->B < 1 || b->B > ws->max_B || b->src_T < 1 || b->src_T > ws->max_Ts ||
+        b->tgt_T < 1 || b->tgt_T > ws->max_Tt)
+        return nmt_set_error(NMT_ERR_ARG, "batch %d x %d x %d exceeds the workspace %d x %d x %d",
+                             b->B, b->src_T, b->tgt_T, ws->max_B, ws->max_Ts, ws->max_Tt);
+    for (int i = 0; i < b->B; i++)
+        if (b->src_len[i] < 1 || b->src_len[i] > b->src_T || b->tgt_len[i] < 1 ||
+            b->tgt_len[i] > b->tgt_T)
+            return nmt_set_error(NMT_ERR_ARG, "sentence %d of the batch has a bad length", i);
+    for (size_t p = 0; p < (size_t)b->src_T * b->B; p++)
+        if (b->src[p] < 0 || b->src[p] >= m->cfg.src_vocab)
+            return nmt_set_error(NMT_ERR_ARG, "source id %d out of range", (int)b->src[p]);
+    for (size_t p = 0; p < (size_t)b->tgt_T * b->B; p++)
+        if (b->tgt_in[p] < 0 || b->tgt_in[p] >= m->cfg.tgt_vocab || b->tgt_out[p] < 0 ||
+            b->tgt_out[p] >= m->cfg.tgt_vocab)
+            return nmt_set_error(NMT_ERR_ARG, "target id out of range");
+    return NMT_OK;
+}
+
+nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                     float dropout, nmt_rng *rng)
+{
+    if (check_batch(m, ws, b))
+        return (nmt_real)NAN;
+    weights w;
+    weights_resolve(&w, m, m->params);
+    int B = b->B, Ts = b->src_T, Tt = b->tgt_T;
+    int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, O = ws->O;
+    size_t BH = (size_t)B * H, N = (size_t)Tt * B;
+    ws->B = B, ws->Ts = Ts, ws->Tt = Tt;
+    ws->dropped = dropout > 0 && rng;
+    set_active(ws->src_active, b->src_len, Ts, B);
+    set_active(ws->tgt_active, b->tgt_len, Tt, B);
+
+    /* Dropout masks are drawn in a fixed order: source embeddings, target
+     * embeddings, deep output. */
+    embed_forward(ws->src_x, b->src, w.src_emb, Ts * B, E);
+    if (ws->dropped)
+        dropout_forward(ws->src_x, ws->src_mask, rng, (real)dropout, (size_t)Ts * B * E);
+    seq2seq_encode(m, ws, B, Ts);
+
+    embed_forward(ws->tgt_x, b->tgt_in, w.tgt_emb, Tt * B, E);
+    if (ws->dropped)
+        dropout_forward(ws->tgt_x, ws->tgt_mask, rng, (real)dropout, N * E);
+    linear_forward(ws->gates, ws->tgt_x, w.dec_W_ih, w.dec_b, (int)N, E, GH, E + DH, 0);
+    for (int i = 0; i < Tt; i++) {
+        size_t at = (size_t)i * B;
+        decoder_step_forward(m, &w, ws, ws->s + (i + 1) * BH, ws->sc + (i + 1) * BH,
+                             ws->gates + at * GH, ws->hh + at * GH, ws->ws + at * ws->A,
+                             ws->alpha + at * Ts, ws->ctx + at * DH, ws->s + i * BH,
+                             ws->sc + i * BH, ws->tgt_active + at, b->src_len, NULL, B, B, Ts);
+    }
+    deep_output_forward(ws->t, ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, w.out_b_t, (int)N, H,
+                        DH, E, O);
+    real *t_in = ws->t;
+    if (ws->dropped) {
+        memcpy(ws->t_in, ws->t, N * O * sizeof(real));
+        dropout_forward(ws->t_in, ws->t_mask, rng, (real)dropout, N * O);
+        t_in = ws->t_in;
+    }
+    linear_forward(ws->logits, t_in, w.out_W, w.out_b, (int)N, O, ws->Vt, O, 0);
+    memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
+    double total = cross_entropy_forward(ws->logits, b->tgt_out, ws->tgt_active, ws->nll,
+                                         (int)N, B, ws->Vt);
+    ws->n_tokens = 0;
+    for (int i = 0; i < B; i++)
+        ws->n_tokens += b->tgt_len[i];
+    return (nmt_real)(total / ws->n_tokens);
+}
+
+/* ---- backward ---- */
+
+static void add(real *y, const real *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+/* Backward through one encoder direction, given the gradient of its outputs
+ * (denc, column block d) and of its final state (from z). */
+static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int d, int B, int Ts)
+{
+    enc_direction *e = &ws->dir[d];
+    int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
+    size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
+    real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
+    for (int b = 0; b < B; b++)
+        memcpy(dh + (size_t)b * H, ws->dz + (size_t)b * DH + d * H, H * sizeof(real));
+    memset(dc, 0, BH * sizeof(real));
+    for (int k = 0; k < Ts; k++) {
+        /* Reverse of the forward order. */
+        int t = d == 0 ? Ts - 1 - k : k;
+        int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
+        for (int b = 0; b < B; b++)
+            add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
+        cell_backward(e->dgates + t * BGH, e->dhh + t * BGH, dh_prev, dc_prev, dh, dc,
+                      e->gates + t * BGH, e->hh + t * BGH, e->h + prev * BH,
+                      e->c ? e->c + next * BH : NULL, e->c ? e->c + prev * BH : NULL,
+                      ws->src_active + (size_t)t * B, ws->cell, B, H);
+        gemm(0, 0, B, H, GH, 1, e->dhh + t * BGH, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
+        real *tmp = dh; dh = dh_prev; dh_prev = tmp;
+        tmp = dc; dc = dc_prev; dc_prev = tmp;
+    }
+    /* The weight gradients over all steps at once. h_prev of step t is state
+     * t for the forward direction and t+1 for the backward one. */
+    const real *h_prev = e->h + (d == 0 ? 0 : BH);
+    gemm(1, 0, GH, H, Ts * B, 1, e->dhh, GH, h_prev, H, 1, g->enc_W_hh[d], H);
+    linear_backward(ws->dsrc_x, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->src_x,
+                    w->enc_W_ih[d], Ts * B, E, GH, E);
+}
+
+void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
+{
+    weights w, g;
+    weights_resolve(&w, m, m->params);
+    weights_resolve(&g, m, m->grads);
+    int B = ws->B, Ts = ws->Ts, Tt = ws->Tt;
+    int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, A = ws->A, O = ws->O;
+    size_t BH = (size_t)B * H, N = (size_t)Tt * B;
+
+    /* Output side, all steps at once. */
+    cross_entropy_backward(ws->logits, b->tgt_out, ws->tgt_active, (real)(1.0 / ws->n_tokens),
+                           (int)N, ws->Vt);
+    real *dlogits = ws->logits;
+    memset(ws->dt, 0, N * O * sizeof(real));
+    linear_backward(ws->dt, g.out_W, g.out_b, dlogits, ws->dropped ? ws->t_in : ws->t, w.out_W,
+                    (int)N, O, ws->Vt, O);
+    if (ws->dropped)
+        dropout_backward(ws->dt, ws->t_mask, N * O);
+    deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t, ws->dt, ws->t,
+                         ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, (int)N, H, DH, E, O, 0);
+
+    /* Decoder recurrence, last step first. */
+    memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
+    memset(ws->dz, 0, (size_t)B * DH * sizeof(real));
+    if (ws->attention)
+        memset(ws->duh, 0, (size_t)Ts * B * A * sizeof(real));
+    real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
+    memset(dh, 0, BH * sizeof(real));
+    memset(dc, 0, BH * sizeof(real));
+    for (int i = Tt - 1; i >= 0; i--) {
+        size_t at = (size_t)i * B;
+        add(dh, ws->ds_out + at * H, BH);
+        cell_backward(ws->dgates + at * GH, ws->dhh + at * GH, dh_prev, dc_prev, dh, dc,
+                      ws->gates + at * GH, ws->hh + at * GH, ws->s + i * BH,
+                      ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H);
+        gemm(0, 0, B, H, GH, 1, ws->dhh + at * GH, GH, w.dec_W_hh, H, 1, dh_prev, H);
+        real *dctx = ws->dctx + at * DH;
+        gemm(0, 0, B, DH, GH, 1, ws->dgates + at * GH, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
+        if (ws->attention) {
+            attention_backward(ws->dws + at * A, ws->duh, ws->denc, g.att_v, dctx,
+                               ws->alpha + at * Ts, ws->ws + at * A, ws->uh, ws->enc, w.att_v,
+                               b->src_len, B, B, Ts, A, DH);
+            gemm(0, 0, B, H, A, 1, ws->dws + at * A, A, w.att_W, H, 1, dh_prev, H);
+        } else {
+            add(ws->dz, dctx, (size_t)B * DH);
+        }
+        real *tmp = dh; dh = dh_prev; dh_prev = tmp;
+        tmp = dc; dc = dc_prev; dc_prev = tmp;
+    }
+    /* Decoder weight gradients over all steps; step i read state i. */
+    gemm(1, 0, GH, H, (int)N, 1, ws->dhh, GH, ws->s, H, 1, g.dec_W_hh, H);
+    linear_backward(ws->dtgt_x, g.dec_W_ih, g.dec_b, ws->dgates, ws->tgt_x, w.dec_W_ih, (int)N,
+                    E, GH, E + DH);
+    linear_backward(NULL, g.dec_W_ih + E, NULL, ws->dgates, ws->ctx, w.dec_W_ih + E, (int)N, DH,
+                    GH, E + DH);
+    if (ws->attention) {
+        linear_backward(NULL, g.att_W, NULL, ws->dws, ws->s, w.att_W, (int)N, H, A, H);
+        linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->enc, w.att_U, Ts * B, DH, A, DH);
+    }
+    /* s_0 = tanh(W_init z + b_init); dh now holds d s_0. */
+    for (size_t k = 0; k < BH; k++)
+        dh[k] *= 1 - ws->s[k] * ws->s[k];
+    linear_backward(ws->dz, g.init_W, g.init_b, dh, ws->z, w.init_W, B, DH, H, DH);
+
+    memset(ws->dsrc_x, 0, (size_t)Ts * B * E * sizeof(real));
+    for (int d = 0; d < ws->D; d++)
+        encode_backward(&w, &g, ws, d, B, Ts);
+
+    if (ws->dropped) {
+        dropout_backward(ws->dsrc_x, ws->src_mask, (size_t)Ts * B * E);
+        dropout_backward(ws->dtgt_x, ws->tgt_mask, N * E);
+    }
+    embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, Ts, B, E);
+    embed_backward(g.tgt_emb, ws->dtgt_x, b->tgt_in, b->tgt_len, Tt, B, E);
+}

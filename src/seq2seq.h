@@ -1,0 +1,71 @@
+/* Internal: the workspace of the training pass and the pieces of it that the
+ * inference pass reuses (the encoder, the decoder step), so that training and
+ * decoding compute the same numbers with the same code. */
+#ifndef NMT_SEQ2SEQ_H
+#define NMT_SEQ2SEQ_H
+
+#include "layers.h"
+
+/* Pointers to each tensor of a parameter (or gradient) allocation. */
+typedef struct weights {
+    real *src_emb, *tgt_emb;
+    real *enc_W_ih[2], *enc_W_hh[2], *enc_b[2]; /* [0] forward, [1] backward */
+    real *init_W, *init_b;
+    real *att_W, *att_U, *att_b, *att_v;
+    real *dec_W_ih, *dec_W_hh, *dec_b;
+    real *out_W_t, *out_b_t, *out_W, *out_b;
+} weights;
+void weights_resolve(weights *w, const nmt_model *m, real *base);
+
+/* One direction of the encoder: everything its backward needs. */
+typedef struct enc_direction {
+    real *gates, *hh;     /* [T, B, G*H] activated gates, W_hh h_prev */
+    real *h, *c;          /* [T+1, B, H] states (c: LSTM only) */
+    real *dgates, *dhh;   /* [T, B, G*H] (dhh == dgates unless GRU) */
+} enc_direction;
+
+struct nmt_workspace {
+    int max_B, max_Ts, max_Tt;
+    int B, Ts, Tt;          /* of the last forward */
+    int G, E, H, D, A, O, Vt;
+    nmt_cell cell;
+    int attention;
+    int dropped;            /* the last forward used dropout */
+    double n_tokens;
+
+    unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
+    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E] */
+    enc_direction dir[2];
+    real *enc, *denc;                       /* [Ts, B, D*H] */
+    real *uh, *duh;                         /* [Ts, B, A] */
+    real *z, *dz;                           /* [B, D*H] */
+
+    real *s, *sc;                           /* [Tt+1, B, H] decoder states */
+    real *tgt_x, *tgt_mask, *dtgt_x;        /* [Tt, B, E] */
+    real *gates, *hh, *dgates, *dhh;        /* [Tt, B, G*H] */
+    real *ws, *dws;                         /* [Tt, B, A] */
+    real *alpha;                            /* [Tt, B, Ts] */
+    real *ctx, *dctx;                       /* [Tt, B, D*H] */
+    real *t, *t_in, *t_mask, *dt;           /* [Tt, B, O] */
+    real *logits;                           /* [Tt, B, Vt] */
+    real *ds_out;                           /* [Tt, B, H] */
+    real *dh[2], *dc[2];                    /* [B, H] carried gradients */
+    double *nll;                            /* [B] */
+    real *block;                            /* the one allocation */
+};
+
+/* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set:
+ * fills dir[], enc, z, uh (with attention) and s[0], sc[0] = s_0, c_0. */
+void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts);
+
+/* One decoder step for R rows. gates [R, G*H] holds W_ih[:, :E] e + b on entry.
+ * Computes the attention (ws_buf [R, A], alpha [R, T]) or copies z into ctx
+ * [R, D*H], then the cell: s_new, c_new [R, H] from s_prev, c_prev. Row r
+ * reads source src_of[r] (identity if NULL) of the encoded batch of B. */
+void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
+                          real *s_new, real *c_new, real *gates, real *hh, real *ws_buf,
+                          real *alpha, real *ctx, const real *s_prev, const real *c_prev,
+                          const unsigned char *active, const int *len, const int *src_of,
+                          int R, int B, int T);
+
+#endif
