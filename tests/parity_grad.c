@@ -248,7 +248,7 @@ int main(int argc, char **argv)
         return 1;
     }
     nmt_model_zero_grad(m);
-    float loss = nmt_forward(m, ws, &b, 0.0f, NULL);
+    double loss = (double)nmt_forward(m, ws, &b, 0.0f, NULL);
     nmt_backward(m, ws, &b);
 
     /* The sentence sums as a comma list, for the metadata and stdout. */
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
     sent[0] = '\0';
     for (int i = 0; i < b.B; i++)
         used += (size_t)snprintf(sent + used, cap - used, "%s%.17g", i ? "," : "", nll[i]);
-    snprintf(loss_s, sizeof loss_s, "%.9g", (double)loss);
+    snprintf(loss_s, sizeof loss_s, "%.9g", loss);
 
     /* The gradients saved as a model whose parameters are the gradients:
      * same names, shapes and layout as the parameters. */
