@@ -66,6 +66,9 @@ double nmt_clip_grad_norm(float *grads, size_t n, double max_norm);
 /* ---- settings ----------------------------------------------------------- */
 
 typedef struct nmt_train_settings {
+    /* corpora (not owned; from the checkpoint's metadata on resume) */
+    const char *src_path, *tgt_path;
+    const char *valid_src_path, *valid_tgt_path; /* NULL: no validation */
     /* model of a fresh run (ignored with --init-from and --resume) */
     nmt_cell cell;
     nmt_attention attention;
@@ -127,8 +130,7 @@ typedef struct nmt_train_status {
     size_t batch, n_batches; /* position in this epoch's plan */
     int64_t total_steps;     /* steps the run will take at most (for an ETA) */
     double lr;
-    double loss, ppl;        /* mean over the target tokens since the last report
-                                (STEP: of the last batch) */
+    double loss, ppl;        /* mean over the target tokens since the last report */
     double grad_norm;        /* before clipping; mean since the last report */
     double tok_per_s;        /* target tokens per second since the last report */
     double elapsed_s;        /* wall time of the whole run, across resumes */
@@ -186,5 +188,33 @@ int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size,
  * malloc'ed strings. */
 int nmt_read_lines(const char *path, char ***lines, size_t *n);
 void nmt_free_lines(char **lines, size_t n);
+
+/* ---- progress (src/progress.c): text for the caller to show ------------- */
+
+/* log.tsv: the header line and one row (each ending in "\n"); the validation
+ * columns are empty unless st->has_valid. Return the length (as snprintf). */
+int nmt_log_header(char *buf, size_t cap);
+int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st);
+
+/* A live progress line: rate-limited, with an ETA from this session's speed. */
+typedef struct nmt_progress {
+    double t0;          /* when this session started (seconds, monotonic) */
+    int64_t step0;      /* the step it started at */
+    double last_draw;   /* when a line was last drawn; < 0: never */
+    double interval;    /* seconds between lines */
+} nmt_progress;
+
+/* Monotonic seconds. */
+double nmt_now(void);
+void nmt_progress_start(nmt_progress *p, int64_t step, double interval);
+/* 1 if a line is due now (and marks it drawn), else 0. */
+int nmt_progress_due(nmt_progress *p, double now);
+/* Seconds left at this session's pace, or < 0 when unknown. */
+double nmt_progress_eta(const nmt_progress *p, const nmt_train_status *st, double now);
+/* "epoch 2 | step 1200/5000 | loss 3.214 | 5321 tok/s | ETA 12m03s" (no newline). */
+int nmt_progress_line(char *buf, size_t cap, const nmt_progress *p,
+                      const nmt_train_status *st, double now);
+/* "1h02m03s", "12m03s", "7.2s". */
+int nmt_format_duration(char *buf, size_t cap, double seconds);
 
 #endif

@@ -1,0 +1,78 @@
+/* Progress text: log.tsv rows and the live progress line. Only formats
+ * strings; the command line decides where (and whether) they go. */
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "nmt/train.h"
+
+double nmt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int nmt_log_header(char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s"
+                              "\tvalid_ppl\tvalid_bleu\n");
+}
+
+int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st)
+{
+    char valid[64] = "\t";
+    if (st->has_valid)
+        snprintf(valid, sizeof valid, "%.3f\t%.2f", st->valid_ppl, st->valid_bleu);
+    return snprintf(buf, cap, "%lld\t%d\t%.6g\t%.4f\t%.3f\t%.4f\t%.0f\t%.1f\t%s\n",
+                    (long long)st->step, st->epoch, st->lr, st->loss, st->ppl, st->grad_norm,
+                    st->tok_per_s, st->elapsed_s, valid);
+}
+
+int nmt_format_duration(char *buf, size_t cap, double seconds)
+{
+    if (!isfinite(seconds) || seconds < 0)
+        return snprintf(buf, cap, "?");
+    if (seconds < 60)
+        return snprintf(buf, cap, "%.1fs", seconds);
+    long s = lround(seconds);
+    if (s < 3600)
+        return snprintf(buf, cap, "%ldm%02lds", s / 60, s % 60);
+    return snprintf(buf, cap, "%ldh%02ldm%02lds", s / 3600, s / 60 % 60, s % 60);
+}
+
+void nmt_progress_start(nmt_progress *p, int64_t step, double interval)
+{
+    p->t0 = nmt_now();
+    p->step0 = step;
+    p->last_draw = -1;
+    p->interval = interval;
+}
+
+int nmt_progress_due(nmt_progress *p, double now)
+{
+    if (p->last_draw >= 0 && now - p->last_draw < p->interval)
+        return 0;
+    p->last_draw = now;
+    return 1;
+}
+
+double nmt_progress_eta(const nmt_progress *p, const nmt_train_status *st, double now)
+{
+    int64_t done = st->step - p->step0;
+    if (done <= 0 || st->total_steps <= 0 || now <= p->t0)
+        return -1;
+    int64_t left = st->total_steps - st->step;
+    return left <= 0 ? 0 : (now - p->t0) / (double)done * (double)left;
+}
+
+int nmt_progress_line(char *buf, size_t cap, const nmt_progress *p,
+                      const nmt_train_status *st, double now)
+{
+    char eta[32], total[32] = "";
+    nmt_format_duration(eta, sizeof eta, nmt_progress_eta(p, st, now));
+    if (st->total_steps > 0)
+        snprintf(total, sizeof total, "/%lld", (long long)st->total_steps);
+    return snprintf(buf, cap, "epoch %d | step %lld%s | loss %.3f | %.0f tok/s | ETA %s",
+                    st->epoch, (long long)st->step, total, st->loss, st->tok_per_s, eta);
+}

@@ -1,0 +1,541 @@
+/* The training loop: batches of an epoch's plan through forward, backward,
+ * clipping and the optimizer; validation (perplexity and greedy BLEU), the
+ * best model, the learning-rate schedule, early stopping, checkpoints and
+ * log.tsv.
+ *
+ * Exact resume rests on three things: the batch plan is a pure function of
+ * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
+ * from one rng whose state the checkpoint stores; and checkpoints are only
+ * written between steps, with the position in the plan. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "nmt/text.h"
+#include "trainer.h"
+
+/* ---- reading reference lines ------------------------------------------------ */
+
+void nmt_free_lines(char **lines, size_t n)
+{
+    if (!lines)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+int nmt_read_lines(const char *path, char ***lines_out, size_t *n_out)
+{
+    *lines_out = NULL;
+    *n_out = 0;
+    nmt_reader *r;
+    int rc = nmt_reader_open(&r, path);
+    if (rc)
+        return rc;
+    char **lines = NULL;
+    size_t n = 0, cap = 0;
+    const char *line;
+    size_t len;
+    while ((rc = nmt_reader_next(r, &line, &len)) == 1) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            char **grown = realloc(lines, cap * sizeof *lines);
+            if (!grown) {
+                rc = NMT_ERR_NOMEM;
+                break;
+            }
+            lines = grown;
+        }
+        lines[n] = malloc(len + 1);
+        if (!lines[n]) {
+            rc = NMT_ERR_NOMEM;
+            break;
+        }
+        memcpy(lines[n], line, len + 1);
+        n++;
+    }
+    nmt_reader_close(r);
+    if (rc < 0) {
+        nmt_free_lines(lines, n);
+        if (rc == NMT_ERR_NOMEM)
+            return nmt_set_error(rc, "%s: out of memory reading its lines", path);
+        return rc;
+    }
+    *lines_out = lines;
+    *n_out = n;
+    return NMT_OK;
+}
+
+/* ---- validation ---------------------------------------------------------------- */
+
+/* Longest source and target rows (tokens + </s>) of a corpus. */
+static void corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        int s = (int)(c->src_off[i + 1] - c->src_off[i]) + 1;
+        int t = (int)(c->tgt_off[i + 1] - c->tgt_off[i]) + 1;
+        if (s > *src_T)
+            *src_T = s;
+        if (t > *tgt_T)
+            *tgt_T = t;
+    }
+}
+
+/* The detokenized text of a hypothesis (malloc'ed). */
+static char *hypothesis_text(const nmt_vocab *v, const nmt_hypothesis *h)
+{
+    const char **toks = malloc(((size_t)h->len + 1) * sizeof *toks);
+    if (!toks)
+        return NULL;
+    for (int i = 0; i < h->len; i++)
+        toks[i] = nmt_vocab_token(v, h->ids[i]);
+    char *text = nmt_detokenize(toks, (size_t)h->len);
+    free(toks);
+    return text;
+}
+
+typedef struct valid_tools {
+    nmt_workspace *ws;
+    nmt_batch *batch;
+    nmt_decoder *decoder;
+    nmt_bleu *bleu;
+} valid_tools;
+
+static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                         int batch_size, double *ppl_out, double *bleu_out)
+{
+    const nmt_corpus *c = v->corpus;
+    if (c->n != v->n_refs)
+        return nmt_set_error(NMT_ERR_ARG, "validation: %zu pairs but %zu reference lines",
+                             c->n, v->n_refs);
+    nmt_batch_plan plan;
+    int rc = nmt_batch_plan_make(&plan, c, batch_size, 0, 0, 1);
+    if (rc)
+        return rc;
+    char **hyps = calloc(c->n ? c->n : 1, sizeof *hyps);
+    if (!hyps) {
+        nmt_batch_plan_free(&plan);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for validation");
+    }
+    double nll = 0, tokens = 0;
+    for (size_t k = 0; k < plan.n_batches && rc == NMT_OK; k++) {
+        const size_t *pairs = plan.index + plan.start[k];
+        int n = (int)(plan.start[k + 1] - plan.start[k]);
+        if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
+            break;
+        const nmt_batch *b = vt->batch;
+        nmt_forward(m, vt->ws, b, 0.0f, NULL);
+        const double *sent = nmt_workspace_sentence_nll(vt->ws);
+        for (int i = 0; i < b->B; i++)
+            nll += sent[i];
+        tokens += (double)b->n_tgt_tokens;
+        if ((rc = nmt_decode(vt->decoder, b->src, b->src_len, b->B, b->src_T)))
+            break;
+        for (int i = 0; i < b->B && rc == NMT_OK; i++) {
+            char *text = hypothesis_text(m->tgt_vocab, nmt_decoder_result(vt->decoder, i, 0));
+            if (!text)
+                rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory for validation");
+            hyps[b->pair[i]] = text;
+        }
+    }
+    if (rc == NMT_OK) {
+        nmt_bleu_reset(vt->bleu);
+        for (size_t i = 0; i < c->n && rc == NMT_OK; i++) {
+            const char *ref = v->refs[i];
+            rc = nmt_bleu_add(vt->bleu, NULL, hyps[i] ? hyps[i] : "", &ref, 1);
+        }
+    }
+    if (rc == NMT_OK) {
+        nmt_bleu_score score;
+        nmt_bleu_result(vt->bleu, &score);
+        *bleu_out = score.score;
+        *ppl_out = tokens > 0 ? exp(nll / tokens) : (double)NAN;
+    }
+    nmt_free_lines(hyps, c->n);
+    nmt_batch_plan_free(&plan);
+    return rc;
+}
+
+static int decoder_for(nmt_decoder **d, const nmt_model *m, int B, int src_T)
+{
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    return nmt_decoder_create(d, m, B, src_T, &o);
+}
+
+static int bleu_create(nmt_bleu **b)
+{
+    nmt_bleu_opts o;
+    nmt_bleu_opts_init(&o);
+    return nmt_bleu_create(b, &o);
+}
+
+int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size, double *ppl,
+                 double *bleu)
+{
+    int src_T = 1, tgt_T = 1;
+    corpus_max_lengths(v->corpus, &src_T, &tgt_T);
+    nmt_batch batch = {0};
+    valid_tools vt = {.batch = &batch};
+    int rc = nmt_batch_alloc(&batch, batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = nmt_workspace_create(&vt.ws, m, batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = decoder_for(&vt.decoder, m, batch_size, src_T);
+    if (!rc)
+        rc = bleu_create(&vt.bleu);
+    if (!rc)
+        rc = validate_with(m, &vt, v, batch_size, ppl, bleu);
+    nmt_bleu_free(vt.bleu);
+    nmt_decoder_free(vt.decoder);
+    nmt_workspace_free(vt.ws);
+    nmt_batch_free(&batch);
+    return rc;
+}
+
+/* ---- the trainer ------------------------------------------------------------- */
+
+void nmt_trainer_free(nmt_trainer *t)
+{
+    if (!t)
+        return;
+    if (t->log)
+        fclose(t->log);
+    nmt_bleu_free(t->bleu);
+    nmt_decoder_free(t->decoder);
+    nmt_batch_plan_free(&t->plan);
+    nmt_batch_free(&t->batch);
+    nmt_workspace_free(t->ws);
+    nmt_optim_free(&t->opt);
+    free(t->dir);
+    free(t);
+}
+
+const nmt_train_status *nmt_trainer_status(const nmt_trainer *t)
+{
+    return &t->st;
+}
+
+int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings *s,
+                       const nmt_corpus *train, const nmt_valid_set *valid,
+                       const char *out_dir)
+{
+    *out = NULL;
+    if (s->batch_size < 1)
+        return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1");
+    if (train->n == 0)
+        return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
+    nmt_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the trainer");
+    t->m = m;
+    t->s = *s;
+    t->train = train;
+    if (valid && valid->corpus)
+        t->valid = *valid;
+    t->dir = strdup(out_dir);
+    t->last_valid_step = -1;
+    t->last_saved_step = -1;
+    t->st.epoch = 1;
+    t->st.lr = s->lr;
+    t->st.best_bleu = -1;
+    t->st.best_ppl = INFINITY;
+    t->st.best_step = -1;
+    /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
+    nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
+    nmt_set_threads(s->threads);
+
+    int src_T = 1, tgt_T = 1, rc = NMT_OK;
+    corpus_max_lengths(train, &src_T, &tgt_T);
+    if (t->valid.corpus)
+        corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);
+    if (!t->dir)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    if (!rc)
+        rc = nmt_optim_init(&t->opt, s->optimizer, m->n_params, s->lr);
+    if (!rc && !m->grads)
+        rc = nmt_model_alloc_grads(m);
+    if (!rc)
+        rc = nmt_batch_alloc(&t->batch, s->batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = nmt_workspace_create(&t->ws, m, s->batch_size, src_T, tgt_T);
+    if (!rc && t->valid.corpus)
+        rc = decoder_for(&t->decoder, m, s->batch_size, src_T);
+    if (!rc && t->valid.corpus)
+        rc = bleu_create(&t->bleu);
+    if (rc) {
+        nmt_trainer_free(t);
+        return rc;
+    }
+    *out = t;
+    return NMT_OK;
+}
+
+/* ---- log.tsv ------------------------------------------------------------------ */
+
+/* Drops rows past the restored step (written after the checkpoint by a run
+ * that was then killed), so that the resumed run's rows follow on. */
+static int log_trim(const char *path, int64_t step)
+{
+    char **lines;
+    size_t n;
+    FILE *probe = fopen(path, "rb");
+    if (!probe)
+        return NMT_OK;
+    fclose(probe);
+    int rc = nmt_read_lines(path, &lines, &n);
+    if (rc)
+        return rc;
+    size_t keep = n > 0 ? 1 : 0;
+    while (keep < n && strtoll(lines[keep], NULL, 10) <= step)
+        keep++;
+    if (keep < n) {
+        FILE *f = fopen(path, "wb");
+        if (!f)
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite", path);
+        for (size_t i = 0; f && i < keep; i++)
+            fprintf(f, "%s\n", lines[i]);
+        if (f && fclose(f))
+            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed", path);
+    }
+    nmt_free_lines(lines, n);
+    return rc;
+}
+
+static int log_open(nmt_trainer *t)
+{
+    char *path = nmt_path_join(t->dir, "log.tsv");
+    if (!path)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int rc = t->restored ? log_trim(path, t->st.step) : NMT_OK;
+    if (!rc) {
+        t->log = fopen(path, t->restored ? "ab" : "wb");
+        if (!t->log)
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing", path);
+    }
+    if (!rc && ftell(t->log) == 0) {
+        char head[256];
+        nmt_log_header(head, sizeof head);
+        fputs(head, t->log);
+        fflush(t->log);
+    }
+    free(path);
+    return rc;
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_train_status *st)
+{
+    if (cb && cb->on_event)
+        cb->on_event(cb->user, ev, st);
+}
+
+static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
+{
+    int64_t by_epochs = (int64_t)t->s.epochs * (int64_t)n_batches;
+    if (t->s.max_steps > 0 && t->s.max_steps < by_epochs)
+        return t->s.max_steps;
+    return by_epochs;
+}
+
+/* Writes a log row from what was accumulated since the last one. */
+static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
+{
+    nmt_train_status *st = &t->st;
+    st->elapsed_s = t->elapsed_base + (now - t->t_start);
+    if (t->acc_steps > 0) {
+        st->loss = t->acc_nll / t->acc_tok;
+        st->ppl = exp(st->loss);
+        st->grad_norm = t->acc_norm / (double)t->acc_steps;
+        st->tok_per_s = now > t->t_report ? t->acc_tok / (now - t->t_report) : 0;
+    }
+    char row[512];
+    nmt_log_row(row, sizeof row, st);
+    if (fputs(row, t->log) < 0 || fflush(t->log))
+        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed", t->dir);
+    emit(cb, NMT_TRAIN_REPORT, st);
+    t->acc_nll = t->acc_tok = t->acc_norm = 0;
+    t->acc_steps = 0;
+    t->t_report = now;
+    return NMT_OK;
+}
+
+/* A validation and what follows from it: best model, lr decay, early stop.
+ * Sets *stop_run when early stopping ends the run. */
+static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *stop_run)
+{
+    nmt_train_status *st = &t->st;
+    valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
+    int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+                           &st->valid_bleu);
+    if (rc)
+        return rc;
+    st->has_valid = 1;
+    t->last_valid_step = st->step;
+    emit(cb, NMT_TRAIN_VALID, st);
+    int better = st->valid_bleu > st->best_bleu ||
+                 (st->valid_bleu == st->best_bleu && st->valid_ppl < st->best_ppl);
+    if (better) {
+        st->best_bleu = st->valid_bleu;
+        st->best_ppl = st->valid_ppl;
+        st->best_step = st->step;
+        st->bad_validations = 0;
+        t->since_decay = 0;
+        if ((rc = nmt_trainer_save_best(t)))
+            return rc;
+        emit(cb, NMT_TRAIN_BEST, st);
+        return NMT_OK;
+    }
+    st->bad_validations++;
+    t->since_decay++;
+    if (t->s.patience > 0 && t->since_decay >= t->s.patience && t->s.lr_decay != 1.0) {
+        st->lr *= t->s.lr_decay;
+        t->opt.lr = st->lr;
+        t->since_decay = 0;
+        emit(cb, NMT_TRAIN_LR_DECAY, st);
+    }
+    if (t->s.early_stop > 0 && st->bad_validations >= t->s.early_stop) {
+        *stop_run = 1;
+        emit(cb, NMT_TRAIN_EARLY_STOP, st);
+    }
+    return NMT_OK;
+}
+
+static int diverged(const nmt_trainer *t, const char *what, double value)
+{
+    return nmt_set_error(NMT_ERR_NUMERIC,
+                         "the %s is %s at step %lld (epoch %d): training diverged. "
+                         "The last good checkpoint (step %lld) is kept in %s. Try a lower "
+                         "--lr (it is %g) or gradient clipping (e.g. --clip 5)",
+                         what, isnan(value) ? "NaN" : "infinite",
+                         (long long)t->st.step + 1, t->st.epoch,
+                         (long long)t->last_saved_step, t->dir, t->st.lr);
+}
+
+/* One optimizer step on the batch at the current position. */
+static int train_step(nmt_trainer *t)
+{
+    const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
+    int n = (int)(t->plan.start[t->st.batch + 1] - t->plan.start[t->st.batch]);
+    int rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
+    if (rc)
+        return rc;
+    nmt_model_zero_grad(t->m);
+    double loss = (double)nmt_forward(t->m, t->ws, &t->batch, t->s.dropout, &t->rng);
+    if (!isfinite(loss))
+        return diverged(t, "loss", loss);
+    nmt_backward(t->m, t->ws, &t->batch);
+    double norm = nmt_clip_grad_norm(t->m->grads, t->m->n_params, t->s.clip);
+    if (!isfinite(norm))
+        return diverged(t, "gradient norm", norm);
+    nmt_optim_step(&t->opt, t->m->params, t->m->grads);
+    t->st.step++;
+    t->acc_nll += loss * (double)t->batch.n_tgt_tokens;
+    t->acc_tok += (double)t->batch.n_tgt_tokens;
+    t->acc_norm += norm;
+    t->acc_steps++;
+    return NMT_OK;
+}
+
+static int ensure_plan(nmt_trainer *t)
+{
+    if (t->plan_epoch == t->st.epoch)
+        return NMT_OK;
+    nmt_batch_plan_free(&t->plan);
+    t->plan_epoch = 0;
+    int rc = nmt_batch_plan_make(&t->plan, t->train, t->s.batch_size, t->s.shuffle, t->s.seed,
+                                 t->st.epoch);
+    if (rc)
+        return rc;
+    if (t->st.batch > t->plan.n_batches)
+        return nmt_set_error(NMT_ERR_FORMAT, "checkpoint position %zu is past the %zu batches "
+                             "of epoch %d: was the corpus changed?", t->st.batch,
+                             t->plan.n_batches, t->st.epoch);
+    t->plan_epoch = t->st.epoch;
+    t->st.n_batches = t->plan.n_batches;
+    return NMT_OK;
+}
+
+static int finished(const nmt_trainer *t)
+{
+    return t->st.epoch > t->s.epochs || (t->s.max_steps > 0 && t->st.step >= t->s.max_steps);
+}
+
+int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_atomic_t *stop)
+{
+    nmt_train_status *st = &t->st;
+    t->t_start = t->t_report = nmt_now();
+    int rc = log_open(t);
+    if (rc)
+        return rc;
+    /* a run always has a checkpoint to fall back on, even if step 1 diverges */
+    if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
+        return rc;
+    int stop_run = 0, interrupted = 0;
+    while (!finished(t) && !stop_run) {
+        if ((rc = ensure_plan(t)))
+            return rc;
+        st->total_steps = total_steps(t, t->plan.n_batches);
+        if (stop && *stop) {
+            interrupted = 1;
+            break;
+        }
+        if ((rc = train_step(t)))
+            return rc;
+        st->has_valid = 0;
+        double now = nmt_now();
+        st->elapsed_s = t->elapsed_base + (now - t->t_start);
+        st->loss = t->acc_nll / t->acc_tok;
+        st->tok_per_s = now > t->t_report ? t->acc_tok / (now - t->t_report) : 0;
+        emit(cb, NMT_TRAIN_STEP, st);
+
+        int end_of_epoch = st->batch + 1 == t->plan.n_batches;
+        int last = (t->s.max_steps > 0 && st->step >= t->s.max_steps) ||
+                   (end_of_epoch && st->epoch >= t->s.epochs);
+        int want_valid = t->valid.corpus &&
+                         ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
+                          end_of_epoch || last);
+        if (want_valid && (rc = validate_step(t, cb, &stop_run)))
+            return rc;
+        int want_report = t->s.report_every > 0 ? st->step % t->s.report_every == 0
+                                                : now - t->t_report >= t->s.report_seconds;
+        if ((want_report || want_valid || last || stop_run) && (rc = report(t, cb, nmt_now())))
+            return rc;
+        int want_save = t->s.save_every > 0 && st->step % t->s.save_every == 0;
+        if (end_of_epoch) {
+            emit(cb, NMT_TRAIN_EPOCH, st);
+            st->epoch++;
+            st->batch = 0;
+            want_save = 1;
+        } else {
+            st->batch++;
+        }
+        if (want_save && !last && !stop_run) {
+            st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+            if ((rc = nmt_trainer_save_checkpoint(t)))
+                return rc;
+            emit(cb, NMT_TRAIN_SAVED, st);
+        }
+    }
+    /* the end, whatever ended it: a run resumed after its end validates
+     * nothing new, and one stopped by a signal does not validate at all (so
+     * that resuming it continues exactly) */
+    if (!interrupted && t->valid.corpus && t->last_valid_step != st->step && st->step > 0) {
+        if ((rc = validate_step(t, cb, &stop_run)))
+            return rc;
+        if ((rc = report(t, cb, nmt_now())))
+            return rc;
+    }
+    st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+    if ((rc = nmt_trainer_save_checkpoint(t)))
+        return rc;
+    emit(cb, NMT_TRAIN_SAVED, st);
+    if (interrupted)
+        return nmt_set_error(NMT_ERR_INTERRUPTED, "interrupted at step %lld; the checkpoint "
+                             "in %s continues it (nmt train --resume %s)",
+                             (long long)st->step, t->dir, t->dir);
+    return NMT_OK;
+}

@@ -1,0 +1,51 @@
+/* The trainer's state, shared by train.c (the loop, validation) and
+ * checkpoint.c (saving it and restoring it). Not a public header. */
+#ifndef NMT_TRAINER_H
+#define NMT_TRAINER_H
+
+#include <stdio.h>
+
+#include "nmt/batch.h"
+#include "nmt/bleu.h"
+#include "nmt/decode.h"
+#include "nmt/rng.h"
+#include "nmt/train.h"
+
+struct nmt_trainer {
+    nmt_model *m;
+    nmt_train_settings s;
+    const nmt_corpus *train;
+    nmt_valid_set valid;      /* valid.corpus NULL: no validation */
+    char *dir;
+
+    nmt_optim opt;
+    nmt_rng rng;              /* dropout; its state is saved in checkpoints */
+    nmt_workspace *ws;
+    nmt_batch batch;
+    nmt_batch_plan plan;
+    int plan_epoch;           /* the epoch `plan` was made for; 0: none */
+    nmt_decoder *decoder;     /* for validation BLEU */
+    nmt_bleu *bleu;
+
+    /* the loop's position and schedule: everything here is saved */
+    nmt_train_status st;      /* step, epoch, batch, lr, best_* ... */
+    int since_decay;          /* validations without improvement since the last lr decay */
+    int64_t last_valid_step;  /* -1: none yet */
+    double elapsed_base;      /* elapsed seconds of earlier sessions */
+
+    /* this session only */
+    double t_start;
+    int64_t last_saved_step;  /* -1: nothing saved yet */
+    int restored;
+    double acc_nll, acc_tok, acc_norm, t_report;
+    int64_t acc_steps;
+    FILE *log;
+};
+
+/* checkpoint.c */
+int nmt_trainer_save_checkpoint(nmt_trainer *t);
+int nmt_trainer_save_best(nmt_trainer *t);
+/* dir/name in a malloc'ed string (NULL when out of memory). */
+char *nmt_path_join(const char *dir, const char *name);
+
+#endif
