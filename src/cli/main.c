@@ -15,7 +15,7 @@ static const command commands[] = {
     {"train", NULL, "train a model on a parallel corpus (or --resume a run)"},
     {"translate", NULL, "translate sentences with a model (greedy or beam search)"},
     {"score", NULL, "loss and perplexity of a model on a parallel corpus"},
-    {"bleu", NULL, "corpus BLEU exactly as sacreBLEU computes it"},
+    {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
     {"align", NULL, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
     {"compare", NULL, "runs side by side: BLEU overall and by sentence length"},
     {"info", NULL, "a model's settings and parameter count"},
