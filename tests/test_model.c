@@ -1,0 +1,347 @@
+/* The model in float, as the library ships it: tensor table, initialisation,
+ * padding invariance, dropout, and inference against the training pass. */
+#include <math.h>
+#include <string.h>
+
+#include "model_fixture.h"
+#include "nmt/error.h"
+#include "nmt/model.h"
+#include "test_common.h"
+
+enum { E = 6, H = 5, A = 4, O = 7, VS = 10, VT = 9 };
+
+static nmt_model *make(int k, uint64_t seed)
+{
+    nmt_config cfg = fixture_config(k, E, H, A, O, VS, VT);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
+    ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
+    /* Weights well away from the paper's tiny init so every path matters. */
+    nmt_rng r;
+    nmt_rng_seed(&r, seed);
+    for (size_t i = 0; i < m->n_params; i++)
+        m->params[i] = nmt_rng_uniform(&r) - 0.5f;
+    return m;
+}
+
+START_TEST(names_parse_both_ways)
+{
+    nmt_cell c;
+    nmt_attention a;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(nmt_cell_parse(nmt_cell_name((nmt_cell)i), &c), NMT_OK);
+        ck_assert_int_eq((int)c, i);
+    }
+    ck_assert_str_eq(nmt_cell_name(NMT_CELL_LSTM), "lstm");
+    ck_assert_int_eq(nmt_attention_parse("bahdanau", &a), NMT_OK);
+    ck_assert_int_eq((int)a, NMT_ATT_BAHDANAU);
+    ck_assert_int_eq(nmt_attention_parse("none", &a), NMT_OK);
+    ck_assert_int_eq((int)a, NMT_ATT_NONE);
+    ck_assert_int_eq(nmt_cell_parse("LSTM", &c), NMT_ERR_ARG);
+    ck_assert_int_eq(nmt_attention_parse("luong", &a), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "luong"));
+}
+END_TEST
+
+START_TEST(tensor_table_follows_design)
+{
+    /* lstm, bahdanau, bidirectional: DESIGN.md's full list in file order. */
+    nmt_config cfg = fixture_config(8, 3, 4, 5, 6, 11, 12);
+    nmt_tensor_info t[NMT_MAX_TENSORS];
+    size_t total;
+    int n = nmt_tensor_table(&cfg, t, &total);
+    static const char *names[] = {"src_emb", "tgt_emb", "enc.fwd.W_ih", "enc.fwd.W_hh",
+        "enc.fwd.b", "enc.bwd.W_ih", "enc.bwd.W_hh", "enc.bwd.b", "dec.init.W", "dec.init.b",
+        "att.W", "att.U", "att.b", "att.v", "dec.W_ih", "dec.W_hh", "dec.b", "out.W_t",
+        "out.b_t", "out.W", "out.b"};
+    static const int shapes[][2] = {{11, 3}, {12, 3}, {16, 3}, {16, 4}, {16, 0}, {16, 3},
+        {16, 4}, {16, 0}, {4, 8}, {4, 0}, {5, 4}, {5, 8}, {5, 0}, {5, 0}, {16, 3 + 8},
+        {16, 4}, {16, 0}, {6, 4 + 8 + 3}, {6, 0}, {12, 6}, {12, 0}};
+    ck_assert_int_eq(n, 21);
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_str_eq(t[i].name, names[i]);
+        ck_assert_int_eq(t[i].shape[0], shapes[i][0]);
+        ck_assert_int_eq(t[i].ndim, shapes[i][1] ? 2 : 1);
+        if (shapes[i][1])
+            ck_assert_int_eq(t[i].shape[1], shapes[i][1]);
+        ck_assert_uint_eq(t[i].offset, at);
+        ck_assert_uint_eq(t[i].size, (size_t)shapes[i][0] * (shapes[i][1] ? shapes[i][1] : 1));
+        at += t[i].size;
+    }
+    ck_assert_uint_eq(total, at);
+
+    /* gru, none, unidirectional: no enc.bwd, no att; D = 1, G = 3. */
+    cfg = fixture_config(7, 3, 4, 5, 6, 11, 12);
+    n = nmt_tensor_table(&cfg, t, &total);
+    ck_assert_int_eq(n, 14);
+    for (int i = 0; i < n; i++) {
+        ck_assert(strncmp(t[i].name, "enc.bwd", 7) != 0 && strncmp(t[i].name, "att.", 4) != 0);
+        if (strcmp(t[i].name, "dec.W_ih") == 0) {
+            ck_assert_int_eq(t[i].shape[0], 12);
+            ck_assert_int_eq(t[i].shape[1], 3 + 4);
+        }
+    }
+}
+END_TEST
+
+START_TEST(create_rejects_bad_settings)
+{
+    nmt_config cfg = fixture_config(0, 3, 0, 5, 6, 11, 12);
+    nmt_model *m = (nmt_model *)1;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_null(m);
+    cfg = fixture_config(0, 3, 4, 5, 6, 2, 12);
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
+}
+END_TEST
+
+static double sd_of(const float *x, size_t n, double *mean)
+{
+    double s = 0, q = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)x[i], q += (double)x[i] * (double)x[i];
+    *mean = s / n;
+    return sqrt(q / n - *mean * *mean);
+}
+
+START_TEST(init_is_reproducible_with_the_papers_statistics)
+{
+    int k = _i; /* lstm bahdanau bi, gru bahdanau uni, rnn none bi */
+    int cfgs[] = {8, 5, 2};
+    nmt_config cfg = fixture_config(cfgs[k], 40, 24, 30, 20, 400, 300);
+    nmt_model *m, *m2;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
+    ck_assert_int_eq(nmt_model_create(&m2, &cfg, NULL, NULL), 0);
+    nmt_model_init(m, 5);
+    nmt_model_init(m2, 5);
+    ck_assert_int_eq(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
+    nmt_model_init(m2, 6);
+    ck_assert_int_ne(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
+
+    int Hd = cfg.hidden, G = cfg.cell == NMT_CELL_LSTM ? 4 : cfg.cell == NMT_CELL_GRU ? 3 : 1;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const nmt_tensor_info *t = &m->tensors[i];
+        const float *p = m->params + t->offset;
+        size_t len = strlen(t->name);
+        if (len > 4 && strcmp(t->name + len - 4, "W_hh") == 0) {
+            /* each H x H gate block orthogonal: B B^T = I */
+            for (int g = 0; g < G; g++) {
+                const float *blk = p + (size_t)g * Hd * Hd;
+                for (int a = 0; a < Hd; a++)
+                    for (int b = 0; b < Hd; b++) {
+                        double d = 0;
+                        for (int c = 0; c < Hd; c++)
+                            d += (double)blk[a * Hd + c] * (double)blk[b * Hd + c];
+                        ck_assert_double_lt(fabs(d - (a == b)), 1e-5);
+                    }
+            }
+        } else if (t->ndim == 1 || strcmp(t->name, "att.v") == 0) {
+            int forget = cfg.cell == NMT_CELL_LSTM &&
+                         (strcmp(t->name, "enc.fwd.b") == 0 || strcmp(t->name, "enc.bwd.b") == 0 ||
+                          strcmp(t->name, "dec.b") == 0);
+            for (size_t e = 0; e < t->size; e++)
+                ck_assert_msg(p[e] == ((forget && e >= (size_t)Hd && e < 2 * (size_t)Hd) ? 1.0f : 0.0f),
+                              "%s[%zu] = %g", t->name, e, (double)p[e]);
+        } else {
+            double mean, sd = sd_of(p, t->size, &mean);
+            double want = strcmp(t->name, "att.W") == 0 || strcmp(t->name, "att.U") == 0 ? 0.001 : 0.01;
+            double tol = 4 / sqrt((double)t->size); /* relative error of a sample sd */
+            ck_assert_msg(fabs(sd / want - 1) < tol, "%s sd %g, want %g", t->name, sd, want);
+            ck_assert_msg(fabs(mean) < want * tol * 2, "%s mean %g", t->name, mean);
+        }
+    }
+    nmt_model_free(m);
+    nmt_model_free(m2);
+}
+END_TEST
+
+/* Max |a - b| over max |b|. */
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - (double)b[i]));
+        mx = fmax(mx, fabs((double)b[i]));
+    }
+    return d / (mx > 0 ? mx : 1);
+}
+
+START_TEST(padding_changes_no_loss_and_no_gradient)
+{
+    int k = _i;
+    nmt_model *m = make(k, 77 + k);
+    nmt_batch all;
+    fixture_batch(&all, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 2);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, all.src_T, all.tgt_T), 0);
+    nmt_model_zero_grad(m);
+    float loss = nmt_forward(m, ws, &all, 0, NULL);
+    nmt_backward(m, ws, &all);
+    double nll[3];
+    memcpy(nll, nmt_workspace_sentence_nll(ws), sizeof nll);
+    ck_assert_double_eq_tol(loss, (nll[0] + nll[1] + nll[2]) / all.n_tgt_tokens, 1e-5);
+    float *batch_grad = malloc(m->n_params * sizeof(float));
+    float *sum_grad = calloc(m->n_params, sizeof(float));
+    memcpy(batch_grad, m->grads, m->n_params * sizeof(float));
+
+    /* Each sentence alone, unpadded: same NLL; its gradient (of its own mean)
+     * weighted by its share of the batch's tokens sums to the batch's. */
+    for (int b = 0; b < 3; b++) {
+        nmt_batch one;
+        fixture_batch(&one, 1, &fx_src[b], &fx_src_n[b], &fx_tgt[b], &fx_tgt_n[b], 0);
+        nmt_model_zero_grad(m);
+        float l1 = nmt_forward(m, ws, &one, 0, NULL);
+        nmt_backward(m, ws, &one);
+        double n1 = nmt_workspace_sentence_nll(ws)[0];
+        ck_assert_double_eq_tol(n1, nll[b], 1e-5 * fabs(nll[b]));
+        ck_assert_double_eq_tol(l1, n1 / one.tgt_len[0], 1e-5);
+        double w = (double)one.tgt_len[0] / all.n_tgt_tokens;
+        for (size_t i = 0; i < m->n_params; i++)
+            sum_grad[i] += (float)(w * (double)m->grads[i]);
+        fixture_batch_free(&one);
+    }
+    for (int t = 0; t < m->n_tensors; t++) {
+        const nmt_tensor_info *ti = &m->tensors[t];
+        double r = rel_diff(sum_grad + ti->offset, batch_grad + ti->offset, ti->size);
+        ck_assert_msg(r < 1e-4, "config %d: %s differs by %g", k, ti->name, r);
+    }
+    free(batch_grad);
+    free(sum_grad);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&all);
+    nmt_model_free(m);
+}
+END_TEST
+
+START_TEST(dropout_is_seeded_and_off_at_zero)
+{
+    nmt_model *m = make(8, 3);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    nmt_rng r;
+    float plain = nmt_forward(m, ws, &b, 0, NULL);
+    ck_assert(nmt_forward(m, ws, &b, 0, NULL) == plain);
+    nmt_rng_seed(&r, 1);
+    float d1 = nmt_forward(m, ws, &b, 0.5f, &r);
+    nmt_rng_seed(&r, 1);
+    float d2 = nmt_forward(m, ws, &b, 0.5f, &r);
+    float d3 = nmt_forward(m, ws, &b, 0.5f, &r); /* the stream moved on */
+    ck_assert(d1 == d2);
+    ck_assert(d1 != plain && d3 != d1);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+START_TEST(forward_refuses_an_oversized_batch)
+{
+    nmt_model *m = make(0, 3);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 2, b.src_T, b.tgt_T), 0);
+    ck_assert(isnan(nmt_forward(m, ws, &b, 0, NULL)));
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "exceeds"));
+    nmt_workspace_free(ws);
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    b.src[0] = VS; /* an id past the vocabulary */
+    ck_assert(isnan(nmt_forward(m, ws, &b, 0, NULL)));
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* Teacher-forced decoding through the inference API gives the training
+ * forward's per-sentence NLL; duplicated (beam) rows give the same numbers
+ * as their originals; attention weights are a distribution over the real
+ * source positions. */
+START_TEST(inference_matches_training)
+{
+    int k = _i;
+    nmt_model *m = make(k, 500 + k);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    nmt_forward(m, ws, &b, 0, NULL);
+    const double *nll = nmt_workspace_sentence_nll(ws);
+
+    enum { K = 2 };
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3 * K), 0);
+    ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, 3, b.src_T), 0);
+    ck_assert_int_eq(nmt_infer_rows(st), 3);
+    /* rows 2b and 2b+1 both on source b, in a shuffled order */
+    int from[3 * K] = {0, 0, 1, 1, 2, 2};
+    ck_assert_int_eq(nmt_infer_select(st, from, 3 * K), 0);
+    int from2[3 * K] = {1, 0, 3, 2, 5, 4};
+    ck_assert_int_eq(nmt_infer_select(st, from2, 3 * K), 0);
+    const int *rs = nmt_infer_row_src(st);
+    for (int r = 0; r < 3 * K; r++)
+        ck_assert_int_eq(rs[r], r / K);
+
+    float *lp = malloc((size_t)3 * K * VT * sizeof *lp);
+    float *att = malloc((size_t)3 * K * b.src_T * sizeof *att);
+    double sum[3] = {0, 0, 0};
+    for (int i = 0; i < b.tgt_T; i++) {
+        int32_t prev[3 * K];
+        for (int r = 0; r < 3 * K; r++)
+            prev[r] = b.tgt_in[i * 3 + r / K];
+        nmt_infer_step(m, st, prev, lp, att);
+        for (int r = 0; r < 3 * K; r++) {
+            int s = r / K;
+            ck_assert_int_eq(memcmp(lp + (size_t)r * VT, lp + (size_t)s * K * VT,
+                                    VT * sizeof *lp), 0);
+            double p = 0;
+            for (int v = 0; v < VT; v++)
+                p += exp(lp[(size_t)r * VT + v]);
+            ck_assert_double_eq_tol(p, 1, 1e-5);
+            if (m->cfg.attention == NMT_ATT_BAHDANAU) {
+                double a = 0;
+                for (int j = 0; j < b.src_T; j++) {
+                    float x = att[(size_t)r * b.src_T + j];
+                    if (j >= b.src_len[s])
+                        ck_assert(x == 0);
+                    a += (double)x;
+                }
+                ck_assert_double_eq_tol(a, 1, 1e-5);
+            }
+        }
+        for (int s = 0; s < 3; s++)
+            if (i < b.tgt_len[s])
+                sum[s] -= (double)lp[(size_t)s * K * VT + b.tgt_out[i * 3 + s]];
+    }
+    for (int s = 0; s < 3; s++)
+        ck_assert_msg(fabs(sum[s] - nll[s]) <= 1e-5 * fabs(nll[s]),
+                      "config %d sentence %d: inference %.9g, training %.9g", k, s, sum[s],
+                      nll[s]);
+    ck_assert_int_eq(nmt_infer_select(st, (int[]){6}, 1), NMT_ERR_ARG);
+    free(lp);
+    free(att);
+    nmt_infer_free(st);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, names_parse_both_ways);
+    tcase_add_test(tc, tensor_table_follows_design);
+    tcase_add_test(tc, create_rejects_bad_settings);
+    tcase_add_loop_test(tc, init_is_reproducible_with_the_papers_statistics, 0, 3);
+    tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 12);
+    tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
+    tcase_add_test(tc, forward_refuses_an_oversized_batch);
+    tcase_add_loop_test(tc, inference_matches_training, 0, 12);
+    suite_add_tcase(s, tc);
+    return s;
+}
