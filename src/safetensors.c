@@ -341,7 +341,9 @@ static int parse_object(jparser *ps, jval *v)
             return NMT_ERR_FORMAT;
         v->members = members;
         skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != '"')
+        if (ps->p >= ps->end)
+            return jerr(ps, "unexpected end of the header");
+        if (*ps->p != '"')
             return jerr(ps, "expected a string key in an object");
         jmember *m = &v->members[v->n++];
         int rc = parse_string(ps, &m->key);
@@ -411,7 +413,10 @@ static int parse_value(jparser *ps, jval *v)
         break;
     default:
         v->type = J_INT;
-        rc = parse_int(ps, &v->i);
+        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
+            rc = parse_int(ps, &v->i);
+        else
+            rc = jerr(ps, "unexpected character");
         break;
     }
     ps->depth--;
@@ -676,17 +681,15 @@ static int check_prefix(st_file *f, const unsigned char prefix[8], uint64_t size
                              "%s: truncated: %llu bytes, too short for a safetensors file", name,
                              (unsigned long long)size);
     uint64_t n = le64(prefix);
+    if (n > ST_MAX_HEADER)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: header length %llu is absurd (at most %u): not a safetensors file",
+                             name, (unsigned long long)n, ST_MAX_HEADER);
     if (n > size - 8)
         return nmt_set_error(NMT_ERR_FORMAT,
                              "%s: header length %llu is beyond the end of the file (%llu bytes): "
                              "truncated or not a safetensors file", name, (unsigned long long)n,
                              (unsigned long long)size);
-    if (n > ST_MAX_HEADER)
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: header length %llu is absurd (at most %u)", name,
-                             (unsigned long long)n, ST_MAX_HEADER);
-    if (n < 2)
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: malformed header: %llu bytes", name,
-                             (unsigned long long)n);
     if (size - 8 - n > SIZE_MAX)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: too large for this machine", name);
     f->header_len = (size_t)n;
