@@ -1,0 +1,107 @@
+/* Alignments: the attention matrix of one sentence pair written as data (TSV,
+ * JSON Lines), as hard links (Pharaoh), as a terminal heatmap, and scored
+ * against gold links (alignment error rate, precision, recall).
+ *
+ * The writers write to a FILE* the caller gives; they return NMT_OK or
+ * NMT_ERR_IO (a failed write) and never print on their own. */
+#ifndef NMT_ALIGN_H
+#define NMT_ALIGN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* One sentence pair and its attention. Both token lists include the final
+ * "</s>" (the decoder attends while predicting it, and the encoder reads it),
+ * so att has n_tgt rows of n_src weights, each row a distribution. */
+typedef struct nmt_alignment {
+    int n_src;               /* source tokens, "</s>" included */
+    int n_tgt;               /* target tokens, "</s>" included */
+    const char *const *src;  /* [n_src] UTF-8 tokens */
+    const char *const *tgt;  /* [n_tgt] UTF-8 tokens */
+    const float *att;        /* [n_tgt, n_src] row-major: att[i * n_src + j] */
+} nmt_alignment;
+
+/* A hard link: source index - target index, 0-based, as Pharaoh writes it. */
+typedef struct nmt_link {
+    int src;
+    int tgt;
+} nmt_link;
+
+/* ---- data formats --------------------------------------------------------- */
+
+/* TSV: a header row (an empty cell, then the source tokens), then one row per
+ * target token (the token, then its n_src weights), then a blank line. Tabs
+ * and newlines inside tokens (which the tokenizer never makes) are written as
+ * spaces so the table stays rectangular. */
+int nmt_align_write_tsv(FILE *f, const nmt_alignment *a);
+
+/* JSON Lines: one line {"source": [...], "target": [...], "attention":
+ * [[...], ...]} with the tokens escaped as JSON strings (", \, control
+ * characters) and each weight printed with enough digits to round-trip a
+ * float. This is also what `nmt translate --alignments F` writes. */
+int nmt_align_write_json(FILE *f, const nmt_alignment *a);
+
+/* Hard links from the attention: every target word but the final "</s>" is
+ * linked to the source word (not "</s>") it attends to most; on a tie the
+ * lower source index wins. Writes at most n_tgt - 1 links into `links`
+ * (room for n_tgt entries is always enough) and returns their count, in
+ * target order. A source of only "</s>" gives no links. */
+int nmt_align_hard(const nmt_alignment *a, nmt_link *links);
+
+/* Pharaoh: the hard links as "i-j" (source-target) separated by spaces, then
+ * a newline (an empty line when there are none). */
+int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a);
+
+/* ---- terminal heatmap ----------------------------------------------------- */
+
+typedef enum {
+    NMT_COLOR_NONE = 0,      /* shaded blocks ' ░▒▓█' only */
+    NMT_COLOR_256 = 1,       /* xterm 256-colour backgrounds, plus the blocks' order */
+    NMT_COLOR_TRUE = 2,      /* 24-bit backgrounds */
+} nmt_color_mode;
+
+/* Target words down the left (cut to 14 columns), source words across,
+ * written vertically above their columns (cut to 12 letters) so that each
+ * column is two characters wide and a 40-word source still fits in about 100
+ * columns. Each cell shows the weight as a shade; with colour, as a
+ * background from white to dark blue as well. A legend line follows. */
+int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color);
+
+/* ---- quality against gold ------------------------------------------------- */
+
+/* Parses one Pharaoh line: links "i-j" separated by blanks; "i?j" (a possible
+ * link in some gold sets) is accepted and treated like "i-j". Duplicates are
+ * removed. *links is malloc'ed (NULL when *n is 0) and belongs to the caller.
+ * NMT_ERR_FORMAT with a message naming the bad token otherwise. */
+int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n);
+
+/* Alignment quality accumulated over a corpus. Every gold link is counted as
+ * sure (S = P), so with A the hypothesis links:
+ *   AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|,
+ *   recall = |A∩S| / |S|, the sizes summed over all pairs.
+ * Empty cases (defined so that nothing is divided by zero): with no
+ * hypothesis links precision is 1 (no link is wrong); with no gold links
+ * recall is 1 (no link was missed); with neither, AER is 0. */
+typedef struct nmt_aer {
+    size_t pairs;
+    size_t hyp;      /* |A| */
+    size_t gold;     /* |S| */
+    size_t both;     /* |A∩S| */
+} nmt_aer;
+
+/* Adds one pair (duplicate links within a list are counted once). Returns
+ * NMT_OK or NMT_ERR_NOMEM. */
+int nmt_aer_add(nmt_aer *acc, const nmt_link *hyp, size_t n_hyp,
+                const nmt_link *gold, size_t n_gold);
+double nmt_aer_rate(const nmt_aer *acc);
+double nmt_aer_precision(const nmt_aer *acc);
+double nmt_aer_recall(const nmt_aer *acc);
+
+/* ---- colours shared by the pictures --------------------------------------- */
+
+/* The heatmap colour of a weight w in [0, 1] (clamped): a ramp from white
+ * through light and mid blue to dark navy, lightness falling steadily so it
+ * reads in grey too. */
+void nmt_heat_rgb(float w, unsigned char rgb[3]);
+
+#endif

@@ -1,0 +1,46 @@
+/* SVG pictures: the attention heatmap of one sentence pair, and a generic line
+ * chart (BLEU against sentence length for several runs, say). Both write
+ * plain, valid XML (UTF-8, escaped text, width/height/viewBox set) to a FILE*
+ * the caller gives, and return NMT_OK or an NMT_ERR_* code. */
+#ifndef NMT_SVG_H
+#define NMT_SVG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "nmt/align.h"
+
+/* Source words across the top (labels turned 90°), target words down the
+ * left, one square cell per weight shaded white → navy (nmt_heat_rgb), a
+ * colour bar with ticks 0, 0.5 and 1, and the title (NULL: "Attention").
+ * Cells are a constant size, so the canvas grows with the sentence. Each
+ * cell carries a tooltip ("source → target: weight"). */
+int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title);
+
+/* One line of a chart: n points (x[k], y[k]); a NaN y leaves a gap (an empty
+ * length bucket, say). */
+typedef struct nmt_svg_series {
+    const char *name;
+    size_t n;
+    const double *x; /* [n] */
+    const double *y; /* [n] */
+} nmt_svg_series;
+
+typedef struct nmt_svg_chart {
+    const char *title;    /* may be NULL */
+    const char *x_title;  /* may be NULL */
+    const char *y_title;  /* may be NULL */
+    const nmt_svg_series *series;
+    int n_series;
+    /* Axis ranges; when min == max the range is taken from the data and
+     * widened to round tick values. The y axis starts at 0 unless data go
+     * below it. */
+    double x_min, x_max, y_min, y_max;
+} nmt_svg_chart;
+
+/* Axes with round ticks and grid lines, axis titles, one coloured line with
+ * point markers per series (a colour-blind-safe palette, cycling after 7),
+ * and a legend at the right. 720 × 420 px plus room for the legend. */
+int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *chart);
+
+#endif

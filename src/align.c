@@ -1,0 +1,487 @@
+/* Alignments as data (TSV, JSON Lines, Pharaoh), as a terminal heatmap, and
+ * their quality against gold links (AER). See include/nmt/align.h. */
+#include "nmt/align.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+
+/* Every writer ends with this: a FILE* remembers a failed write, so checking
+ * once at the end catches a full disk without testing every fprintf. */
+static int write_status(FILE *f)
+{
+    if (ferror(f))
+        return nmt_set_error(NMT_ERR_IO, "writing alignments failed");
+    return NMT_OK;
+}
+
+static int check_alignment(const nmt_alignment *a)
+{
+    if (!a || a->n_src < 1 || a->n_tgt < 1 || !a->src || !a->tgt || !a->att)
+        return nmt_set_error(NMT_ERR_ARG, "an alignment needs at least \"</s>\" on each side");
+    for (size_t k = 0; k < (size_t)a->n_src * (size_t)a->n_tgt; k++)
+        if (!isfinite(a->att[k]))
+            return nmt_set_error(NMT_ERR_NUMERIC, "the attention weights hold NaN or Inf");
+    return NMT_OK;
+}
+
+/* ---- TSV ------------------------------------------------------------------ */
+
+/* A token as a TSV cell: tabs and line breaks would break the table. */
+static void put_tsv_cell(FILE *f, const char *tok)
+{
+    for (const char *p = tok; *p; p++)
+        fputc(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p, f);
+}
+
+int nmt_align_write_tsv(FILE *f, const nmt_alignment *a)
+{
+    int rc = check_alignment(a);
+    if (rc)
+        return rc;
+    for (int j = 0; j < a->n_src; j++) {
+        fputc('\t', f);
+        put_tsv_cell(f, a->src[j]);
+    }
+    fputc('\n', f);
+    for (int i = 0; i < a->n_tgt; i++) {
+        put_tsv_cell(f, a->tgt[i]);
+        for (int j = 0; j < a->n_src; j++)
+            fprintf(f, "\t%.6f", (double)a->att[(size_t)i * a->n_src + j]);
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+    return write_status(f);
+}
+
+/* ---- JSON Lines ----------------------------------------------------------- */
+
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        default:
+            /* UTF-8 passes through (JSON text is UTF-8); other control
+             * characters must be escaped. */
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void put_json_tokens(FILE *f, const char *const *tok, int n)
+{
+    fputc('[', f);
+    for (int k = 0; k < n; k++) {
+        if (k)
+            fputs(", ", f);
+        put_json_string(f, tok[k]);
+    }
+    fputc(']', f);
+}
+
+int nmt_align_write_json(FILE *f, const nmt_alignment *a)
+{
+    int rc = check_alignment(a);
+    if (rc)
+        return rc;
+    fputs("{\"source\": ", f);
+    put_json_tokens(f, a->src, a->n_src);
+    fputs(", \"target\": ", f);
+    put_json_tokens(f, a->tgt, a->n_tgt);
+    fputs(", \"attention\": [", f);
+    for (int i = 0; i < a->n_tgt; i++) {
+        fputs(i ? ", [" : "[", f);
+        for (int j = 0; j < a->n_src; j++)
+            /* 9 significant digits read back as the same float. */
+            fprintf(f, j ? ", %.9g" : "%.9g", (double)a->att[(size_t)i * a->n_src + j]);
+        fputc(']', f);
+    }
+    fputs("]}\n", f);
+    return write_status(f);
+}
+
+/* ---- hard links and Pharaoh ----------------------------------------------- */
+
+int nmt_align_hard(const nmt_alignment *a, nmt_link *links)
+{
+    int n = 0;
+    int real_src = a->n_src - 1, real_tgt = a->n_tgt - 1; /* "</s>" left out */
+    if (real_src < 1)
+        return 0;
+    for (int i = 0; i < real_tgt; i++) {
+        const float *row = a->att + (size_t)i * a->n_src;
+        int best = 0;
+        for (int j = 1; j < real_src; j++)
+            if (row[j] > row[best]) /* strict: the lower index keeps a tie */
+                best = j;
+        links[n].src = best;
+        links[n].tgt = i;
+        n++;
+    }
+    return n;
+}
+
+int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a)
+{
+    int rc = check_alignment(a);
+    if (rc)
+        return rc;
+    nmt_link *links = malloc((size_t)a->n_tgt * sizeof *links);
+    if (!links)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int n = nmt_align_hard(a, links);
+    for (int k = 0; k < n; k++)
+        fprintf(f, k ? " %d-%d" : "%d-%d", links[k].src, links[k].tgt);
+    fputc('\n', f);
+    free(links);
+    return write_status(f);
+}
+
+/* ---- terminal heatmap ----------------------------------------------------- */
+
+enum { TEXT_LABEL_MAX = 14, TEXT_HEADER_MAX = 12 };
+
+/* Shades for weights below 0.1, 0.25, 0.5, 0.75 and above. Attention rows sum
+ * to 1, so a word that takes half of it or more stands out in the two darkest
+ * shades, and a diffuse row shows as light shades. */
+static const char *const shades[5] = {" ", "░", "▒", "▓", "█"};
+static const float shade_bounds[4] = {0.1f, 0.25f, 0.5f, 0.75f};
+
+static int shade_of(float w)
+{
+    int s = 0;
+    while (s < 4 && w >= shade_bounds[s])
+        s++;
+    return s;
+}
+
+/* Length in bytes of the UTF-8 sequence starting with byte c (1 for a stray
+ * continuation byte, so that bad input still advances). */
+static int utf8_len(unsigned char c)
+{
+    return c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+/* Code points in s (each taken as one column wide). */
+static int utf8_width(const char *s)
+{
+    int w = 0;
+    for (const char *p = s; *p; p += utf8_len((unsigned char)*p))
+        w++;
+    return w;
+}
+
+/* Writes one code point of l bytes; control characters (a tab in a token)
+ * would break the layout, so they show as spaces. */
+static void put_cp(FILE *f, const char *p, int l)
+{
+    if (l == 1 && (unsigned char)*p < 0x20)
+        fputc(' ', f);
+    else
+        fwrite(p, 1, (size_t)l, f);
+}
+
+/* Writes the first `cols` code points of s padded with spaces to `cols`,
+ * ending in '~' when s was cut. */
+static void put_cut(FILE *f, const char *s, int cols)
+{
+    int w = utf8_width(s), shown = w > cols ? cols - 1 : w;
+    const char *p = s;
+    for (int k = 0; k < shown; k++) {
+        int l = utf8_len((unsigned char)*p);
+        put_cp(f, p, l);
+        p += l;
+    }
+    if (w > cols)
+        fputc('~', f);
+    for (int k = w > cols ? cols : w; k < cols; k++)
+        fputc(' ', f);
+}
+
+/* The k-th code point of s written out, or a space past its end; cut words
+ * show '~' in their last row. */
+static void put_letter(FILE *f, const char *s, int k, int rows)
+{
+    int w = utf8_width(s);
+    if (k >= w) {
+        fputc(' ', f);
+        return;
+    }
+    if (w > rows && k == rows - 1) {
+        fputc('~', f);
+        return;
+    }
+    const char *p = s;
+    for (int m = 0; m < k; m++)
+        p += utf8_len((unsigned char)*p);
+    put_cp(f, p, utf8_len((unsigned char)*p));
+}
+
+/* The nearest xterm-256 colour: the 6x6x6 cube or the grey ramp. */
+static int xterm256(const unsigned char rgb[3])
+{
+    static const int level[6] = {0, 95, 135, 175, 215, 255};
+    int idx[3], best_cube = 0;
+    long d_cube = 0;
+    for (int c = 0; c < 3; c++) {
+        int b = 0;
+        for (int k = 1; k < 6; k++)
+            if (abs(level[k] - rgb[c]) < abs(level[b] - rgb[c]))
+                b = k;
+        idx[c] = b;
+        d_cube += (long)(level[b] - rgb[c]) * (level[b] - rgb[c]);
+    }
+    best_cube = 16 + 36 * idx[0] + 6 * idx[1] + idx[2];
+    int grey = (rgb[0] + rgb[1] + rgb[2]) / 3;
+    int g = grey < 8 ? 0 : grey > 238 ? 23 : (grey - 8) / 10;
+    int gv = 8 + 10 * g;
+    long d_grey = 0;
+    for (int c = 0; c < 3; c++)
+        d_grey += (long)(gv - rgb[c]) * (gv - rgb[c]);
+    return d_grey < d_cube ? 232 + g : best_cube;
+}
+
+static void put_cell(FILE *f, float w, nmt_color_mode color)
+{
+    int s = shade_of(w);
+    if (color == NMT_COLOR_NONE) {
+        fputs(shades[s], f);
+        fputs(shades[s], f);
+        return;
+    }
+    unsigned char rgb[3];
+    nmt_heat_rgb(w, rgb);
+    if (color == NMT_COLOR_TRUE)
+        fprintf(f, "\x1b[48;2;%d;%d;%dm", rgb[0], rgb[1], rgb[2]);
+    else
+        fprintf(f, "\x1b[48;5;%dm", xterm256(rgb));
+    /* The background carries the weight; a white '·' marks strong cells so
+     * the peak of each row is found even on a terminal with odd colours. */
+    fputs(s >= 3 ? "\x1b[97m··" : "  ", f);
+    fputs("\x1b[0m", f);
+}
+
+int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color)
+{
+    int rc = check_alignment(a);
+    if (rc)
+        return rc;
+    int label = 1, rows = 1;
+    for (int i = 0; i < a->n_tgt; i++) {
+        int w = utf8_width(a->tgt[i]);
+        label = w > label ? w : label;
+    }
+    for (int j = 0; j < a->n_src; j++) {
+        int w = utf8_width(a->src[j]);
+        rows = w > rows ? w : rows;
+    }
+    label = label > TEXT_LABEL_MAX ? TEXT_LABEL_MAX : label;
+    rows = rows > TEXT_HEADER_MAX ? TEXT_HEADER_MAX : rows;
+
+    /* Source words written downwards, one letter per row, above their
+     * column; the margin left of them is as wide as the target labels. */
+    for (int k = 0; k < rows; k++) {
+        fprintf(f, "%*s │", label, "");
+        for (int j = 0; j < a->n_src; j++) {
+            put_letter(f, a->src[j], k, rows);
+            fputc(' ', f);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%*s ┼", label, "");
+    for (int j = 0; j < a->n_src; j++)
+        fputs("──", f);
+    fputc('\n', f);
+    for (int i = 0; i < a->n_tgt; i++) {
+        put_cut(f, a->tgt[i], label);
+        fputs(" │", f);
+        for (int j = 0; j < a->n_src; j++)
+            put_cell(f, a->att[(size_t)i * a->n_src + j], color);
+        fputc('\n', f);
+    }
+    fprintf(f, "%*s  weight:", label, "");
+    for (int s = 0; s < 5; s++) {
+        float lo = s ? shade_bounds[s - 1] : 0.0f;
+        if (color == NMT_COLOR_NONE)
+            fprintf(f, " %s%s", shades[s], shades[s]);
+        else
+            fputc(' ', f), put_cell(f, s ? lo + 0.01f : 0.0f, color);
+        fprintf(f, s < 4 ? " %.2g-%.2g" : " %.2g-1", (double)lo,
+                (double)(s < 4 ? shade_bounds[s] : 1.0f));
+    }
+    fputs("\n\n", f);
+    return write_status(f);
+}
+
+/* ---- colours -------------------------------------------------------------- */
+
+void nmt_heat_rgb(float w, unsigned char rgb[3])
+{
+    /* White to navy through light and mid blue; lightness falls evenly along
+     * the ramp, so weight order survives greyscale printing. */
+    static const unsigned char stops[5][3] = {
+        {255, 255, 255}, {197, 219, 240}, {105, 165, 214}, {35, 105, 175}, {10, 40, 100},
+    };
+    if (!(w > 0.0f))
+        w = 0.0f;
+    if (w > 1.0f)
+        w = 1.0f;
+    float t = w * 4.0f;
+    int k = (int)t;
+    if (k > 3)
+        k = 3;
+    float u = t - (float)k;
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (unsigned char)lroundf((1.0f - u) * stops[k][c] + u * stops[k + 1][c]);
+}
+
+/* ---- quality against gold ------------------------------------------------- */
+
+int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
+{
+    size_t cap = 0, count = 0;
+    nmt_link *out = NULL;
+    const char *p = line;
+    *links = NULL;
+    *n = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        long v[2];
+        int ok = 1;
+        for (int side = 0; side < 2 && ok; side++) {
+            if (side == 1) {
+                if (*p == '-' || *p == '?')
+                    p++;
+                else
+                    ok = 0;
+            }
+            if (ok && !(*p >= '0' && *p <= '9'))
+                ok = 0;
+            v[side] = 0;
+            while (ok && *p >= '0' && *p <= '9') {
+                v[side] = v[side] * 10 + (*p++ - '0');
+                if (v[side] > 1000000)
+                    ok = 0; /* no sentence is that long */
+            }
+        }
+        if (ok && *p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+            ok = 0;
+        if (!ok) {
+            int len = 0;
+            while (start[len] && start[len] != ' ' && start[len] != '\t' && len < 40)
+                len++;
+            free(out);
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "'%.*s' is not an alignment link like 3-4", len, start);
+        }
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            nmt_link *grown = realloc(out, cap * sizeof *out);
+            if (!grown) {
+                free(out);
+                return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+            }
+            out = grown;
+        }
+        out[count].src = (int)v[0];
+        out[count].tgt = (int)v[1];
+        count++;
+    }
+    /* Duplicates would count twice in the sizes; drop them here too. */
+    size_t kept = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t m = 0;
+        while (m < kept && (out[m].src != out[k].src || out[m].tgt != out[k].tgt))
+            m++;
+        if (m == kept)
+            out[kept++] = out[k];
+    }
+    if (!kept) {
+        free(out);
+        out = NULL;
+    }
+    *links = out;
+    *n = kept;
+    return NMT_OK;
+}
+
+static int link_cmp(const void *x, const void *y)
+{
+    const nmt_link *a = x, *b = y;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    return (a->tgt > b->tgt) - (a->tgt < b->tgt);
+}
+
+/* Sorts a copy and drops repeats; returns the count kept. */
+static size_t sorted_set(nmt_link *dst, const nmt_link *src, size_t n)
+{
+    if (!n)
+        return 0;
+    memcpy(dst, src, n * sizeof *dst);
+    qsort(dst, n, sizeof *dst, link_cmp);
+    size_t kept = 1;
+    for (size_t k = 1; k < n; k++)
+        if (link_cmp(&dst[k], &dst[kept - 1]))
+            dst[kept++] = dst[k];
+    return kept;
+}
+
+int nmt_aer_add(nmt_aer *acc, const nmt_link *hyp, size_t n_hyp, const nmt_link *gold,
+                size_t n_gold)
+{
+    nmt_link *h = malloc((n_hyp + n_gold + 1) * sizeof *h);
+    if (!h)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    nmt_link *g = h + n_hyp;
+    size_t nh = sorted_set(h, hyp, n_hyp), ng = sorted_set(g, gold, n_gold);
+    size_t both = 0;
+    for (size_t x = 0, y = 0; x < nh && y < ng;) {
+        int c = link_cmp(&h[x], &g[y]);
+        if (c == 0)
+            both++;
+        x += c <= 0;
+        y += c >= 0;
+    }
+    free(h);
+    acc->pairs++;
+    acc->hyp += nh;
+    acc->gold += ng;
+    acc->both += both;
+    return NMT_OK;
+}
+
+double nmt_aer_rate(const nmt_aer *acc)
+{
+    if (acc->hyp + acc->gold == 0)
+        return 0.0;
+    return 1.0 - 2.0 * (double)acc->both / (double)(acc->hyp + acc->gold);
+}
+
+double nmt_aer_precision(const nmt_aer *acc)
+{
+    return acc->hyp ? (double)acc->both / (double)acc->hyp : 1.0;
+}
+
+double nmt_aer_recall(const nmt_aer *acc)
+{
+    return acc->gold ? (double)acc->both / (double)acc->gold : 1.0;
+}

@@ -1,0 +1,25 @@
+/* A small bitmap font for the PNG pictures (internal to libnmt). */
+#ifndef NMT_FONT_H
+#define NMT_FONT_H
+
+#include <stdint.h>
+
+/* Each glyph is 5 columns by FONT_ROWS rows: FONT_ACCENT rows kept free for an
+ * accent above, then the letter itself (capitals and ascenders 7 rows, the
+ * baseline under the 7th, then 2 rows of descenders). */
+enum { FONT_COLS = 5, FONT_ACCENT = 3, FONT_ROWS = FONT_ACCENT + 9, FONT_ADVANCE = 6 };
+
+/* Draws one code point into bits[FONT_ROWS] (bit 4 = leftmost column) and
+ * returns the number of glyph cells it takes (1, or 2 for ß → "ss", æ → "ae"
+ * and the like: bits must then have room for 2 * FONT_ROWS rows, the second
+ * glyph following the first). ASCII is drawn as itself; Latin-1 and Latin
+ * Extended-A letters as their base letter with the accent drawn above
+ * (ä → a with two dots, é, è, â, ñ, å, č, ő ...; cedillas and ogoneks are
+ * left off); typographic quotes and dashes as their ASCII look-alikes; any
+ * other character as a hollow box. */
+int font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS]);
+
+/* Decodes one UTF-8 sequence at *s, advancing it; bad bytes give U+FFFD. */
+uint32_t font_next_cp(const char **s);
+
+#endif

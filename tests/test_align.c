@@ -1,0 +1,581 @@
+/* Alignments: AER on hand-made cases, hard links, the data formats, the
+ * terminal heatmap and the SVG pictures. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/align.h"
+#include "nmt/error.h"
+#include "nmt/svg.h"
+#include "test_common.h"
+
+/* Runs a writer into a string (freed by the caller). */
+typedef int (*writer_fn)(FILE *f, const nmt_alignment *a);
+static char *capture(writer_fn w, const nmt_alignment *a, int *rc)
+{
+    /* Static: the stream writes through these pointers until fclose. */
+    static char *buf;
+    static size_t len;
+    buf = NULL;
+    len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    *rc = w(f, a);
+    fclose(f);
+    return buf;
+}
+
+/* A 3-word source and 4-word target with a few awkward tokens. */
+static const char *const src3[] = {"ein", "\"Hund\"", "a&b<c>", "</s>"};
+static const char *const tgt4[] = {"a", "dog", "tab\there", "x", "</s>"};
+static const float att_5x4[] = {
+    0.7f, 0.1f, 0.1f, 0.1f,
+    0.05f, 0.8f, 0.1f, 0.05f,
+    0.2f, 0.2f, 0.5f, 0.1f,
+    0.1f, 0.1f, 0.1f, 0.7f, /* x looks at </s> most: its link goes to a real word */
+    0.0f, 0.0f, 0.25f, 0.75f,
+};
+static const nmt_alignment pair = {4, 5, src3, tgt4, att_5x4};
+
+/* ---- AER ------------------------------------------------------------------ */
+
+static const nmt_link S3[] = {{0, 0}, {1, 2}, {2, 1}};
+
+START_TEST(aer_perfect_is_zero)
+{
+    nmt_aer acc = {0};
+    ck_assert_int_eq(nmt_aer_add(&acc, S3, 3, S3, 3), NMT_OK);
+    ck_assert_double_eq(nmt_aer_rate(&acc), 0.0);
+    ck_assert_double_eq(nmt_aer_precision(&acc), 1.0);
+    ck_assert_double_eq(nmt_aer_recall(&acc), 1.0);
+    ck_assert_uint_eq(acc.pairs, 1);
+    ck_assert_uint_eq(acc.both, 3);
+}
+END_TEST
+
+START_TEST(aer_disjoint_is_one)
+{
+    static const nmt_link A[] = {{0, 1}, {1, 0}, {2, 2}};
+    nmt_aer acc = {0};
+    nmt_aer_add(&acc, A, 3, S3, 3);
+    ck_assert_double_eq(nmt_aer_rate(&acc), 1.0);
+    ck_assert_double_eq(nmt_aer_precision(&acc), 0.0);
+    ck_assert_double_eq(nmt_aer_recall(&acc), 0.0);
+}
+END_TEST
+
+START_TEST(aer_partial_by_hand)
+{
+    /* A = {0-0, 1-1, 2-1}, S = {0-0, 1-2, 2-1}: A∩S = {0-0, 2-1}, so
+     * |A∩S| = 2, AER = 1 - 2*2/(3+3) = 1/3, precision = recall = 2/3. */
+    static const nmt_link A[] = {{0, 0}, {1, 1}, {2, 1}};
+    nmt_aer acc = {0};
+    nmt_aer_add(&acc, A, 3, S3, 3);
+    ck_assert_uint_eq(acc.both, 2);
+    ck_assert_double_eq_tol(nmt_aer_rate(&acc), 1.0 / 3.0, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_precision(&acc), 2.0 / 3.0, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_recall(&acc), 2.0 / 3.0, 1e-12);
+
+    /* Unequal sizes: A = {0-0, 1-1}, S = {0-0, 1-2, 2-2}: A∩S = {0-0};
+     * AER = 1 - 2/5 = 0.6, precision 1/2, recall 1/3. */
+    static const nmt_link A2[] = {{1, 1}, {0, 0}};
+    static const nmt_link S2[] = {{2, 2}, {0, 0}, {1, 2}};
+    nmt_aer b = {0};
+    nmt_aer_add(&b, A2, 2, S2, 3);
+    ck_assert_double_eq_tol(nmt_aer_rate(&b), 0.6, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_precision(&b), 0.5, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_recall(&b), 1.0 / 3.0, 1e-12);
+}
+END_TEST
+
+START_TEST(aer_sums_over_the_corpus)
+{
+    /* Pair 1: one link, right. Pair 2: three links, none in the one gold
+     * link. Corpus: |A| = 4, |S| = 2, |A∩S| = 1, AER = 1 - 2/6 = 2/3 (the
+     * mean of per-pair AERs, (0 + 1)/2, would be different). */
+    static const nmt_link one[] = {{0, 0}};
+    static const nmt_link three[] = {{0, 0}, {1, 1}, {2, 2}};
+    static const nmt_link gold2[] = {{3, 3}};
+    nmt_aer acc = {0};
+    nmt_aer_add(&acc, one, 1, one, 1);
+    nmt_aer_add(&acc, three, 3, gold2, 1);
+    ck_assert_uint_eq(acc.pairs, 2);
+    ck_assert_double_eq_tol(nmt_aer_rate(&acc), 2.0 / 3.0, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_precision(&acc), 0.25, 1e-12);
+    ck_assert_double_eq_tol(nmt_aer_recall(&acc), 0.5, 1e-12);
+}
+END_TEST
+
+START_TEST(aer_empty_cases)
+{
+    nmt_aer none = {0};
+    nmt_aer_add(&none, NULL, 0, NULL, 0);
+    ck_assert_double_eq(nmt_aer_rate(&none), 0.0);
+    ck_assert_double_eq(nmt_aer_precision(&none), 1.0);
+    ck_assert_double_eq(nmt_aer_recall(&none), 1.0);
+
+    nmt_aer no_hyp = {0};
+    nmt_aer_add(&no_hyp, NULL, 0, S3, 3);
+    ck_assert_double_eq(nmt_aer_rate(&no_hyp), 1.0);
+    ck_assert_double_eq(nmt_aer_precision(&no_hyp), 1.0);
+    ck_assert_double_eq(nmt_aer_recall(&no_hyp), 0.0);
+
+    nmt_aer no_gold = {0};
+    nmt_aer_add(&no_gold, S3, 3, NULL, 0);
+    ck_assert_double_eq(nmt_aer_rate(&no_gold), 1.0);
+    ck_assert_double_eq(nmt_aer_precision(&no_gold), 0.0);
+    ck_assert_double_eq(nmt_aer_recall(&no_gold), 1.0);
+}
+END_TEST
+
+START_TEST(aer_counts_duplicates_once)
+{
+    static const nmt_link dup[] = {{0, 0}, {0, 0}, {1, 2}};
+    nmt_aer acc = {0};
+    nmt_aer_add(&acc, dup, 3, S3, 3);
+    ck_assert_uint_eq(acc.hyp, 2);
+    ck_assert_uint_eq(acc.both, 2);
+    ck_assert_double_eq_tol(nmt_aer_rate(&acc), 1.0 - 4.0 / 5.0, 1e-12);
+}
+END_TEST
+
+START_TEST(pharaoh_parse_lines)
+{
+    nmt_link *l;
+    size_t n;
+    ck_assert_int_eq(nmt_pharaoh_parse("0-0 12-3\t3?4 0-0\r\n", &l, &n), NMT_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(l[1].src, 12);
+    ck_assert_int_eq(l[1].tgt, 3);
+    ck_assert_int_eq(l[2].src, 3);
+    ck_assert_int_eq(l[2].tgt, 4);
+    free(l);
+    ck_assert_int_eq(nmt_pharaoh_parse("   ", &l, &n), NMT_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(l);
+    static const char *const bad[] = {"1-", "a-b", "1-2x", "-1-2", "1--2", "1-2 3", "1:2",
+                                      "99999999-1"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(nmt_pharaoh_parse(bad[k], &l, &n), NMT_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(nmt_error_message(), "is not an alignment link"));
+    }
+}
+END_TEST
+
+/* ---- hard links ----------------------------------------------------------- */
+
+START_TEST(hard_links_take_the_argmax)
+{
+    nmt_link links[5];
+    int n = nmt_align_hard(&pair, links);
+    /* 4 real target words; the </s> row is left out. */
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(links[0].src, 0);
+    ck_assert_int_eq(links[1].src, 1);
+    ck_assert_int_eq(links[2].src, 2);
+    /* Row 3 is 0.1 0.1 0.1 | 0.7 on </s>: </s> is left out, and among the
+     * three tied words the lowest index wins. */
+    ck_assert_int_eq(links[3].src, 0);
+    for (int k = 0; k < n; k++)
+        ck_assert_int_eq(links[k].tgt, k);
+
+    int rc;
+    char *s = capture(nmt_align_write_pharaoh, &pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert_str_eq(s, "0-0 1-1 2-2 0-3\n");
+    free(s);
+}
+END_TEST
+
+START_TEST(hard_links_of_an_empty_source)
+{
+    static const char *const s1[] = {"</s>"};
+    static const char *const t2[] = {"hallo", "</s>"};
+    static const float att[] = {1.0f, 1.0f};
+    nmt_alignment a = {1, 2, s1, t2, att};
+    nmt_link links[2];
+    ck_assert_int_eq(nmt_align_hard(&a, links), 0);
+    int rc;
+    char *s = capture(nmt_align_write_pharaoh, &a, &rc);
+    ck_assert_str_eq(s, "\n");
+    free(s);
+}
+END_TEST
+
+/* ---- data formats --------------------------------------------------------- */
+
+START_TEST(tsv_is_a_rectangle_of_distributions)
+{
+    int rc;
+    char *s = capture(nmt_align_write_tsv, &pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    /* Header: an empty cell and the 4 source tokens. */
+    ck_assert_int_eq(strncmp(s, "\tein\t\"Hund\"\ta&b<c>\t</s>\n", 24), 0);
+    char *line = strchr(s, '\n') + 1;
+    for (int i = 0; i < pair.n_tgt; i++) {
+        char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = 0;
+        int tabs = 0;
+        for (char *p = line; *p; p++)
+            tabs += *p == '\t';
+        ck_assert_int_eq(tabs, pair.n_src); /* "tab\there" written with a space */
+        double sum = 0;
+        char *p = strchr(line, '\t');
+        for (int j = 0; j < pair.n_src; j++) {
+            char *next;
+            double w = strtod(p + 1, &next);
+            ck_assert_double_eq_tol(w, att_5x4[i * 4 + j], 1e-6);
+            sum += w;
+            p = next;
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-4);
+        line = end + 1;
+    }
+    ck_assert_str_eq(line, "\n"); /* a blank line ends the pair */
+    free(s);
+}
+END_TEST
+
+START_TEST(json_escapes_and_round_trips)
+{
+    static const char *const s2[] = {"q\"uote", "back\\slash", "</s>"};
+    static const char *const t2[] = {"new\nline", "ctl\x01", "grün", "</s>"};
+    static const float att[] = {
+        0.123456789f, 0.5f, 0.376543211f,
+        1.0f / 3.0f, 1.0f / 3.0f, 1.0f / 3.0f,
+        0.0f, 1e-7f, 1.0f - 1e-7f,
+        0.25f, 0.25f, 0.5f,
+    };
+    nmt_alignment a = {3, 4, s2, t2, att};
+    int rc;
+    char *s = capture(nmt_align_write_json, &a, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert_ptr_nonnull(strstr(s, "\"source\": [\"q\\\"uote\", \"back\\\\slash\", \"</s>\"]"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "\"target\": [\"new\\nline\", \"ctl\\u0001\", \"grün\", \"</s>\"]"));
+    /* One line: the only newline is the last character. */
+    ck_assert_ptr_eq(strchr(s, '\n'), s + strlen(s) - 1);
+    /* Every weight reads back as the same float, and each row sums to 1. */
+    char *p = strstr(s, "\"attention\": [") + strlen("\"attention\": [");
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(*p, '[');
+        p++;
+        double sum = 0;
+        for (int j = 0; j < 3; j++) {
+            char *next;
+            double w = strtod(p, &next);
+            ck_assert_ptr_ne(next, p);
+            ck_assert(fabsf((float)w - att[i * 3 + j]) == 0.0f);
+            sum += w;
+            p = next;
+            if (j < 2) {
+                ck_assert_int_eq(*p, ',');
+                p += 2;
+            }
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-4);
+        ck_assert_int_eq(*p, ']');
+        p += i < 3 ? 3 : 1;
+    }
+    ck_assert_str_eq(p, "]}\n");
+    free(s);
+}
+END_TEST
+
+START_TEST(writers_refuse_nan)
+{
+    static const char *const s1[] = {"a", "</s>"};
+    static const char *const t1[] = {"</s>"};
+    float att[] = {NAN, 1.0f};
+    nmt_alignment a = {2, 1, s1, t1, att};
+    int rc;
+    free(capture(nmt_align_write_json, &a, &rc));
+    ck_assert_int_eq(rc, NMT_ERR_NUMERIC);
+    free(capture(nmt_align_write_tsv, &a, &rc));
+    ck_assert_int_eq(rc, NMT_ERR_NUMERIC);
+}
+END_TEST
+
+/* ---- terminal heatmap ----------------------------------------------------- */
+
+static int text_plain(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_NONE); }
+static int text_256(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_256); }
+static int text_true(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_TRUE); }
+
+START_TEST(text_heatmap_shades_and_colours)
+{
+    int rc;
+    char *s = capture(text_plain, &pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert_ptr_null(strchr(s, '\x1b'));
+    /* Source words run downwards: the first header row holds their first
+     * letters, two columns apart. */
+    ck_assert_ptr_nonnull(strstr(s, "│e \" a < \n"));
+    ck_assert_ptr_nonnull(strstr(s, "│i H & / \n"));
+    /* Row "dog": 0.05 0.8 0.1 0.05 → blank, full, light, blank. */
+    ck_assert_ptr_nonnull(strstr(s, "dog      │  ██░░  \n"));
+    /* Row "a": 0.7 0.1 0.1 0.1 → dark, light, light, light. */
+    ck_assert_ptr_nonnull(strstr(s, "a        │▓▓░░░░░░\n"));
+    ck_assert_ptr_nonnull(strstr(s, "weight:"));
+    free(s);
+
+    s = capture(text_true, &pair, &rc);
+    unsigned char rgb[3];
+    char want[64];
+    nmt_heat_rgb(0.8f, rgb);
+    snprintf(want, sizeof want, "\x1b[48;2;%d;%d;%dm", rgb[0], rgb[1], rgb[2]);
+    ck_assert_ptr_nonnull(strstr(s, want));
+    free(s);
+    s = capture(text_256, &pair, &rc);
+    ck_assert_ptr_nonnull(strstr(s, "\x1b[48;5;"));
+    ck_assert_ptr_null(strstr(s, "\x1b[48;2;"));
+    free(s);
+}
+END_TEST
+
+START_TEST(text_heatmap_cuts_long_words)
+{
+    static const char *const s1[] = {"Donaudampfschifffahrt", "</s>"};
+    static const char *const t1[] = {"Donaudampfschifffahrtsgesellschaft", "</s>"};
+    static const float att[] = {1.0f, 0.0f, 0.5f, 0.5f};
+    nmt_alignment a = {2, 2, s1, t1, att};
+    int rc;
+    char *s = capture(text_plain, &a, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert_ptr_nonnull(strstr(s, "Donaudampfsch~ │██  \n"));
+    /* 12 header rows at most, the 12th showing the cut. */
+    int rows = 0;
+    for (char *p = s; (p = strstr(p, "│")) && p < strstr(s, "┼"); p++)
+        rows++;
+    ck_assert_int_eq(rows, 12);
+    ck_assert_ptr_nonnull(strstr(s, "│~   \n"));
+    free(s);
+}
+END_TEST
+
+START_TEST(heat_ramp_darkens_steadily)
+{
+    unsigned char rgb[3];
+    nmt_heat_rgb(0.0f, rgb);
+    ck_assert(rgb[0] == 255 && rgb[1] == 255 && rgb[2] == 255);
+    nmt_heat_rgb(-3.0f, rgb);
+    ck_assert_int_eq(rgb[0], 255);
+    nmt_heat_rgb(NAN, rgb);
+    ck_assert_int_eq(rgb[0], 255);
+    double last = 1e9;
+    for (int k = 0; k <= 100; k++) {
+        nmt_heat_rgb(k / 100.0f, rgb);
+        double luma = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2];
+        ck_assert_double_lt(luma, last);
+        ck_assert_int_ge(rgb[2], rgb[0]); /* blue throughout, never a rainbow */
+        last = luma;
+    }
+    unsigned char top[3];
+    nmt_heat_rgb(5.0f, top);
+    ck_assert(memcmp(top, rgb, 3) == 0);
+}
+END_TEST
+
+/* ---- SVG ------------------------------------------------------------------ */
+
+/* A small well-formedness check: tags nest and close, attribute values are
+ * quoted, '&' starts a known entity, '<' never appears in text. Returns the
+ * number of elements, or -1 with the reason in *why. */
+static int xml_check(const char *s, const char **why)
+{
+    const char *stack[256];
+    size_t stack_len[256];
+    int depth = 0, elements = 0;
+    if (strncmp(s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 39)) {
+        *why = "no XML declaration";
+        return -1;
+    }
+    const char *p = s + 39;
+    while (*p) {
+        if (*p == '&') {
+            static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+            int ok = 0;
+            for (int k = 0; k < 5; k++)
+                ok |= !strncmp(p, ent[k], strlen(ent[k]));
+            if (!ok) {
+                *why = "bad entity";
+                return -1;
+            }
+            p++;
+        } else if (*p == '>') {
+            *why = "stray '>'";
+            return -1;
+        } else if (*p == '<') {
+            int closing = p[1] == '/';
+            const char *name = p + 1 + closing;
+            size_t n = strcspn(name, " \t\n/>");
+            if (!n) {
+                *why = "empty tag name";
+                return -1;
+            }
+            p = name + n;
+            /* Attributes: name="value" with no '<' inside. */
+            for (;;) {
+                while (*p == ' ' || *p == '\n')
+                    p++;
+                if (*p == '>' || (*p == '/' && p[1] == '>'))
+                    break;
+                size_t an = strcspn(p, "=> \n");
+                if (!an || p[an] != '=' || p[an + 1] != '"' || closing) {
+                    *why = "bad attribute";
+                    return -1;
+                }
+                const char *v = p + an + 2, *end = strchr(v, '"');
+                if (!end || memchr(v, '<', (size_t)(end - v))) {
+                    *why = "bad attribute value";
+                    return -1;
+                }
+                p = end + 1;
+            }
+            int self = *p == '/';
+            p += self ? 2 : 1;
+            if (closing) {
+                if (!depth || stack_len[depth - 1] != n || strncmp(stack[depth - 1], name, n)) {
+                    *why = "mismatched closing tag";
+                    return -1;
+                }
+                depth--;
+            } else {
+                elements++;
+                if (!self) {
+                    if (depth == 256) {
+                        *why = "too deep";
+                        return -1;
+                    }
+                    stack[depth] = name;
+                    stack_len[depth++] = n;
+                }
+            }
+        } else {
+            p++;
+        }
+    }
+    if (depth) {
+        *why = "unclosed element";
+        return -1;
+    }
+    return elements;
+}
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+static int svg_heatmap_titled(FILE *f, const nmt_alignment *a) { return nmt_svg_heatmap(f, a, "pair <1> & \"co\""); }
+static int svg_heatmap_default(FILE *f, const nmt_alignment *a) { return nmt_svg_heatmap(f, a, NULL); }
+
+START_TEST(svg_heatmap_is_well_formed)
+{
+    int rc;
+    char *s = capture(svg_heatmap_titled, &pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    const char *why = "";
+    int elements = xml_check(s, &why);
+    ck_assert_msg(elements > 0, "not well-formed: %s", why);
+    ck_assert_ptr_nonnull(strstr(s, "pair &lt;1&gt; &amp; &quot;co&quot;"));
+    ck_assert_ptr_nonnull(strstr(s, ">a&amp;b&lt;c&gt;</text>"));
+    ck_assert_ptr_nonnull(strstr(s, ">&quot;Hund&quot;</text>"));
+    ck_assert_ptr_nonnull(strstr(s, "viewBox=\"0 0 "));
+    ck_assert_ptr_nonnull(strstr(s, "xmlns=\"http://www.w3.org/2000/svg\""));
+    /* One cell per weight, each with its tooltip, and the bar's 3 ticks. */
+    ck_assert_int_eq(count(s, "<title>"), pair.n_src * pair.n_tgt);
+    ck_assert_ptr_nonnull(strstr(s, ">0.5</text>"));
+    ck_assert_ptr_nonnull(strstr(s, "rotate(-90)"));
+    free(s);
+
+    s = capture(svg_heatmap_default, &pair, &rc);
+    ck_assert_ptr_nonnull(strstr(s, ">Attention</text>"));
+    free(s);
+}
+END_TEST
+
+static int svg_width(const char *s)
+{
+    const char *w = strstr(s, " width=\"");
+    return w ? atoi(w + 8) : -1;
+}
+
+START_TEST(svg_heatmap_grows_with_the_sentence)
+{
+    static const char *const words[] = {"w", "w", "w", "w", "w", "w", "w", "w", "w", "</s>"};
+    float att[10 * 10];
+    for (int k = 0; k < 100; k++)
+        att[k] = 0.1f;
+    nmt_alignment small = {5, 5, words + 5, words + 5, att};
+    nmt_alignment big = {10, 10, words, words, att};
+    int rc;
+    char *a = capture(svg_heatmap_default, &small, &rc);
+    char *b = capture(svg_heatmap_default, &big, &rc);
+    ck_assert_int_eq(svg_width(b) - svg_width(a), 5 * 26);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(svg_line_chart_is_well_formed)
+{
+    const double x[] = {5, 15, 25, 35, 45, 55};
+    const double y1[] = {30.5, 28.1, 25.0, 22.2, 20.0, 18.4};
+    const double y2[] = {29.0, 24.0, NAN, 12.5, 8.0, 6.1};
+    nmt_svg_series series[2] = {{"attention", 6, x, y1}, {"none <baseline>", 6, x, y2}};
+    nmt_svg_chart chart = {"BLEU by length", "source length", "BLEU", series, 2, 0, 0, 0, 0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(nmt_svg_line_chart(f, &chart), NMT_OK);
+    fclose(f);
+    const char *why = "";
+    ck_assert_msg(xml_check(buf, &why) > 0, "not well-formed: %s", why);
+    ck_assert_ptr_nonnull(strstr(buf, ">none &lt;baseline&gt;</text>"));
+    ck_assert_ptr_nonnull(strstr(buf, ">source length</text>"));
+    /* The NaN splits the second line in two: 3 polylines in all. */
+    ck_assert_int_eq(count(buf, "<polyline"), 3);
+    ck_assert_int_eq(count(buf, "<circle"), 6 + 5 + 2); /* points + legend */
+    /* y from 0 to a round 35 (step 5), x to 60 (step 10). */
+    ck_assert_ptr_nonnull(strstr(buf, ">35</text>"));
+    ck_assert_ptr_nonnull(strstr(buf, ">60</text>"));
+    ck_assert_ptr_null(strstr(buf, ">70</text>"));
+    free(buf);
+}
+END_TEST
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("align");
+    TCase *tc = tcase_create("aer");
+    tcase_add_test(tc, aer_perfect_is_zero);
+    tcase_add_test(tc, aer_disjoint_is_one);
+    tcase_add_test(tc, aer_partial_by_hand);
+    tcase_add_test(tc, aer_sums_over_the_corpus);
+    tcase_add_test(tc, aer_empty_cases);
+    tcase_add_test(tc, aer_counts_duplicates_once);
+    tcase_add_test(tc, pharaoh_parse_lines);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("formats");
+    tcase_add_test(tc, hard_links_take_the_argmax);
+    tcase_add_test(tc, hard_links_of_an_empty_source);
+    tcase_add_test(tc, tsv_is_a_rectangle_of_distributions);
+    tcase_add_test(tc, json_escapes_and_round_trips);
+    tcase_add_test(tc, writers_refuse_nan);
+    tcase_add_test(tc, text_heatmap_shades_and_colours);
+    tcase_add_test(tc, text_heatmap_cuts_long_words);
+    tcase_add_test(tc, heat_ramp_darkens_steadily);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("svg");
+    tcase_add_test(tc, svg_heatmap_is_well_formed);
+    tcase_add_test(tc, svg_heatmap_grows_with_the_sentence);
+    tcase_add_test(tc, svg_line_chart_is_well_formed);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,283 @@
+/* The PNG writer, read back by an independent little decoder (chunks, CRCs,
+ * inflate), the heatmap raster and the bitmap font. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "font.h"
+#include "nmt/error.h"
+#include "nmt/png.h"
+#include "test_common.h"
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Decodes what nmt_png_encode writes (RGB 8-bit, filter 0), checking every
+ * chunk's CRC and the order IHDR, IDAT..., IEND. Returns the pixels. */
+static unsigned char *png_decode(const unsigned char *buf, size_t len, int *w, int *h)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    ck_assert_uint_ge(len, 8 + 25 + 12 + 12);
+    ck_assert(memcmp(buf, sig, 8) == 0);
+    size_t pos = 8, idat_len = 0;
+    unsigned char *idat = NULL;
+    int chunks = 0, seen_end = 0;
+    while (pos < len) {
+        ck_assert_msg(!seen_end, "data after IEND");
+        ck_assert_uint_le(pos + 12, len);
+        uint32_t n = be32(buf + pos);
+        ck_assert_uint_le(pos + 12 + n, len);
+        const unsigned char *type = buf + pos + 4, *data = buf + pos + 8;
+        uLong crc = crc32(0L, type, 4 + n);
+        ck_assert_uint_eq(crc, be32(data + n));
+        if (chunks == 0) {
+            ck_assert(memcmp(type, "IHDR", 4) == 0);
+            ck_assert_uint_eq(n, 13);
+            *w = (int)be32(data);
+            *h = (int)be32(data + 4);
+            ck_assert_int_eq(data[8], 8); /* bit depth */
+            ck_assert_int_eq(data[9], 2); /* RGB */
+            ck_assert_int_eq(data[10] | data[11] | data[12], 0);
+        } else if (!memcmp(type, "IDAT", 4)) {
+            idat = realloc(idat, idat_len + n);
+            memcpy(idat + idat_len, data, n);
+            idat_len += n;
+        } else {
+            ck_assert(memcmp(type, "IEND", 4) == 0);
+            ck_assert_uint_eq(n, 0);
+            seen_end = 1;
+        }
+        chunks++;
+        pos += 12 + n;
+    }
+    ck_assert(seen_end);
+    ck_assert_uint_gt(idat_len, 0);
+    size_t stride = 1 + 3 * (size_t)*w, raw_len = stride * (size_t)*h;
+    /* One byte more than needed: inflating must end exactly at raw_len. */
+    uLongf got = (uLongf)raw_len + 1;
+    unsigned char *raw = malloc(raw_len + 1);
+    ck_assert_int_eq(uncompress(raw, &got, idat, (uLong)idat_len), Z_OK);
+    ck_assert_uint_eq(got, raw_len);
+    free(idat);
+    unsigned char *rgb = malloc(raw_len);
+    for (int y = 0; y < *h; y++) {
+        ck_assert_int_eq(raw[y * stride], 0);
+        memcpy(rgb + (size_t)y * (stride - 1), raw + y * stride + 1, stride - 1);
+    }
+    free(raw);
+    return rgb;
+}
+
+START_TEST(png_round_trips)
+{
+    nmt_image img = {7, 5, malloc(7 * 5 * 3)};
+    for (int k = 0; k < 7 * 5 * 3; k++)
+        img.rgb[k] = (unsigned char)(k * 37 + 11);
+    unsigned char *buf;
+    size_t len;
+    ck_assert_int_eq(nmt_png_encode(&img, &buf, &len), NMT_OK);
+    int w, h;
+    unsigned char *rgb = png_decode(buf, len, &w, &h);
+    ck_assert_int_eq(w, 7);
+    ck_assert_int_eq(h, 5);
+    ck_assert(memcmp(rgb, img.rgb, 7 * 5 * 3) == 0);
+    free(rgb);
+    free(buf);
+
+    /* nmt_png_write writes the same bytes to a FILE*. */
+    char *fbuf = NULL;
+    size_t flen = 0;
+    FILE *f = open_memstream(&fbuf, &flen);
+    ck_assert_int_eq(nmt_png_write(f, &img), NMT_OK);
+    fclose(f);
+    rgb = png_decode((unsigned char *)fbuf, flen, &w, &h);
+    ck_assert(memcmp(rgb, img.rgb, 7 * 5 * 3) == 0);
+    free(rgb);
+    free(fbuf);
+    nmt_image_free(&img);
+    ck_assert_ptr_null(img.rgb);
+}
+END_TEST
+
+START_TEST(png_refuses_empty_images)
+{
+    unsigned char px[3] = {0};
+    unsigned char *buf;
+    size_t len;
+    nmt_image zero = {0, 5, px};
+    ck_assert_int_eq(nmt_png_encode(&zero, &buf, &len), NMT_ERR_ARG);
+    ck_assert_ptr_null(buf);
+    nmt_image none = {1, 1, NULL};
+    ck_assert_int_eq(nmt_png_encode(&none, &buf, &len), NMT_ERR_ARG);
+}
+END_TEST
+
+static size_t count_colour(const unsigned char *rgb, int w, int h, const unsigned char c[3])
+{
+    size_t n = 0;
+    for (size_t k = 0; k < (size_t)w * h; k++)
+        n += !memcmp(rgb + 3 * k, c, 3);
+    return n;
+}
+
+START_TEST(heatmap_png_decodes_to_its_size)
+{
+    static const char *const src[] = {"ein", "großer", "Hund", "</s>"};
+    static const char *const tgt[] = {"a", "big", "dog", "</s>"};
+    static const float att[] = {
+        1.0f, 0.0f, 0.0f, 0.0f,
+        0.0f, 1.0f, 0.0f, 0.0f,
+        0.0f, 0.0f, 0.5f, 0.5f,
+        0.0f, 0.0f, 0.0f, 1.0f,
+    };
+    nmt_alignment a = {4, 4, src, tgt, att};
+    nmt_image img;
+    ck_assert_int_eq(nmt_heatmap_image(&img, &a, "test"), NMT_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(nmt_png_heatmap(f, &a, "test"), NMT_OK);
+    fclose(f);
+    int w, h;
+    unsigned char *rgb = png_decode((unsigned char *)buf, len, &w, &h);
+    ck_assert_int_eq(w, img.width);
+    ck_assert_int_eq(h, img.height);
+    ck_assert(memcmp(rgb, img.rgb, (size_t)w * h * 3) == 0);
+    /* Three weight-1 cells of 28 x 28 (less their grid lines) in the darkest
+     * colour, plus the top of the colour bar; two cells of 0.5. */
+    unsigned char navy[3], mid[3];
+    nmt_heat_rgb(1.0f, navy);
+    nmt_heat_rgb(0.5f, mid);
+    ck_assert_uint_ge(count_colour(rgb, w, h, navy), 3 * 27 * 27);
+    ck_assert_uint_ge(count_colour(rgb, w, h, mid), 2 * 27 * 27);
+    /* The canvas is mostly white, and there is ink for the words. */
+    static const unsigned char white[3] = {255, 255, 255}, ink[3] = {34, 34, 34};
+    ck_assert_uint_gt(count_colour(rgb, w, h, white), (size_t)w * h / 3);
+    ck_assert_uint_gt(count_colour(rgb, w, h, ink), 200);
+    free(rgb);
+    free(buf);
+
+    /* Five more source words make it 5 cells wider, nothing else. */
+    static const char *const src9[] = {"ein", "großer", "Hund", "x", "x", "x", "x", "x", "</s>"};
+    float att9[4 * 9] = {0};
+    nmt_alignment b = {9, 4, src9, tgt, att9};
+    nmt_image img9;
+    ck_assert_int_eq(nmt_heatmap_image(&img9, &b, "test"), NMT_OK);
+    ck_assert_int_eq(img9.width - img.width, 5 * 28);
+    ck_assert_int_eq(img9.height, img.height);
+    nmt_image_free(&img9);
+    nmt_image_free(&img);
+}
+END_TEST
+
+/* ---- the font ------------------------------------------------------------- */
+
+static int ink_rows(const uint8_t *bits, int from, int to)
+{
+    int n = 0;
+    for (int r = from; r < to; r++)
+        n += bits[r] != 0;
+    return n;
+}
+
+START_TEST(font_has_every_ascii_glyph)
+{
+    uint8_t glyphs[95][2 * FONT_ROWS];
+    for (int c = ' '; c <= '~'; c++) {
+        ck_assert_int_eq(font_glyph((uint32_t)c, glyphs[c - ' ']), 1);
+        int inked = ink_rows(glyphs[c - ' '], 0, FONT_ROWS);
+        if (c == ' ')
+            ck_assert_int_eq(inked, 0);
+        else
+            ck_assert_msg(inked > 0, "no ink in '%c'", c);
+        /* Plain ASCII leaves the accent rows free. */
+        ck_assert_int_eq(ink_rows(glyphs[c - ' '], 0, FONT_ACCENT), 0);
+        for (int r = 0; r < FONT_ROWS; r++)
+            ck_assert_int_lt(glyphs[c - ' '][r], 1 << FONT_COLS);
+    }
+    /* No two glyphs look the same. */
+    for (int x = 0; x < 95; x++)
+        for (int y = x + 1; y < 95; y++)
+            ck_assert_msg(memcmp(glyphs[x], glyphs[y], FONT_ROWS) != 0, "'%c' looks like '%c'",
+                          x + ' ', y + ' ');
+    /* Descenders go below the baseline, x-height letters do not. */
+    ck_assert_int_gt(ink_rows(glyphs['g' - ' '], FONT_ACCENT + 7, FONT_ROWS), 0);
+    ck_assert_int_eq(ink_rows(glyphs['a' - ' '], FONT_ACCENT + 7, FONT_ROWS), 0);
+    ck_assert_int_eq(ink_rows(glyphs['a' - ' '], FONT_ACCENT, FONT_ACCENT + 2), 0);
+}
+END_TEST
+
+START_TEST(font_folds_accented_letters)
+{
+    uint8_t a[2 * FONT_ROWS], ae[2 * FONT_ROWS], A[2 * FONT_ROWS], AE[2 * FONT_ROWS];
+    font_glyph('a', a);
+    font_glyph(0xE4, ae); /* ä */
+    /* ä is a with ink added above it (the two dots) and nothing else. */
+    ck_assert(memcmp(a + FONT_ACCENT, ae + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0 ||
+              memcmp(a + FONT_ACCENT + 1, ae + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
+    ck_assert(memcmp(a, ae, FONT_ROWS) != 0);
+    font_glyph('A', A);
+    font_glyph(0xC4, AE); /* Ä: dots in the free rows above the capital */
+    ck_assert(memcmp(A + FONT_ACCENT, AE + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0);
+    ck_assert_int_gt(ink_rows(AE, 0, FONT_ACCENT), 0);
+    /* é and è differ; í loses the dot of i. */
+    uint8_t e1[2 * FONT_ROWS], e2[2 * FONT_ROWS], i1[2 * FONT_ROWS], i0[2 * FONT_ROWS];
+    font_glyph(0xE9, e1);
+    font_glyph(0xE8, e2);
+    ck_assert(memcmp(e1, e2, FONT_ROWS) != 0);
+    font_glyph('i', i0);
+    font_glyph(0xED, i1);
+    ck_assert(memcmp(i0 + FONT_ACCENT + 1, i1 + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
+    /* ß is drawn as "ss", č as c with a caron. */
+    uint8_t ss[2 * FONT_ROWS], s[2 * FONT_ROWS];
+    ck_assert_int_eq(font_glyph(0xDF, ss), 2);
+    font_glyph('s', s);
+    ck_assert(memcmp(ss, s, FONT_ROWS) == 0 && memcmp(ss + FONT_ROWS, s, FONT_ROWS) == 0);
+    uint8_t c[2 * FONT_ROWS], cv[2 * FONT_ROWS];
+    font_glyph('c', c);
+    font_glyph(0x10D, cv);
+    ck_assert(memcmp(c + FONT_ACCENT, cv + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0 ||
+              memcmp(c + FONT_ACCENT + 1, cv + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
+    ck_assert(memcmp(c, cv, FONT_ROWS) != 0);
+    /* Typographic quotes look like ASCII ones; other scripts get a box. */
+    uint8_t q[2 * FONT_ROWS], lq[2 * FONT_ROWS], box[2 * FONT_ROWS];
+    font_glyph('"', q);
+    font_glyph(0x201E, lq);
+    ck_assert(memcmp(q, lq, FONT_ROWS) == 0);
+    ck_assert_int_eq(font_glyph(0x4E2D, box), 1); /* 中 */
+    ck_assert_int_eq(box[FONT_ACCENT], 0x1f);
+    ck_assert_int_eq(box[FONT_ACCENT + 1], 0x11);
+}
+END_TEST
+
+START_TEST(font_decodes_utf8)
+{
+    const char *s = "aä€😀\xff";
+    ck_assert_uint_eq(font_next_cp(&s), 'a');
+    ck_assert_uint_eq(font_next_cp(&s), 0xE4);
+    ck_assert_uint_eq(font_next_cp(&s), 0x20AC);
+    ck_assert_uint_eq(font_next_cp(&s), 0x1F600);
+    ck_assert_uint_eq(font_next_cp(&s), 0xFFFD);
+    ck_assert_int_eq(*s, 0);
+    const char *cut = "\xc3";
+    ck_assert_uint_eq(font_next_cp(&cut), 0xFFFD);
+    ck_assert_int_eq(*cut, 0); /* stops at the NUL, never past it */
+}
+END_TEST
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("png");
+    TCase *tc = tcase_create("png");
+    tcase_add_test(tc, png_round_trips);
+    tcase_add_test(tc, png_refuses_empty_images);
+    tcase_add_test(tc, heatmap_png_decodes_to_its_size);
+    tcase_add_test(tc, font_has_every_ascii_glyph);
+    tcase_add_test(tc, font_folds_accented_letters);
+    tcase_add_test(tc, font_decodes_utf8);
+    suite_add_tcase(s, tc);
+    return s;
+}
