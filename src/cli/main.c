@@ -18,7 +18,7 @@ static const command commands[] = {
     {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
     {"align", NULL, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
     {"compare", NULL, "runs side by side: BLEU overall and by sentence length"},
-    {"info", NULL, "a model's settings and parameter count"},
+    {"info", cmd_info, "a model's settings and parameter count"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

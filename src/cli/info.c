@@ -1,0 +1,163 @@
+/* nmt info: a model file's settings, vocabularies and parameter count, and
+ * whether it is a checkpoint that training can resume from. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "nmt/error.h"
+#include "nmt/modelfile.h"
+
+static void help(void)
+{
+    printf("Usage: nmt info [OPTIONS] FILE\n\n"
+           "A model file's settings, vocabulary sizes, parameter count and size, and\n"
+           "whether it is a resumable checkpoint (with its step and epoch). The whole\n"
+           "file is checked as `nmt translate` would load it (header, shapes, crc32).\n\n"
+           "Options:\n"
+           "  -v, --verbose   also every tensor with its shape and parameter count, and\n"
+           "                  the metadata beyond the model's settings\n"
+           "  -h, --help      this help\n");
+}
+
+static void print_shape(char *buf, size_t cap, int ndim, const int shape[2])
+{
+    if (ndim == 0)
+        snprintf(buf, cap, "[]");
+    else if (ndim == 1)
+        snprintf(buf, cap, "[%d]", shape[0]);
+    else
+        snprintf(buf, cap, "[%d, %d]", shape[0], shape[1]);
+}
+
+/* "step 1200, epoch 3" from whichever keys the file has. */
+static void print_progress(const nmt_file *f, const char *prefix)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%sstep", prefix);
+    const char *step = nmt_file_meta(f, key);
+    snprintf(key, sizeof key, "%sepoch", prefix);
+    const char *epoch = nmt_file_meta(f, key);
+    if (step)
+        printf(", step %s", step);
+    if (epoch)
+        printf(", epoch %s", epoch);
+}
+
+/* Metadata a model needs and `nmt info` shows above; -v lists the rest. */
+static int is_model_key(const char *k)
+{
+    static const char *const keys[] = {"format", "cell", "attention", "bidirectional", "emb",
+                                       "hidden", "att_dim", "out_dim", "lowercase", "src_vocab",
+                                       "tgt_vocab", "crc32", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!strcmp(keys[i], k))
+            return 1;
+    return 0;
+}
+
+static void print_info(const char *path, const nmt_model *m, const nmt_file *f, int verbose)
+{
+    const nmt_config *c = &m->cfg;
+    printf("file            %s (%llu bytes)\n", path, nmt_file_size(f));
+    printf("format          %s\n", nmt_file_meta(f, "format"));
+    printf("cell            %s\n", nmt_cell_name(c->cell));
+    printf("attention       %s\n", nmt_attention_name(c->attention));
+    printf("encoder         %s\n", c->bidirectional ? "bidirectional" : "unidirectional");
+    printf("emb             %d\n", c->emb);
+    printf("hidden          %d\n", c->hidden);
+    if (c->attention != NMT_ATT_NONE)
+        printf("att_dim         %d\n", c->att_dim);
+    printf("out_dim         %d\n", c->out_dim);
+    printf("lowercase       %s\n", c->lowercase ? "true" : "false");
+    printf("src vocab       %d\n", c->src_vocab);
+    printf("tgt vocab       %d\n", c->tgt_vocab);
+    printf("parameters      %zu\n", m->n_params);
+
+    int n_extra = nmt_file_n_tensors(f) - m->n_tensors;
+    if (nmt_file_meta(f, "state.step")) {
+        printf("checkpoint      resumable");
+        print_progress(f, "state.");
+        printf(", %d optimizer tensors\n", n_extra);
+    } else if (n_extra > 0) {
+        printf("checkpoint      no (%d extra tensors, but no training state)\n", n_extra);
+    } else {
+        printf("checkpoint      no (a model: weights only)");
+        print_progress(f, "best.");
+        printf("\n");
+    }
+    if (!verbose)
+        return;
+
+    char shape[48];
+    printf("\n%-24s %-16s %s\n", "tensor", "shape", "parameters");
+    for (int k = 0; k < m->n_tensors; k++) {
+        const nmt_tensor_info *t = &m->tensors[k];
+        print_shape(shape, sizeof shape, t->ndim, t->shape);
+        printf("%-24s %-16s %zu\n", t->name, shape, t->size);
+    }
+    if (n_extra > 0) {
+        printf("\n%-24s %-16s %s\n", "extra tensor", "shape", "values");
+        for (int k = 0; k < nmt_file_n_tensors(f); k++) {
+            const char *name = nmt_file_tensor_name(f, k);
+            if (nmt_model_tensor(m, name))
+                continue;
+            int ndim = 0, sh[2] = {0, 0};
+            if (!nmt_file_tensor(f, name, &ndim, sh)) {
+                printf("%-24s (more than 2 dimensions)\n", name);
+                continue;
+            }
+            print_shape(shape, sizeof shape, ndim, sh);
+            size_t n = 1;
+            for (int d = 0; d < ndim; d++)
+                n *= (size_t)sh[d];
+            printf("%-24s %-16s %zu\n", name, shape, n);
+        }
+    }
+    int header = 0;
+    for (int k = 0; k < nmt_file_n_meta(f); k++) {
+        const char *key = nmt_file_meta_key(f, k);
+        if (is_model_key(key))
+            continue;
+        if (!header++)
+            printf("\nmetadata\n");
+        printf("  %s = %s\n", key, nmt_file_meta(f, key));
+    }
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option long_options[] = {
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int verbose = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "vh", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'v': verbose = 1; break;
+        case 'h': help(); return 0;
+        default: return cli_usage_error();
+        }
+    }
+    if (argc - optind != 1) {
+        if (argc - optind)
+            cli_error("expects one model file, not %d", argc - optind);
+        else
+            cli_error("expects a model file");
+        return cli_usage_error();
+    }
+    const char *path = argv[optind];
+    nmt_model *m;
+    nmt_file *f;
+    if (nmt_model_load(&m, path, &f)) {
+        cli_lib_error();
+        return 1;
+    }
+    print_info(path, m, f, verbose);
+    nmt_file_free(f);
+    nmt_model_free(m);
+    return 0;
+}
