@@ -1,0 +1,226 @@
+/* Reading a parallel corpus into token ids in one streaming pass.
+ *
+ * A side without a vocabulary is counted as it is read: each token gets a
+ * provisional id from a counter (a hash table of all types seen), and the ids
+ * are stored; once the file is done the vocabulary is built and the stored
+ * ids are remapped in place. So the raw text is never held, only one line of
+ * it at a time, and each token is hashed once. */
+#include "nmt/corpus.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "nmt/text.h"
+
+/* One side of the corpus while it is read. */
+typedef struct side {
+    const char *path;
+    nmt_reader *reader;
+    nmt_tokens tokens;
+    const nmt_vocab *vocab;      /* given: map directly */
+    nmt_vocab_counter *counter;  /* or: count, remap at the end */
+    int32_t *ids;                /* growing copy of the corpus ids */
+    size_t n_ids, cap_ids;
+    size_t *off;                 /* [pairs + 1] */
+} side;
+
+static int push_ids(side *s)
+{
+    size_t need = s->n_ids + s->tokens.n;
+    if (need > s->cap_ids) {
+        size_t cap = s->cap_ids ? s->cap_ids : 1 << 16;
+        while (cap < need)
+            cap *= 2;
+        int32_t *ids = realloc(s->ids, cap * sizeof *ids);
+        if (!ids)
+            return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu token ids", s->path, need);
+        s->ids = ids;
+        s->cap_ids = cap;
+    }
+    for (size_t i = 0; i < s->tokens.n; i++) {
+        const char *t = s->tokens.tok[i];
+        size_t len = s->tokens.len[i];
+        int32_t id = s->vocab ? nmt_vocab_id(s->vocab, t, len) : nmt_vocab_counter_add(s->counter, t, len);
+        if (id < 0)
+            return id;
+        s->ids[s->n_ids++] = id;
+    }
+    return NMT_OK;
+}
+
+/* Grows the per-pair arrays to hold pair number n (and the offset n + 1). */
+static int reserve_pairs(nmt_corpus *c, side *s, side *t, size_t n, size_t *cap)
+{
+    if (n + 2 <= *cap)
+        return NMT_OK;
+    size_t nc = *cap ? 2 * *cap : 4096;
+    size_t *so = realloc(s->off, nc * sizeof *so);
+    if (so)
+        s->off = so;
+    size_t *to = realloc(t->off, nc * sizeof *to);
+    if (to)
+        t->off = to;
+    size_t *line = realloc(c->line, nc * sizeof *line);
+    if (line)
+        c->line = line;
+    if (!so || !to || !line)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for %zu sentence pairs", n);
+    *cap = nc;
+    return NMT_OK;
+}
+
+/* Builds the vocabulary of a counted side and rewrites its ids. */
+static int finish_vocab(side *s, const nmt_corpus_opts *o, nmt_vocab **out)
+{
+    int32_t *remap;
+    int rc = nmt_vocab_counter_build(s->counter, o->min_count, o->max_vocab, out, &remap);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < s->n_ids; i++)
+        s->ids[i] = remap[s->ids[i]];
+    free(remap);
+    return NMT_OK;
+}
+
+static int open_side(side *s, const char *path, nmt_vocab *const *vocab)
+{
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    s->vocab = *vocab;
+    int rc = nmt_reader_open(&s->reader, path);
+    if (!rc && !s->vocab)
+        rc = nmt_vocab_counter_new(&s->counter);
+    return rc;
+}
+
+static void close_side(side *s)
+{
+    nmt_reader_close(s->reader);
+    nmt_tokens_free(&s->tokens);
+    nmt_vocab_counter_free(s->counter);
+    free(s->ids);
+    free(s->off);
+}
+
+/* Reads the next line of a side and tokenizes it: 1, 0 at the end, or < 0. */
+static int next_line(side *s, int lowercase)
+{
+    const char *line;
+    size_t len;
+    int rc = nmt_reader_next(s->reader, &line, &len);
+    if (rc == 1) {
+        int t = nmt_tokenize(&s->tokens, line, len, lowercase);
+        if (t)
+            return t;
+    }
+    return rc;
+}
+
+static int read_pairs(nmt_corpus *c, side *s, side *t, const nmt_corpus_opts *o)
+{
+    size_t cap = 0;
+    int rc = reserve_pairs(c, s, t, 0, &cap);
+    if (rc)
+        return rc;
+    s->off[0] = t->off[0] = 0;
+    for (;;) {
+        int rs = next_line(s, o->lowercase);
+        if (rs < 0)
+            return rs;
+        int rt = next_line(t, o->lowercase);
+        if (rt < 0)
+            return rt;
+        if (rs != rt) {
+            const side *shorter = rs ? t : s, *longer = rs ? s : t;
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s:%zu: %s ended after line %zu but this file goes on: the two sides "
+                                 "of a parallel corpus must have the same number of lines",
+                                 longer->path, nmt_reader_lineno(longer->reader), shorter->path,
+                                 nmt_reader_lineno(shorter->reader));
+        }
+        if (!rs)
+            return NMT_OK;
+        c->n_lines++;
+        size_t ns = s->tokens.n, nt = t->tokens.n;
+        if (o->skip_empty && (!ns || !nt)) {
+            c->skipped_empty++;
+            continue;
+        }
+        if (o->max_len > 0 && (ns > (size_t)o->max_len || nt > (size_t)o->max_len)) {
+            c->skipped_long++;
+            continue;
+        }
+        if ((rc = reserve_pairs(c, s, t, c->n, &cap)) || (rc = push_ids(s)) || (rc = push_ids(t)))
+            return rc;
+        c->line[c->n] = c->n_lines;
+        c->n++;
+        s->off[c->n] = s->n_ids;
+        t->off[c->n] = t->n_ids;
+    }
+}
+
+int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path,
+                    const nmt_corpus_opts *opts, nmt_vocab **src_vocab, nmt_vocab **tgt_vocab)
+{
+    memset(c, 0, sizeof *c);
+    nmt_corpus_opts o = {0};
+    if (opts)
+        o = *opts;
+    if (o.max_len < 0 || o.min_count < 0 || o.max_vocab < 0)
+        return nmt_set_error(NMT_ERR_ARG, "corpus options must not be negative");
+    side s, t;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    memset(&t, 0, sizeof t);
+    int rc = open_side(&s, src_path, src_vocab);
+    if (rc || (rc = open_side(&t, tgt_path, tgt_vocab)))
+        goto fail;
+    if ((rc = read_pairs(c, &s, &t, &o)))
+        goto fail;
+    if (!c->n) {
+        if (!c->n_lines)
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s and %s: empty corpus: no lines", src_path, tgt_path);
+        else
+            rc = nmt_set_error(NMT_ERR_FORMAT,
+                               "%s and %s: empty corpus: all %zu pairs were skipped (%zu with more "
+                               "than %d tokens on a side, %zu with an empty side)",
+                               src_path, tgt_path, c->n_lines, c->skipped_long, o.max_len,
+                               c->skipped_empty);
+        goto fail;
+    }
+    if (s.counter && (rc = finish_vocab(&s, &o, &sv)))
+        goto fail;
+    if (t.counter && (rc = finish_vocab(&t, &o, &tv))) {
+        nmt_vocab_free(sv);
+        goto fail;
+    }
+    if (sv)
+        *src_vocab = sv;
+    if (tv)
+        *tgt_vocab = tv;
+    /* hand the arrays over to the corpus */
+    c->src = s.ids;
+    c->tgt = t.ids;
+    c->src_off = s.off;
+    c->tgt_off = t.off;
+    s.ids = t.ids = NULL;
+    s.off = t.off = NULL;
+    close_side(&s);
+    close_side(&t);
+    return NMT_OK;
+fail:
+    close_side(&s);
+    close_side(&t);
+    nmt_corpus_free(c);
+    return rc;
+}
+
+void nmt_corpus_free(nmt_corpus *c)
+{
+    free(c->src);
+    free(c->tgt);
+    free(c->src_off);
+    free(c->tgt_off);
+    free(c->line);
+    memset(c, 0, sizeof *c);
+}
