@@ -197,12 +197,15 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* Each H x H block of a [G*H, H] recurrent matrix becomes orthogonal: the
- * Q of a Gram-Schmidt QR of a normal matrix, in double so the columns come
- * out orthonormal to float precision. */
+ * Q of a Gram-Schmidt QR of a normal matrix, in double so the rows come out
+ * orthonormal to float precision. Classical Gram-Schmidt done twice per row
+ * (as accurate as the modified kind) lets BLAS do the projections. */
 static void orthogonal_blocks(real *W, int G, int H, nmt_rng *rng)
 {
-    double *q = malloc((size_t)H * H * sizeof *q);
-    if (!q) { /* too big for the scratch: fall back to N(0, 1/H) */
+    double *q = malloc((size_t)H * H * sizeof *q), *d = malloc((size_t)H * sizeof *d);
+    if (!q || !d) { /* too big for the scratch: fall back to N(0, 1/H) */
+        free(q);
+        free(d);
         for (size_t i = 0; i < (size_t)G * H * H; i++)
             W[i] = (real)(nmt_rng_normal(rng) / sqrt((double)H));
         return;
@@ -210,18 +213,13 @@ static void orthogonal_blocks(real *W, int G, int H, nmt_rng *rng)
     for (int g = 0; g < G; g++) {
         for (size_t i = 0; i < (size_t)H * H; i++)
             q[i] = nmt_rng_normal(rng);
-        /* Modified Gram-Schmidt over the rows, twice for stability. */
         for (int r = 0; r < H; r++) {
             double *x = q + (size_t)r * H;
-            for (int pass = 0; pass < 2; pass++)
-                for (int p = 0; p < r; p++) {
-                    const double *y = q + (size_t)p * H;
-                    double d = 0;
-                    for (int k = 0; k < H; k++)
-                        d += x[k] * y[k];
-                    for (int k = 0; k < H; k++)
-                        x[k] -= d * y[k];
-                }
+            for (int pass = 0; pass < 2 && r > 0; pass++) {
+                /* d = Q_<r x, then x -= Q_<r^T d */
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, r, H, 1.0, q, H, x, 1, 0.0, d, 1);
+                cblas_dgemv(CblasRowMajor, CblasTrans, r, H, -1.0, q, H, d, 1, 1.0, x, 1);
+            }
             double nrm = 0;
             for (int k = 0; k < H; k++)
                 nrm += x[k] * x[k];
@@ -234,6 +232,7 @@ static void orthogonal_blocks(real *W, int G, int H, nmt_rng *rng)
             blk[i] = (real)q[i];
     }
     free(q);
+    free(d);
 }
 
 void nmt_model_init(nmt_model *m, uint64_t seed)
