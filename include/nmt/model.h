@@ -90,7 +90,8 @@ void nmt_workspace_free(nmt_workspace *ws);
 /* Forward pass and loss: the mean over the batch's real target tokens of
  * -log p(y). `dropout` > 0 (training) drops embeddings and the deep output
  * with inverted scaling, drawing from rng; 0 is deterministic and rng may be
- * NULL. Keeps what backward needs in ws. */
+ * NULL. Keeps what backward needs in ws. A batch larger than the workspace
+ * or with an id outside the vocabularies gives NaN and sets the error. */
 nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                   float dropout, nmt_rng *rng);
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
