@@ -115,6 +115,7 @@ enum {
     CELL = 28,                        /* heatmap cell */
     PAD = 14,
     MAX_CHARS = 24,                   /* longer words are cut */
+    MAX_TITLE = 120,
 };
 
 static const unsigned char ink[3] = {34, 34, 34};
@@ -128,19 +129,19 @@ static void fill(nmt_image *img, int x, int y, int w, int h, const unsigned char
             memcpy(img->rgb + 3 * ((size_t)yy * img->width + xx), rgb, 3);
 }
 
-/* Glyph cells a word takes, capped at MAX_CHARS. */
-static int text_cells(const char *s)
+/* Glyph cells a text takes, capped at max_cells. */
+static int text_cells(const char *s, int max_cells)
 {
     int n = 0;
     uint8_t bits[2 * FONT_ROWS];
     while (*s)
         n += font_glyph(font_next_cp(&s), bits);
-    return n > MAX_CHARS ? MAX_CHARS : n;
+    return n > max_cells ? max_cells : n;
 }
 
-static int text_px(const char *s)
+static int text_px(const char *s, int max_cells)
 {
-    int n = text_cells(s);
+    int n = text_cells(s, max_cells);
     return n ? n * ADVANCE - SCALE : 0; /* no gap after the last letter */
 }
 
@@ -162,15 +163,16 @@ static void draw_cell(nmt_image *img, int x, int y, int cell, const uint8_t bits
         }
 }
 
-static void draw_text(nmt_image *img, int x, int y, const char *s, int turned,
+/* Draws at most max_cells glyph cells of s; a text cut short ends in '~'. */
+static void draw_text(nmt_image *img, int x, int y, const char *s, int max_cells, int turned,
                       const unsigned char rgb[3])
 {
-    int total = text_cells(s), cell = 0;
+    int total = text_cells(s, max_cells), cell = 0;
     uint8_t bits[2 * FONT_ROWS];
     while (*s && cell < total) {
         int n = font_glyph(font_next_cp(&s), bits);
         for (int k = 0; k < n && cell < total; k++, cell++) {
-            if (cell == MAX_CHARS - 1 && (*s || k + 1 < n)) {
+            if (cell == max_cells - 1 && (*s || k + 1 < n)) {
                 font_glyph('~', bits); /* the word goes on: say so */
                 draw_cell(img, x, y, cell, bits, turned, rgb);
                 return;
@@ -194,18 +196,22 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     if (!title)
         title = "Attention";
     int src_label = 0, tgt_label = 0;
-    for (int j = 0; j < a->n_src; j++)
-        src_label = src_label > text_px(a->src[j]) ? src_label : text_px(a->src[j]);
-    for (int i = 0; i < a->n_tgt; i++)
-        tgt_label = tgt_label > text_px(a->tgt[i]) ? tgt_label : text_px(a->tgt[i]);
+    for (int j = 0; j < a->n_src; j++) {
+        int px = text_px(a->src[j], MAX_CHARS);
+        src_label = px > src_label ? px : src_label;
+    }
+    for (int i = 0; i < a->n_tgt; i++) {
+        int px = text_px(a->tgt[i], MAX_CHARS);
+        tgt_label = px > tgt_label ? px : tgt_label;
+    }
 
     /* Title, turned source words, grid; target words left, colour bar right. */
     int grid_w = a->n_src * CELL, grid_h = a->n_tgt * CELL;
     int gx = PAD + tgt_label + 10, gy = PAD + LINE + 12 + src_label + 8;
     int bar_h = grid_h > 120 ? grid_h : 120, bar_w = 16;
     int bar_x = gx + grid_w + 22;
-    int width = bar_x + bar_w + 8 + text_px("0.5") + PAD;
-    int title_w = PAD + text_px(title) + 1 + PAD;
+    int width = bar_x + bar_w + 8 + text_px("0.5", MAX_CHARS) + PAD;
+    int title_w = PAD + text_px(title, MAX_TITLE) + 1 + PAD;
     if (width < title_w)
         width = title_w;
     int height = gy + (grid_h > bar_h ? grid_h : bar_h) + PAD + LINE / 2;
@@ -220,13 +226,13 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     memset(img->rgb, 255, (size_t)width * height * 3);
 
     /* A bold title: the same text twice, one pixel apart. */
-    draw_text(img, PAD, PAD, title, 0, ink);
-    draw_text(img, PAD + 1, PAD, title, 0, ink);
+    draw_text(img, PAD, PAD, title, MAX_TITLE, 0, ink);
+    draw_text(img, PAD + 1, PAD, title, MAX_TITLE, 0, ink);
     for (int j = 0; j < a->n_src; j++)
-        draw_text(img, gx + j * CELL + (CELL - LINE) / 2, gy - 6, a->src[j], 1, ink);
+        draw_text(img, gx + j * CELL + (CELL - LINE) / 2, gy - 6, a->src[j], MAX_CHARS, 1, ink);
     for (int i = 0; i < a->n_tgt; i++)
-        draw_text(img, gx - 10 - text_px(a->tgt[i]), gy + i * CELL + (CELL - LINE) / 2,
-                  a->tgt[i], 0, ink);
+        draw_text(img, gx - 10 - text_px(a->tgt[i], MAX_CHARS), gy + i * CELL + (CELL - LINE) / 2,
+                  a->tgt[i], MAX_CHARS, 0, ink);
 
     for (int i = 0; i < a->n_tgt; i++)
         for (int j = 0; j < a->n_src; j++) {
@@ -259,7 +265,9 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     for (int t = 0; t < 3; t++) {
         int y = gy + t * (bar_h - 1) / 2;
         fill(img, bar_x + bar_w, y, 5, 1, ink);
-        draw_text(img, bar_x + bar_w + 8, y - (FONT_ACCENT + 3) * SCALE - 1, ticks[t], 0, ink);
+        /* Centre the digits (glyph rows 0-6) on the tick. */
+        draw_text(img, bar_x + bar_w + 8, y - (FONT_ACCENT + 3) * SCALE - 1, ticks[t], MAX_CHARS,
+                  0, ink);
     }
     return NMT_OK;
 }

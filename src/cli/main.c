@@ -16,7 +16,7 @@ static const command commands[] = {
     {"translate", NULL, "translate sentences with a model (greedy or beam search)"},
     {"score", NULL, "loss and perplexity of a model on a parallel corpus"},
     {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
-    {"align", NULL, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
+    {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
     {"compare", NULL, "runs side by side: BLEU overall and by sentence length"},
     {"info", cmd_info, "a model's settings and parameter count"},
 };
