@@ -39,7 +39,12 @@ static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b, float
 
 /* Returns the worst relative error over the tensors: max |numeric - analytic|
  * over max |analytic|, per tensor. */
-static double check_config(int k, float dropout, int extra_pad)
+/* The smallest sentences: a source that is only </s>, an empty target. */
+static const int ex_s1[] = {7, 4, 9}, ex_t1[] = {6, 5};
+static const int *const ex_src[] = {ex_s1, ex_s1}, *const ex_tgt[] = {ex_t1, ex_t1};
+static const int ex_src_n[] = {0, 3}, ex_tgt_n[] = {0, 2};
+
+static double check_config(int k, float dropout, int extra_pad, int edge)
 {
     nmt_config cfg = fixture_config(k, E, H, A, O, VS, VT);
     nmt_model *m;
@@ -47,9 +52,12 @@ static double check_config(int k, float dropout, int extra_pad)
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
     randomize(m, 1000 + (uint64_t)k);
     nmt_batch b;
-    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, extra_pad);
+    if (edge)
+        fixture_batch(&b, 2, ex_src, ex_src_n, ex_tgt, ex_tgt_n, extra_pad);
+    else
+        fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, extra_pad);
     nmt_workspace *ws;
-    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), 0);
 
     nmt_model_zero_grad(m);
     double loss = loss_at(m, ws, &b, dropout);
@@ -77,7 +85,6 @@ static double check_config(int k, float dropout, int extra_pad)
             max_diff = fmax(max_diff, fabs(num - m->grads[t->offset + i]));
         }
         /* Every tensor takes part in the loss (att.v and biases included). */
-        if (getenv("GC_DEBUG")) printf("%d %s grad %g diff %g\n", k, t->name, max_grad, max_diff);
         ck_assert_msg(max_grad > 1e-6, "config %d: %s has no gradient", k, t->name);
         double rel = max_diff / max_grad;
         ck_assert_msg(rel < 1e-6, "config %d (%s %s %s): %s relative error %g", k,
@@ -90,8 +97,8 @@ static double check_config(int k, float dropout, int extra_pad)
      * <pad> on both sides, the unused ids. */
     const nmt_tensor_info *se = nmt_model_tensor(m, "src_emb");
     const nmt_tensor_info *te = nmt_model_tensor(m, "tgt_emb");
-    int unused_src[] = {NMT_PAD, NMT_UNK, NMT_BOS, 9};
-    int unused_tgt[] = {NMT_PAD, NMT_UNK, NMT_EOS, 8};
+    int unused_src[] = {NMT_PAD, NMT_UNK, NMT_BOS, edge ? 5 : 9};
+    int unused_tgt[] = {NMT_PAD, NMT_UNK, NMT_EOS, edge ? 4 : 8};
     for (int u = 0; u < 4; u++)
         for (int e = 0; e < E; e++) {
             ck_assert(m->grads[se->offset + (size_t)unused_src[u] * E + e] == 0);
@@ -107,7 +114,7 @@ static double check_config(int k, float dropout, int extra_pad)
 START_TEST(all_configurations)
 {
     int k = _i;
-    double worst = check_config(k, 0, 0);
+    double worst = check_config(k, 0, 0, 0);
     nmt_config c = fixture_config(k, E, H, A, O, VS, VT);
     printf("gradcheck %-4s %-8s %-3s worst relative error %.2e\n", nmt_cell_name(c.cell),
            nmt_attention_name(c.attention), c.bidirectional ? "bi" : "uni", worst);
@@ -117,14 +124,21 @@ END_TEST
 /* Steps that are padding for every sentence must not matter either. */
 START_TEST(extra_padding)
 {
-    check_config(_i, 0, 2);
+    check_config(_i, 0, 2, 0);
 }
 END_TEST
 
 /* With dropout the gradient is that of the loss under the drawn masks. */
 START_TEST(with_dropout)
 {
-    check_config(_i, 0.3f, 0);
+    check_config(_i, 0.3f, 0, 0);
+}
+END_TEST
+
+/* One-token sentences next to longer ones, with padding. */
+START_TEST(shortest_sentences)
+{
+    check_config(_i, 0, 1, 1);
 }
 END_TEST
 
@@ -136,6 +150,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, all_configurations, 0, 12);
     tcase_add_loop_test(tc, extra_padding, 0, 12);
     tcase_add_loop_test(tc, with_dropout, 0, 12);
+    tcase_add_loop_test(tc, shortest_sentences, 0, 12);
     suite_add_tcase(s, tc);
     return s;
 }
