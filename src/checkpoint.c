@@ -32,7 +32,7 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->clip = 5.0;
     s->dropout = 0.2f;
     s->epochs = 10;
-    s->max_steps = 0;
+    s->max_steps = -1;
     s->seed = 1;
     s->threads = 1;
     s->valid_every = 0;
@@ -245,7 +245,7 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->clip = get_double(&r, "train.clip", 0);
     s->dropout = (float)get_double(&r, "train.dropout", 0);
     s->epochs = get_int(&r, "train.epochs", 0, 1 << 30);
-    s->max_steps = get_i64(&r, "train.max_steps", 0, INT64_MAX);
+    s->max_steps = get_i64(&r, "train.max_steps", -1, INT64_MAX);
     s->seed = get_u64(&r, "train.seed");
     s->threads = get_int(&r, "train.threads", 1, 4096);
     s->valid_every = get_i64(&r, "train.valid_every", 0, INT64_MAX);

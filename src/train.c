@@ -8,6 +8,7 @@
  * from one rng whose state the checkpoint stores; and checkpoints are only
  * written between steps, with the position in the plan. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,7 +337,7 @@ static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_tr
 static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
 {
     int64_t by_epochs = (int64_t)t->s.epochs * (int64_t)n_batches;
-    if (t->s.max_steps > 0 && t->s.max_steps < by_epochs)
+    if (t->s.max_steps >= 0 && t->s.max_steps < by_epochs)
         return t->s.max_steps;
     return by_epochs;
 }
@@ -404,14 +405,14 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     return NMT_OK;
 }
 
-static int diverged(const nmt_trainer *t, const char *what, double value)
+/* `what` says which number went bad: "the loss is NaN". */
+static int diverged(const nmt_trainer *t, const char *what)
 {
     return nmt_set_error(NMT_ERR_NUMERIC,
-                         "the %s is %s at step %lld (epoch %d): training diverged. "
+                         "%s at step %lld (epoch %d): training diverged. "
                          "The last good checkpoint (step %lld) is kept in %s. Try a lower "
                          "--lr (it is %g) or gradient clipping (e.g. --clip 5)",
-                         what, isnan(value) ? "NaN" : "infinite",
-                         (long long)t->st.step + 1, t->st.epoch,
+                         what, (long long)t->st.step + 1, t->st.epoch,
                          (long long)t->last_saved_step, t->dir, t->st.lr);
 }
 
@@ -425,12 +426,23 @@ static int train_step(nmt_trainer *t)
         return rc;
     nmt_model_zero_grad(t->m);
     double loss = (double)nmt_forward(t->m, t->ws, &t->batch, t->s.dropout, &t->rng);
-    if (!isfinite(loss))
-        return diverged(t, "loss", loss);
+    char what[96];
+    if (!isfinite(loss)) {
+        snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");
+        return diverged(t, what);
+    }
+    /* a log-softmax keeps the loss finite when the weights blow up; a mean
+     * of more than ~709 nats a token (an infinite perplexity) is divergence */
+    if (!isfinite(exp(loss))) {
+        snprintf(what, sizeof what, "the perplexity is infinite (loss %.4g)", loss);
+        return diverged(t, what);
+    }
     nmt_backward(t->m, t->ws, &t->batch);
     double norm = nmt_clip_grad_norm(t->m->grads, t->m->n_params, t->s.clip);
-    if (!isfinite(norm))
-        return diverged(t, "gradient norm", norm);
+    if (!isfinite(norm)) {
+        snprintf(what, sizeof what, "the gradient norm is %s", isnan(norm) ? "NaN" : "infinite");
+        return diverged(t, what);
+    }
     nmt_optim_step(&t->opt, t->m->params, t->m->grads);
     t->st.step++;
     t->acc_nll += loss * (double)t->batch.n_tgt_tokens;
@@ -461,7 +473,7 @@ static int ensure_plan(nmt_trainer *t)
 
 static int finished(const nmt_trainer *t)
 {
-    return t->st.epoch > t->s.epochs || (t->s.max_steps > 0 && t->st.step >= t->s.max_steps);
+    return t->st.epoch > t->s.epochs || (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
 }
 
 int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_atomic_t *stop)
@@ -493,7 +505,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         emit(cb, NMT_TRAIN_STEP, st);
 
         int end_of_epoch = st->batch + 1 == t->plan.n_batches;
-        int last = (t->s.max_steps > 0 && st->step >= t->s.max_steps) ||
+        int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
                    (end_of_epoch && st->epoch >= t->s.epochs);
         int want_valid = t->valid.corpus &&
                          ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||

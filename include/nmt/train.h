@@ -86,7 +86,7 @@ typedef struct nmt_train_settings {
     double clip;         /* global gradient norm; 0 off */
     float dropout;
     int epochs;
-    int64_t max_steps;   /* 0: no limit */
+    int64_t max_steps;   /* < 0: no limit; 0 writes the initial model */
     uint64_t seed;
     int threads;
     /* validation and schedule */

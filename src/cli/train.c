@@ -1,0 +1,742 @@
+/* nmt train: options, checks of every input before anything is written, the
+ * run itself (the library's loop) and what the user sees of it. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "nmt/corpus.h"
+#include "nmt/error.h"
+#include "nmt/modelfile.h"
+#include "nmt/train.h"
+
+static void help(void)
+{
+    printf(
+        "Usage: nmt train --src F --tgt F --out DIR [OPTIONS]\n"
+        "       nmt train --resume DIR [--max-steps N] [--epochs N] [--threads N]\n"
+        "       nmt train --init-from FILE --src F --tgt F --out DIR [OPTIONS]\n\n"
+        "Trains an encoder-decoder on a parallel corpus (plain or gzip files, one\n"
+        "sentence per line). Writes DIR/checkpoint.safetensors (the latest state,\n"
+        "resumable), DIR/best.safetensors (best validation BLEU) and DIR/log.tsv.\n\n"
+        "Data:\n"
+        "  --src F, --tgt F       training corpus, source and target side\n"
+        "  --valid-src F, --valid-tgt F\n"
+        "                         validation corpus: perplexity and greedy BLEU at\n"
+        "                         every epoch end, every --valid-every steps and at the end\n"
+        "  --out DIR              output folder (created; must not hold a checkpoint)\n"
+        "  --resume DIR           continue the run in DIR exactly where it stopped\n"
+        "  --init-from FILE       start from a model's weights, architecture and\n"
+        "                         vocabularies, with new training settings\n"
+        "  --lowercase            lowercase the text (default: keep case)\n"
+        "  --max-len N            skip training pairs longer than N tokens (default 50)\n"
+        "  --min-count N          vocabulary: words seen at least N times (default 1)\n"
+        "  --max-vocab N          vocabulary: at most N entries per side (default 0: all)\n"
+        "  --no-shuffle           batches in corpus order (default: shuffled\n"
+        "                         length-sorted pools)\n\n"
+        "Model (fresh runs):\n"
+        "  --cell rnn|gru|lstm    recurrent cell (default lstm)\n"
+        "  --attention bahdanau|none\n"
+        "                         attention, or a fixed context (default bahdanau)\n"
+        "  --bidirectional        bidirectional encoder (default)\n"
+        "  --unidirectional       forward encoder only\n"
+        "  --emb N                embedding size (default 256)\n"
+        "  --hidden N             hidden state size (default 256)\n"
+        "  --att-dim N            attention size (default 256)\n"
+        "  --out-dim N            deep output size (default 256)\n\n"
+        "Optimisation:\n"
+        "  --optimizer sgd|adam|adadelta\n"
+        "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
+        "  --lr X                 learning rate (default 1e-3 for adam, 1 for sgd and\n"
+        "                         adadelta, where it multiplies the update)\n"
+        "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
+        "  --dropout X            dropout on embeddings and deep output (default 0.2)\n"
+        "  --batch-size N         sentences per batch (default 64)\n"
+        "  --epochs N             passes over the corpus (default 10)\n"
+        "  --max-steps N          stop after N steps in all (default: no limit; 0 writes\n"
+        "                         the initial model)\n"
+        "  --lr-decay X           multiply the lr by X after --patience validations\n"
+        "                         without improvement (default 0.5)\n"
+        "  --patience N           (default 2; 0: never decay)\n"
+        "  --early-stop N         stop after N validations without improvement\n"
+        "                         (default 0: off)\n"
+        "  --seed N               random seed: init, shuffling, dropout (default 1)\n"
+        "  --threads N            threads (default 1); same seed and threads give\n"
+        "                         the same weights\n\n"
+        "Saving and reporting:\n"
+        "  --valid-every N        also validate every N steps (default 0: epoch ends only)\n"
+        "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
+        "                         epoch ends, the end, and on SIGINT/SIGTERM)\n"
+        "  --report-every N       a log.tsv row every N steps (default 0: every 10 s)\n"
+        "  -q, --quiet            print nothing but errors\n"
+        "  -v, --verbose          print more (settings, every report, every save)\n"
+        "  -h, --help             this help\n\n"
+        "On a terminal a live progress line is shown on stderr; otherwise plain\n"
+        "lines. Ctrl-C (SIGINT) or SIGTERM saves the checkpoint and stops; resume\n"
+        "with --resume DIR. A run that diverges (NaN or Inf) stops and keeps its\n"
+        "last good checkpoint.\n");
+}
+
+enum {
+    O_SRC = 256, O_TGT, O_VALID_SRC, O_VALID_TGT, O_OUT, O_RESUME, O_INIT_FROM, O_LOWERCASE,
+    O_MAX_LEN, O_MIN_COUNT, O_MAX_VOCAB, O_NO_SHUFFLE, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI,
+    O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
+    O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
+    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_END
+};
+
+static const struct option long_options[] = {
+    {"src", required_argument, 0, O_SRC},
+    {"tgt", required_argument, 0, O_TGT},
+    {"valid-src", required_argument, 0, O_VALID_SRC},
+    {"valid-tgt", required_argument, 0, O_VALID_TGT},
+    {"out", required_argument, 0, O_OUT},
+    {"resume", required_argument, 0, O_RESUME},
+    {"init-from", required_argument, 0, O_INIT_FROM},
+    {"lowercase", no_argument, 0, O_LOWERCASE},
+    {"max-len", required_argument, 0, O_MAX_LEN},
+    {"min-count", required_argument, 0, O_MIN_COUNT},
+    {"max-vocab", required_argument, 0, O_MAX_VOCAB},
+    {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
+    {"cell", required_argument, 0, O_CELL},
+    {"attention", required_argument, 0, O_ATTENTION},
+    {"bidirectional", no_argument, 0, O_BIDI},
+    {"unidirectional", no_argument, 0, O_UNIDI},
+    {"emb", required_argument, 0, O_EMB},
+    {"hidden", required_argument, 0, O_HIDDEN},
+    {"att-dim", required_argument, 0, O_ATT_DIM},
+    {"out-dim", required_argument, 0, O_OUT_DIM},
+    {"optimizer", required_argument, 0, O_OPTIMIZER},
+    {"lr", required_argument, 0, O_LR},
+    {"clip", required_argument, 0, O_CLIP},
+    {"dropout", required_argument, 0, O_DROPOUT},
+    {"batch-size", required_argument, 0, O_BATCH_SIZE},
+    {"epochs", required_argument, 0, O_EPOCHS},
+    {"max-steps", required_argument, 0, O_MAX_STEPS},
+    {"lr-decay", required_argument, 0, O_LR_DECAY},
+    {"patience", required_argument, 0, O_PATIENCE},
+    {"early-stop", required_argument, 0, O_EARLY_STOP},
+    {"seed", required_argument, 0, O_SEED},
+    {"threads", required_argument, 0, O_THREADS},
+    {"valid-every", required_argument, 0, O_VALID_EVERY},
+    {"save-every", required_argument, 0, O_SAVE_EVERY},
+    {"report-every", required_argument, 0, O_REPORT_EVERY},
+    {"quiet", no_argument, 0, 'q'},
+    {"verbose", no_argument, 0, 'v'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+static const char *option_name(int code)
+{
+    for (const struct option *o = long_options; o->name; o++)
+        if (o->val == code)
+            return o->name;
+    return "?";
+}
+
+typedef struct train_args {
+    nmt_train_settings s;
+    const char *out, *resume, *init_from;
+    int given[O_END];  /* options given on the command line */
+    int lr_given;
+} train_args;
+
+#define INT_MAX_OPT 2147483647L
+
+/* Parses one option's value into a; -1 on a bad value (already reported). */
+static int parse_value(train_args *a, int c, const char *v)
+{
+    nmt_train_settings *s = &a->s;
+    char name[40];
+    snprintf(name, sizeof name, "--%s", option_name(c));
+    long l;
+    switch (c) {
+    case O_SRC: s->src_path = v; return 0;
+    case O_TGT: s->tgt_path = v; return 0;
+    case O_VALID_SRC: s->valid_src_path = v; return 0;
+    case O_VALID_TGT: s->valid_tgt_path = v; return 0;
+    case O_OUT: a->out = v; return 0;
+    case O_RESUME: a->resume = v; return 0;
+    case O_INIT_FROM: a->init_from = v; return 0;
+    case O_LOWERCASE: s->lowercase = 1; return 0;
+    case O_NO_SHUFFLE: s->shuffle = 0; return 0;
+    case O_BIDI: s->bidirectional = 1; return 0;
+    case O_UNIDI: s->bidirectional = 0; return 0;
+    case O_MAX_LEN: return opt_int(name, v, 1, 100000, &s->max_len);
+    case O_MIN_COUNT: return opt_int(name, v, 1, INT_MAX_OPT, &s->min_count);
+    case O_MAX_VOCAB: return opt_int(name, v, 0, 100000000, &s->max_vocab);
+    case O_EMB: return opt_int(name, v, 1, 65536, &s->emb);
+    case O_HIDDEN: return opt_int(name, v, 1, 65536, &s->hidden);
+    case O_ATT_DIM: return opt_int(name, v, 1, 65536, &s->att_dim);
+    case O_OUT_DIM: return opt_int(name, v, 1, 65536, &s->out_dim);
+    case O_BATCH_SIZE: return opt_int(name, v, 1, 1000000, &s->batch_size);
+    case O_EPOCHS: return opt_int(name, v, 1, 1000000, &s->epochs);
+    case O_PATIENCE: return opt_int(name, v, 0, INT_MAX_OPT, &s->patience);
+    case O_EARLY_STOP: return opt_int(name, v, 0, INT_MAX_OPT, &s->early_stop);
+    case O_THREADS: return opt_int(name, v, 1, 256, &s->threads);
+    case O_MAX_STEPS:
+    case O_VALID_EVERY:
+    case O_SAVE_EVERY:
+    case O_REPORT_EVERY:
+        if (opt_long(name, v, 0, 0x7fffffffffffffffL, &l))
+            return -1;
+        if (c == O_MAX_STEPS)
+            s->max_steps = l;
+        else if (c == O_VALID_EVERY)
+            s->valid_every = l;
+        else if (c == O_SAVE_EVERY)
+            s->save_every = l;
+        else
+            s->report_every = l;
+        return 0;
+    case O_SEED: return opt_u64(name, v, &s->seed);
+    case O_LR:
+        a->lr_given = 1;
+        if (opt_double(name, v, 0, 1e12, &s->lr))
+            return -1;
+        if (s->lr <= 0) {
+            cli_error("%s: must be greater than 0", name);
+            return -1;
+        }
+        return 0;
+    case O_CLIP: return opt_double(name, v, 0, 1e12, &s->clip);
+    case O_LR_DECAY:
+        if (opt_double(name, v, 0, 1, &s->lr_decay))
+            return -1;
+        if (s->lr_decay <= 0) {
+            cli_error("%s: must be greater than 0 (1 turns decay off)", name);
+            return -1;
+        }
+        return 0;
+    case O_DROPOUT:
+        if (opt_float(name, v, 0, 1, &s->dropout))
+            return -1;
+        if (s->dropout >= 1.0f) {
+            cli_error("%s: must be below 1", name);
+            return -1;
+        }
+        return 0;
+    case O_CELL: {
+        static const char *const cells[] = {"rnn", "gru", "lstm", NULL};
+        int i = opt_choice(name, v, cells);
+        if (i < 0)
+            return -1;
+        return nmt_cell_parse(v, &s->cell) ? -1 : 0;
+    }
+    case O_ATTENTION: {
+        static const char *const atts[] = {"bahdanau", "none", NULL};
+        int i = opt_choice(name, v, atts);
+        if (i < 0)
+            return -1;
+        return nmt_attention_parse(v, &s->attention) ? -1 : 0;
+    }
+    case O_OPTIMIZER: {
+        static const char *const opts[] = {"sgd", "adam", "adadelta", NULL};
+        int i = opt_choice(name, v, opts);
+        if (i < 0)
+            return -1;
+        s->optimizer = (nmt_optim_kind)i;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* Options that make no sense with --resume (the checkpoint fixes them) or
+ * with --init-from (the model fixes them). */
+static int check_combinations(const train_args *a)
+{
+    static const int arch[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
+                               O_ATT_DIM, O_OUT_DIM, O_LOWERCASE, O_MIN_COUNT, O_MAX_VOCAB};
+    if (a->resume) {
+        for (int c = O_SRC; c < O_END; c++)
+            if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
+                c != O_THREADS) {
+                cli_error("--%s cannot be changed on --resume: the run continues with the "
+                          "settings of its checkpoint (only --max-steps, --epochs and "
+                          "--threads may be given)", option_name(c));
+                return -1;
+            }
+        return 0;
+    }
+    if (a->init_from)
+        for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
+            if (a->given[arch[i]]) {
+                cli_error("--%s cannot be used with --init-from: the model file fixes the "
+                          "architecture, the vocabularies and lowercasing", option_name(arch[i]));
+                return -1;
+            }
+    if (!a->s.src_path || !a->s.tgt_path) {
+        cli_error("--src and --tgt are required (or --resume DIR)");
+        return -1;
+    }
+    if (!a->out) {
+        cli_error("--out DIR is required (or --resume DIR)");
+        return -1;
+    }
+    if (!a->s.valid_src_path != !a->s.valid_tgt_path) {
+        cli_error("--valid-src and --valid-tgt go together");
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns 0 and fills a, or the exit code (2 usage, 0 after --help). */
+static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
+{
+    memset(a, 0, sizeof *a);
+    nmt_train_settings_default(&a->s);
+    optind = 1;
+    opterr = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "qvh", long_options, NULL)) != -1) {
+        if (c == 'h') {
+            help();
+            *exit_code = 0;
+            return -1;
+        }
+        if (c == 'q') {
+            cli_verbosity = 0;
+            continue;
+        }
+        if (c == 'v') {
+            cli_verbosity = 2;
+            continue;
+        }
+        if (c < O_SRC || c >= O_END) {
+            *exit_code = cli_usage_error();
+            return -1;
+        }
+        a->given[c] = 1;
+        if (parse_value(a, c, optarg)) {
+            *exit_code = 2;
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s'", argv[optind]);
+        *exit_code = cli_usage_error();
+        return -1;
+    }
+    if (!a->lr_given)
+        a->s.lr = nmt_optim_default_lr(a->s.optimizer);
+    if (check_combinations(a)) {
+        *exit_code = 2;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- memory estimate -------------------------------------------------------- */
+
+/* A rough upper estimate of the bytes a run needs: parameters, gradients and
+ * two moments, and the activations of one batch of the longest sentences. */
+static double estimate_bytes(const nmt_config *cfg, int B, int T)
+{
+    double E = cfg->emb, H = cfg->hidden, A = cfg->att_dim, O = cfg->out_dim;
+    double Vs = cfg->src_vocab, Vt = cfg->tgt_vocab, D = cfg->bidirectional ? 2 : 1;
+    double G = cfg->cell == NMT_CELL_LSTM ? 4 : cfg->cell == NMT_CELL_GRU ? 3 : 1;
+    double params = (Vs + Vt) * E + D * G * H * (E + H + 1) + H * (D * H + 1) +
+                    A * (H + D * H + 2) + G * H * (E + D * H + H + 1) +
+                    O * (H + D * H + E + 1) + Vt * (O + 1);
+    double steps = (double)B * (T + 1);
+    double act = steps * (D * (E + 3 * G * H) + E + 3 * G * H + 3 * D * H + 3 * O + 2 * Vt) +
+                 (cfg->attention == NMT_ATT_BAHDANAU ? steps * (T + 1) * (A + 3) : 0);
+    return 4.0 * (4 * params + 2 * act);
+}
+
+static int check_memory(const nmt_config *cfg, int B, int T)
+{
+    double need = estimate_bytes(cfg, B, T);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    double have = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1 << 30);
+    double limit = have < 8.0 * (1 << 30) ? have : 8.0 * (1 << 30);
+    if (need > limit) {
+        cli_error("these sizes would need about %.1f GiB (more than %.1f GiB): lower "
+                  "--emb/--hidden/--att-dim/--out-dim, --batch-size, --max-len or --max-vocab",
+                  need / (1 << 30), limit / (1 << 30));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reading everything ------------------------------------------------------- */
+
+typedef struct run {
+    train_args args;
+    nmt_train_settings s;   /* what the run uses (from the checkpoint on resume) */
+    nmt_file *ckpt;         /* --resume: the checkpoint (its metadata backs s's paths) */
+    nmt_model *model;
+    nmt_corpus train, valid;
+    int have_train, have_valid;
+    char **refs;
+    size_t n_refs;
+    const char *dir;
+} run;
+
+static void run_free(run *r)
+{
+    nmt_free_lines(r->refs, r->n_refs);
+    if (r->have_valid)
+        nmt_corpus_free(&r->valid);
+    if (r->have_train)
+        nmt_corpus_free(&r->train);
+    nmt_model_free(r->model);
+    nmt_file_free(r->ckpt);
+}
+
+static int check_out_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return 0; /* created later, once every input has been read */
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error("--out %s: exists and is not a folder", dir);
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    if (access(path, F_OK) == 0) {
+        cli_error("--out %s: already holds a run (continue it with --resume %s, or choose "
+                  "another folder)", dir, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        cli_error("--out %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p */
+static int make_dir(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        cli_error("--out: path too long");
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || *p == 0) {
+            char keep = *p;
+            *p = 0;
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+                cli_error("--out %s: cannot create %s: %s", dir, path, strerror(errno));
+                return -1;
+            }
+            *p = keep;
+            if (!keep)
+                break;
+        }
+    }
+    return 0;
+}
+
+static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
+{
+    return (nmt_config){.cell = s->cell, .attention = s->attention,
+                        .bidirectional = s->bidirectional, .emb = s->emb,
+                        .hidden = s->hidden, .att_dim = s->att_dim, .out_dim = s->out_dim,
+                        .lowercase = s->lowercase, .src_vocab = Vs, .tgt_vocab = Vt};
+}
+
+static int load_model_or_checkpoint(run *r)
+{
+    train_args *a = &r->args;
+    if (a->resume) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/checkpoint.safetensors", a->resume);
+        if (access(path, F_OK) != 0) {
+            cli_error("--resume %s: no checkpoint.safetensors there to resume", a->resume);
+            return -1;
+        }
+        if (nmt_model_load(&r->model, path, &r->ckpt) ||
+            nmt_train_settings_from_file(&r->s, r->ckpt)) {
+            cli_lib_error();
+            return -1;
+        }
+        if (a->given[O_MAX_STEPS])
+            r->s.max_steps = a->s.max_steps;
+        if (a->given[O_EPOCHS])
+            r->s.epochs = a->s.epochs;
+        if (a->given[O_THREADS])
+            r->s.threads = a->s.threads;
+        r->dir = a->resume;
+        return 0;
+    }
+    r->s = a->s;
+    r->dir = a->out;
+    if (check_out_dir(a->out))
+        return -1;
+    /* absurd sizes are refused at once, before the corpus is read (the
+     * vocabularies are counted as if tiny; checked again once known) */
+    nmt_config lower = config_of(&r->s, 4, 4);
+    if (!a->init_from && check_memory(&lower, r->s.batch_size, r->s.max_len + 1))
+        return -1;
+    if (a->init_from) {
+        if (nmt_model_load(&r->model, a->init_from, NULL)) {
+            cli_lib_error();
+            return -1;
+        }
+        const nmt_config *cfg = &r->model->cfg;
+        r->s.cell = cfg->cell;
+        r->s.attention = cfg->attention;
+        r->s.bidirectional = cfg->bidirectional;
+        r->s.emb = cfg->emb;
+        r->s.hidden = cfg->hidden;
+        r->s.att_dim = cfg->att_dim;
+        r->s.out_dim = cfg->out_dim;
+        r->s.lowercase = cfg->lowercase;
+    }
+    return 0;
+}
+
+static int read_corpora(run *r)
+{
+    const nmt_train_settings *s = &r->s;
+    nmt_corpus_opts o = {.lowercase = s->lowercase, .max_len = s->max_len, .skip_empty = 1,
+                         .min_count = s->min_count, .max_vocab = s->max_vocab};
+    nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
+    nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
+    if (nmt_corpus_read(&r->train, s->src_path, s->tgt_path, &o, &sv, &tv)) {
+        cli_lib_error();
+        return -1;
+    }
+    r->have_train = 1;
+    if (r->train.n == 0) {
+        cli_error("%s: no pair left to train on (%zu longer than --max-len %d, %zu with an "
+                  "empty side)", s->src_path, r->train.skipped_long, s->max_len,
+                  r->train.skipped_empty);
+        if (!r->model) {
+            nmt_vocab_free(sv);
+            nmt_vocab_free(tv);
+        }
+        return -1;
+    }
+    if (!r->model) {
+        nmt_config cfg = config_of(s, nmt_vocab_size(sv), nmt_vocab_size(tv));
+        if (check_memory(&cfg, s->batch_size, s->max_len + 1)) {
+            nmt_vocab_free(sv);
+            nmt_vocab_free(tv);
+            return -1;
+        }
+        if (nmt_model_create(&r->model, &cfg, sv, tv)) {
+            cli_lib_error();
+            return -1;
+        }
+        nmt_model_init(r->model, s->seed);
+    }
+    if (s->valid_src_path) {
+        nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0};
+        sv = r->model->src_vocab;
+        tv = r->model->tgt_vocab;
+        if (nmt_corpus_read(&r->valid, s->valid_src_path, s->valid_tgt_path, &vo, &sv, &tv)) {
+            cli_lib_error();
+            return -1;
+        }
+        r->have_valid = 1;
+        if (nmt_read_lines(s->valid_tgt_path, &r->refs, &r->n_refs)) {
+            cli_lib_error();
+            return -1;
+        }
+        if (r->n_refs != r->valid.n) {
+            cli_error("%s: %zu lines but %zu validation pairs", s->valid_tgt_path, r->n_refs,
+                      r->valid.n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- what the user sees ------------------------------------------------------ */
+
+typedef struct view {
+    nmt_progress progress;
+    int tty;
+    int line_shown; /* a live line is on screen */
+    const char *dir;
+} view;
+
+static void clear_live(view *v)
+{
+    if (v->line_shown) {
+        fputs("\r\033[K", stderr);
+        v->line_shown = 0;
+    }
+}
+
+static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
+{
+    view *v = user;
+    if (cli_verbosity == 0)
+        return;
+    double now = nmt_now();
+    char line[256], dur[32];
+    switch (ev) {
+    case NMT_TRAIN_STEP:
+        if (v->tty && nmt_progress_due(&v->progress, now)) {
+            nmt_progress_line(line, sizeof line, &v->progress, st, now);
+            fprintf(stderr, "\r%s\033[K", line);
+            v->line_shown = 1;
+        }
+        break;
+    case NMT_TRAIN_REPORT:
+        if (v->tty && cli_verbosity < 2)
+            break;
+        clear_live(v);
+        nmt_format_duration(dur, sizeof dur, st->elapsed_s);
+        fprintf(stderr, "epoch %d step %lld: loss %.4f ppl %.2f grad-norm %.3f lr %.3g "
+                "%.0f tok/s, %s\n", st->epoch, (long long)st->step, st->loss, st->ppl,
+                st->grad_norm, st->lr, st->tok_per_s, dur);
+        break;
+    case NMT_TRAIN_VALID:
+        clear_live(v);
+        fprintf(stderr, "validation at step %lld (epoch %d): ppl %.3f, BLEU %.2f\n",
+                (long long)st->step, st->epoch, st->valid_ppl, st->valid_bleu);
+        break;
+    case NMT_TRAIN_BEST:
+        if (cli_verbosity >= 2) {
+            clear_live(v);
+            fprintf(stderr, "best so far: saved %s/best.safetensors\n", v->dir);
+        }
+        break;
+    case NMT_TRAIN_LR_DECAY:
+        clear_live(v);
+        fprintf(stderr, "no improvement in %d validations: learning rate lowered to %g\n",
+                st->bad_validations, st->lr);
+        break;
+    case NMT_TRAIN_EARLY_STOP:
+        clear_live(v);
+        fprintf(stderr, "early stop: no improvement in %d validations\n", st->bad_validations);
+        break;
+    case NMT_TRAIN_EPOCH:
+        if (cli_verbosity >= 2) {
+            clear_live(v);
+            fprintf(stderr, "epoch %d done at step %lld\n", st->epoch, (long long)st->step);
+        }
+        break;
+    case NMT_TRAIN_SAVED:
+        if (cli_verbosity >= 2) {
+            clear_live(v);
+            fprintf(stderr, "checkpoint saved at step %lld\n", (long long)st->step);
+        }
+        break;
+    }
+}
+
+static void describe(const run *r)
+{
+    if (cli_verbosity == 0)
+        return;
+    const nmt_config *c = &r->model->cfg;
+    const nmt_train_settings *s = &r->s;
+    if (r->ckpt)
+        fprintf(stderr, "resuming %s\n", r->dir);
+    fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "
+            "an empty side); vocabularies %d / %d\n", r->train.n, r->train.n_lines,
+            r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
+            c->tgt_vocab);
+    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d: %zu "
+            "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
+            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden,
+            c->att_dim, c->out_dim, r->model->n_params);
+    if (cli_verbosity >= 2)
+        fprintf(stderr, "training: %s lr %g clip %g dropout %g batch %d epochs %d max-steps "
+                "%lld seed %llu threads %d%s%s\n", nmt_optim_name(s->optimizer), s->lr, s->clip,
+                (double)s->dropout, s->batch_size, s->epochs, (long long)s->max_steps,
+                (unsigned long long)s->seed, s->threads, s->shuffle ? "" : " no-shuffle",
+                r->have_valid ? ", validating" : "");
+}
+
+static void summary(const run *r, const nmt_train_status *st, int interrupted)
+{
+    if (cli_verbosity == 0)
+        return;
+    char dur[32];
+    nmt_format_duration(dur, sizeof dur, st->elapsed_s);
+    double epochs = st->epoch - 1 + (st->n_batches ? (double)st->batch / (double)st->n_batches : 0);
+    fprintf(stderr, "%s at step %lld (%.2f epochs) after %s; checkpoint: "
+            "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
+            (long long)st->step, epochs, dur, r->dir);
+    if (st->best_step >= 0)
+        fprintf(stderr, "best validation BLEU %.2f (ppl %.3f) at step %lld: "
+                "%s/best.safetensors\n", st->best_bleu, st->best_ppl,
+                (long long)st->best_step, r->dir);
+}
+
+/* ---- signals ------------------------------------------------------------------ */
+
+static volatile sig_atomic_t stop_signal = 0;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* a file too large must fail the write (EFBIG), not kill the run */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+int cmd_train(int argc, char **argv)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    int code = 1;
+    if (parse_args(&r.args, argc, argv, &code))
+        return code;
+    /* every input is read and checked before anything is written */
+    if (load_model_or_checkpoint(&r) || read_corpora(&r)) {
+        run_free(&r);
+        return 1;
+    }
+    if (!r.ckpt && make_dir(r.dir)) {
+        run_free(&r);
+        return 1;
+    }
+    describe(&r);
+    nmt_valid_set valid = {.corpus = &r.valid, .refs = r.refs, .n_refs = r.n_refs};
+    nmt_trainer *t = NULL;
+    if (nmt_trainer_create(&t, r.model, &r.s, &r.train, r.have_valid ? &valid : NULL, r.dir) ||
+        (r.ckpt && nmt_trainer_restore(t, r.ckpt))) {
+        cli_lib_error();
+        nmt_trainer_free(t);
+        run_free(&r);
+        return 1;
+    }
+    view v = {.tty = isatty(STDERR_FILENO), .dir = r.dir};
+    nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);
+    nmt_train_callbacks cb = {.user = &v, .on_event = on_event};
+    catch_signals();
+    int rc = nmt_trainer_run(t, &cb, &stop_signal);
+    clear_live(&v);
+    if (rc == NMT_OK) {
+        summary(&r, nmt_trainer_status(t), 0);
+        code = 0;
+    } else if (rc == NMT_ERR_INTERRUPTED) {
+        cli_lib_error();
+        summary(&r, nmt_trainer_status(t), 1);
+        code = 128 + (int)stop_signal;
+    } else {
+        cli_lib_error();
+        code = 1;
+    }
+    nmt_trainer_free(t);
+    run_free(&r);
+    return code;
+}

@@ -1,0 +1,190 @@
+# nmt train from the command line: help, refused inputs, determinism, exact
+# resume after kill -9 and SIGTERM, the NaN guard, validation and schedule.
+. "$(dirname "$0")/lib.sh"
+
+M30K=${NMT_CORPORA:?}/multi30k
+
+# The data section of a safetensors file (everything after the JSON header):
+# the tensors, optimizer moments included, without the metadata (which holds
+# the elapsed time and so differs between runs).
+data_of() {
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    tail -c +$((9 + n)) "$1"
+}
+same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
+meta_of() { # meta_of FILE KEY: a metadata value
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    head -c $((8 + n)) "$1" | tail -c "$n" | grep -o "\"$2\": *\"[^\"]*\"" | sed 's/.*: *"\(.*\)"/\1/'
+}
+
+# --- help lists every option ------------------------------------------------
+expect_ok "help" "$NMT" train --help
+for opt in src tgt valid-src valid-tgt out resume init-from cell attention bidirectional \
+    unidirectional emb hidden att-dim out-dim batch-size optimizer lr clip dropout max-len \
+    min-count max-vocab epochs max-steps seed threads no-shuffle lowercase valid-every \
+    save-every report-every lr-decay patience early-stop quiet verbose; do
+    grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
+done
+grep -q "adadelta" "$TMP/out" && pass || fail "help lacks adadelta"
+expect_ok "help via nmt help" "$NMT" help train
+grep -q -- "--early-stop" "$TMP/out" && pass || fail "nmt help train"
+
+# --- small corpora ------------------------------------------------------------
+# A tiny made-up pair, and the first 400 Multi30k pairs for real training.
+printf 'ein Hund läuft .\neine Katze schläft .\nzwei Hunde spielen im Park .\nein Mann liest\n' >"$TMP/tiny.de"
+printf 'a dog runs .\na cat sleeps .\ntwo dogs play in the park .\na man reads\n' >"$TMP/tiny.en"
+zcat "$M30K/train.de.gz" | head -n 400 | gzip >"$TMP/s.de.gz"
+zcat "$M30K/train.en.gz" | head -n 400 | gzip >"$TMP/s.en.gz"
+zcat "$M30K/val.de.gz" | head -n 30 >"$TMP/v.de"
+zcat "$M30K/val.en.gz" | head -n 30 >"$TMP/v.en"
+SMALL=(--emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16 --max-len 30)
+
+# --- refused inputs: one line naming the file (and line), nothing written ------
+refused() { # refused NAME PATTERN ARGS...
+    local name=$1 pattern=$2
+    shift 2
+    rm -rf "$TMP/refused"
+    expect_fail "$name" "$pattern" "$NMT" train "$@" --out "$TMP/refused"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
+    [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
+}
+printf 'a\nb\nc\n' >"$TMP/three"
+printf 'a\nb\n' >"$TMP/two"
+: >"$TMP/empty"
+printf 'gut\nbad \xff\xfe here\n' >"$TMP/badutf8"
+printf 'ok\nnul \000 here\n' >"$TMP/nul"
+printf 'x\ny\n' | gzip >"$TMP/ok2.gz"
+head -c 20 "$TMP/s.de.gz" >"$TMP/trunc.gz"
+mkdir -p "$TMP/adir"
+refused "missing file" "nope\\.txt" --src "$TMP/nope.txt" --tgt "$TMP/three"
+refused "directory" "adir" --src "$TMP/adir" --tgt "$TMP/three"
+refused "empty corpus" "empty" --src "$TMP/empty" --tgt "$TMP/empty"
+refused "line counts differ" "(three|two)" --src "$TMP/three" --tgt "$TMP/two"
+refused "truncated gzip" "trunc\\.gz" --src "$TMP/trunc.gz" --tgt "$TMP/s.en.gz"
+refused "invalid UTF-8" "badutf8:2" --src "$TMP/badutf8" --tgt "$TMP/ok2.gz"
+refused "NUL byte" "nul:2" --src "$TMP/nul" --tgt "$TMP/ok2.gz"
+refused "bad valid file" "v-missing" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" \
+    --valid-src "$TMP/v-missing" --valid-tgt "$TMP/v.en"
+refused "bad number" "--hidden: 'abc'" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --hidden abc
+refused "zero size" "--emb" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --emb 0
+refused "negative size" "--batch-size" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --batch-size -3
+refused "absurd size" "GiB" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --hidden 65536 --emb 65536
+refused "unknown cell" "--cell: unknown value 'tree'" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --cell tree
+refused "unknown optimizer" "--optimizer" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --optimizer rmsprop
+refused "dropout 1" "--dropout" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --dropout 1
+refused "valid half" "--valid-src and --valid-tgt" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --valid-src "$TMP/v.de"
+expect_fail "resume without checkpoint" "no checkpoint" "$NMT" train --resume "$TMP/adir"
+expect_fail "missing --src" "--src and --tgt are required" "$NMT" train --out "$TMP/x"
+
+# --- a run writes a model; an existing run is not overwritten ------------------
+expect_ok "max-steps 0 writes the initial model" "$NMT" train -q --src "$TMP/tiny.de" \
+    --tgt "$TMP/tiny.en" "${SMALL[@]}" --max-steps 0 --out "$TMP/init"
+[ -s "$TMP/init/checkpoint.safetensors" ] && pass || fail "no checkpoint after --max-steps 0"
+[ "$(meta_of "$TMP/init/checkpoint.safetensors" state.step)" = 0 ] && pass || fail "step 0"
+expect_fail "out holds a run" "already holds a run" "$NMT" train --src "$TMP/tiny.de" \
+    --tgt "$TMP/tiny.en" --out "$TMP/init"
+expect_fail "init-from with --hidden" "--hidden cannot be used with --init-from" "$NMT" train \
+    --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init-from "$TMP/init/checkpoint.safetensors" \
+    --hidden 8 --out "$TMP/x"
+expect_fail "resume with --lr" "--lr cannot be changed on --resume" "$NMT" train \
+    --resume "$TMP/init" --lr 0.1
+
+# --- same seed and threads: the same weights -------------------------------------
+RUN=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --seed 7
+     --dropout 0.3 --epochs 2 --threads 1)
+expect_ok "run A" "${RUN[@]}" --out "$TMP/a"
+expect_ok "run B" "${RUN[@]}" --out "$TMP/b"
+same_data "$TMP/a/checkpoint.safetensors" "$TMP/b/checkpoint.safetensors" && pass ||
+    fail "same seed gave different weights"
+expect_ok "run C (other seed)" "${RUN[@]}" --seed 8 --out "$TMP/c"
+same_data "$TMP/a/checkpoint.safetensors" "$TMP/c/checkpoint.safetensors" &&
+    fail "another seed gave the same weights" || pass
+steps=$(meta_of "$TMP/a/checkpoint.safetensors" state.step)
+[ "$steps" -gt 20 ] && pass || fail "two epochs of 400 pairs took only '$steps' steps"
+head -n 1 "$TMP/a/log.tsv" | grep -q "^step	epoch	lr	loss	ppl	grad_norm	tok_per_s	elapsed_s	valid_ppl	valid_bleu$" &&
+    pass || fail "log.tsv header: $(head -n 1 "$TMP/a/log.tsv")"
+[ "$(tail -n 1 "$TMP/a/log.tsv" | cut -f1)" = "$steps" ] && pass || fail "last log row is not the last step"
+
+# --- SIGTERM saves and stops; --resume continues to the same weights ---------------
+"${RUN[@]}" --save-every 0 --out "$TMP/t" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$TMP/t/log.tsv" ] && break; sleep 0.01; done
+sleep 0.2
+kill -TERM $pid
+wait $pid
+rc=$?
+if [ $rc -eq 0 ]; then
+    echo "note: the run ended before SIGTERM arrived" >&2
+else
+    [ $rc -eq 143 ] && pass || fail "SIGTERM: exit $rc, expected 143"
+    grep -q "interrupted at step" "$TMP/err" && pass || fail "SIGTERM message: $(cat "$TMP/err")"
+fi
+expect_ok "resume after SIGTERM" "$NMT" train -q --resume "$TMP/t"
+same_data "$TMP/a/checkpoint.safetensors" "$TMP/t/checkpoint.safetensors" && pass ||
+    fail "SIGTERM + resume differs from the uninterrupted run"
+
+# --- kill -9 at random moments, resumed each time: the same final weights ---------
+KRUN=("${RUN[@]}" --save-every 3)
+kills=0
+rm -rf "$TMP/k"
+"${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
+pid=$!
+for i in $(seq 1 6); do
+    sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
+    if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
+    wait $pid 2>/dev/null
+    if [ -e "$TMP/k/checkpoint.safetensors" ]; then
+        "$NMT" train -q --resume "$TMP/k" 2>/dev/null &
+    else
+        rm -rf "$TMP/k"
+        "${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
+    fi
+    pid=$!
+done
+wait $pid
+rc=$?
+if [ $rc -ne 0 ]; then
+    expect_ok "final resume" "$NMT" train -q --resume "$TMP/k"
+fi
+echo "kill -9: $kills kills landed" >&2
+same_data "$TMP/a/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
+    fail "kill -9 + resume differs from the uninterrupted run ($kills kills)"
+[ "$(tail -n 1 "$TMP/k/log.tsv" | cut -f1)" = "$steps" ] && pass || fail "resumed log does not end at step $steps"
+# a resumed log has no row twice
+[ "$(cut -f1 "$TMP/k/log.tsv" | sort | uniq -d | wc -l)" -eq 0 ] && pass || fail "log rows repeated"
+
+# --- --resume with a larger --max-steps continues ------------------------------
+expect_ok "resume for more steps" "$NMT" train -q --resume "$TMP/a" --epochs 3
+[ "$(meta_of "$TMP/a/checkpoint.safetensors" state.step)" -gt "$steps" ] && pass ||
+    fail "resume --epochs 3 took no step"
+
+# --- the NaN guard ------------------------------------------------------------------
+expect_fail "NaN guard" "(NaN|infinite).*diverged.*--lr.*--clip" "$NMT" train -q \
+    --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --optimizer sgd --lr 1e9 \
+    --clip 0 --out "$TMP/nan"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "NaN guard: not one line"
+expect_ok "NaN guard leaves a valid checkpoint" "$NMT" train -q --src "$TMP/tiny.de" \
+    --tgt "$TMP/tiny.en" --init-from "$TMP/nan/checkpoint.safetensors" --max-steps 0 \
+    --out "$TMP/nan-check"
+
+# --- validation, best model, lr decay and early stop ----------------------------------
+# With sgd and a learning rate of 1e-30 the weights cannot move, so validation
+# never improves after the first: patience 1 halves the lr at every later
+# validation, and early stop 3 ends the run at the 4th.
+expect_ok "schedule" "$NMT" train --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
+    --valid-src "$TMP/v.de" --valid-tgt "$TMP/v.en" --valid-every 1 --optimizer sgd \
+    --lr 1e-30 --patience 1 --lr-decay 0.5 --early-stop 3 --out "$TMP/sched"
+[ -s "$TMP/sched/best.safetensors" ] && pass || fail "no best.safetensors"
+grep -q "early stop" "$TMP/err" && pass || fail "no early stop message: $(cat "$TMP/err")"
+grep -q "best validation BLEU" "$TMP/err" && pass || fail "no summary"
+[ "$(meta_of "$TMP/sched/checkpoint.safetensors" state.step)" = 4 ] && pass ||
+    fail "early stop at step $(meta_of "$TMP/sched/checkpoint.safetensors" state.step), expected 4"
+[ "$(meta_of "$TMP/sched/best.safetensors" best.step)" = 1 ] && pass || fail "best is not step 1"
+lrs=$(awk -F'\t' 'NR > 1 && $10 != "" { printf "%s ", $3 }' "$TMP/sched/log.tsv")
+[ "$lrs" = "1e-30 5e-31 2.5e-31 1.25e-31 " ] && pass || fail "lr schedule: '$lrs'"
+[ "$(awk -F'\t' 'NR > 1 && $9 != ""' "$TMP/sched/log.tsv" | wc -l)" -eq 4 ] && pass ||
+    fail "validation rows in log.tsv"
+
+finish

@@ -1,0 +1,322 @@
+/* The training loop's contract, checked from outside: one SGD step of
+ * `nmt train` moves every weight by exactly minus its gradient; settings
+ * survive a checkpoint bit for bit; the progress text has its columns. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nmt/batch.h"
+#include "nmt/corpus.h"
+#include "nmt/error.h"
+#include "nmt/modelfile.h"
+#include "nmt/rng.h"
+#include "nmt/train.h"
+#include "test_common.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/nmt-test-train-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int mkdir_in_tmp(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return mkdir(path, 0777);
+}
+
+/* Runs `nmt train ARGS` (ARGS may use %1$s for the temporary folder). */
+static int nmt_train(const char *args)
+{
+    char expanded[2048], cmd[2600];
+    snprintf(expanded, sizeof expanded, args, tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' train -q %s", NMT_BIN(), expanded);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* ---- one SGD step -------------------------------------------------------- */
+
+static const char *const src_text =
+    "ein kleiner Hund läuft über die Wiese .\n"
+    "eine Katze schläft\n"
+    "zwei Männer spielen Fußball im Park , und eine Frau sieht zu .\n"
+    "ein Kind isst ein Eis .\n";
+static const char *const tgt_text =
+    "a small dog runs across the meadow .\n"
+    "a cat sleeps\n"
+    "two men play football in the park , and a woman watches .\n"
+    "a child eats an ice cream .\n";
+
+static void check_sgd_step(const char *arch)
+{
+    make_tmpdir();
+    write_file("src.txt", src_text);
+    write_file("tgt.txt", tgt_text);
+    char args[1024];
+    snprintf(args, sizeof args, "--src %%1$s/src.txt --tgt %%1$s/tgt.txt %s --emb 6 "
+             "--hidden 5 --att-dim 4 --out-dim 7 --seed 3 --max-steps 0 --out %%1$s/init", arch);
+    ck_assert_int_eq(nmt_train(args), 0);
+    /* the init has zero biases and att.v (which zero the gradients of att.*):
+     * start from weights perturbed everywhere instead */
+    char path[512];
+    nmt_model *before, *after;
+    snprintf(path, sizeof path, "%s/init/checkpoint.safetensors", tmpdir);
+    ck_assert_msg(nmt_model_load(&before, path, NULL) == NMT_OK, "%s", nmt_error_message());
+    nmt_rng r;
+    nmt_rng_seed(&r, 5);
+    for (size_t i = 0; i < before->n_params; i++)
+        before->params[i] += (float)(0.3 * nmt_rng_normal(&r));
+    ck_assert_int_eq(mkdir_in_tmp("start"), 0);
+    snprintf(path, sizeof path, "%s/start/model.safetensors", tmpdir);
+    ck_assert_msg(nmt_model_save(before, path, NULL, 0, NULL, 0) == NMT_OK, "%s",
+                  nmt_error_message());
+    ck_assert_int_eq(nmt_train("--src %1$s/src.txt --tgt %1$s/tgt.txt --init-from "
+                               "%1$s/start/model.safetensors --optimizer sgd --lr 1 "
+                               "--clip 0 --dropout 0 --no-shuffle --batch-size 4 "
+                               "--max-steps 1 --out %1$s/step"), 0);
+    snprintf(path, sizeof path, "%s/step/checkpoint.safetensors", tmpdir);
+    ck_assert_msg(nmt_model_load(&after, path, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_uint_eq(before->n_params, after->n_params);
+
+    /* the gradient of the 4-pair batch, computed here */
+    nmt_corpus c;
+    nmt_corpus_opts o = {.lowercase = before->cfg.lowercase, .max_len = 50, .skip_empty = 1};
+    char sp[512], tp[512];
+    snprintf(sp, sizeof sp, "%s/src.txt", tmpdir);
+    snprintf(tp, sizeof tp, "%s/tgt.txt", tmpdir);
+    ck_assert_int_eq(nmt_corpus_read(&c, sp, tp, &o, &before->src_vocab, &before->tgt_vocab),
+                     NMT_OK);
+    ck_assert_uint_eq(c.n, 4);
+    nmt_batch_plan plan;
+    ck_assert_int_eq(nmt_batch_plan_make(&plan, &c, 4, 0, 0, 1), NMT_OK);
+    ck_assert_uint_eq(plan.n_batches, 1);
+    nmt_batch b;
+    ck_assert_int_eq(nmt_batch_alloc(&b, 4, 64, 64), NMT_OK);
+    ck_assert_int_eq(nmt_batch_fill(&b, &c, plan.index, 4), NMT_OK);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, before, 4, b.src_T, b.tgt_T), NMT_OK);
+    ck_assert_int_eq(nmt_model_alloc_grads(before), NMT_OK);
+    nmt_model_zero_grad(before);
+    double loss = (double)nmt_forward(before, ws, &b, 0.0f, NULL);
+    ck_assert(isfinite(loss) && loss > 0);
+    nmt_backward(before, ws, &b);
+
+    /* every weight moved by exactly minus its gradient (float rounding of
+     * p - g aside), and every tensor moved */
+    double worst = 0;
+    for (int k = 0; k < before->n_tensors; k++) {
+        const nmt_tensor_info *ti = &before->tensors[k];
+        size_t moved = 0;
+        for (size_t i = ti->offset; i < ti->offset + ti->size; i++) {
+            float expect = before->params[i] - before->grads[i];
+            double err = fabs((double)after->params[i] - (double)expect) /
+                         (1.0 + fabs((double)before->params[i]));
+            if (err > worst)
+                worst = err;
+            moved += after->params[i] != before->params[i];
+        }
+        ck_assert_msg(moved > 0, "%s: tensor %s did not move", arch, ti->name);
+    }
+    ck_assert_msg(worst <= 1e-6, "%s: worst relative error %g", arch, worst);
+
+    nmt_workspace_free(ws);
+    nmt_batch_free(&b);
+    nmt_batch_plan_free(&plan);
+    nmt_corpus_free(&c);
+    nmt_model_free(before);
+    nmt_model_free(after);
+    remove_tmpdir();
+}
+
+START_TEST(sgd_step_is_minus_the_gradient)
+{
+    static const char *const archs[] = {
+        "--cell lstm --attention bahdanau --bidirectional",
+        "--cell gru --attention none --unidirectional",
+        "--cell rnn --attention bahdanau --unidirectional",
+    };
+    check_sgd_step(archs[_i]);
+}
+END_TEST
+
+/* ---- settings survive a checkpoint ------------------------------------------ */
+
+START_TEST(settings_round_trip)
+{
+    nmt_train_settings s, back;
+    nmt_train_settings_default(&s);
+    s.src_path = "corpus/train.de.gz";
+    s.tgt_path = "corpus/train.en.gz";
+    s.valid_src_path = "v.de";
+    s.valid_tgt_path = "v.en";
+    s.cell = NMT_CELL_GRU;
+    s.attention = NMT_ATT_NONE;
+    s.bidirectional = 0;
+    s.hidden = 17;
+    s.optimizer = NMT_OPTIM_ADADELTA;
+    s.lr = 0.1 + 0.2; /* not exact in decimal */
+    s.dropout = 0.3f;
+    s.clip = 1.0 / 3.0;
+    s.max_steps = 123456789012LL;
+    s.seed = 18446744073709551615ULL;
+    s.lr_decay = 0.7;
+    s.shuffle = 0;
+    nmt_meta meta[64];
+    char buf[8192];
+    int n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_int_gt(n, 20);
+    nmt_meta small_meta[64];
+    char small[100];
+    ck_assert_int_eq(nmt_train_settings_to_meta(&s, small_meta, 64, small, sizeof small),
+                     NMT_ERR_NOMEM);
+    ck_assert_int_eq(nmt_train_settings_to_meta(&s, small_meta, 5, buf + 4096, 4096),
+                     NMT_ERR_NOMEM);
+
+    /* through a real file */
+    make_tmpdir();
+    nmt_vocab *sv, *tv;
+    const char *toks[] = {"<pad>", "<unk>", "<s>", "</s>", "x"};
+    ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, 5), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, 5), NMT_OK);
+    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_NONE, .emb = 2, .hidden = 3,
+                      .att_dim = 2, .out_dim = 2};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.safetensors", tmpdir);
+    ck_assert_msg(nmt_model_save(m, path, NULL, 0, meta, n) == NMT_OK, "%s",
+                  nmt_error_message());
+    nmt_model *m2;
+    nmt_file *f;
+    ck_assert_msg(nmt_model_load(&m2, path, &f) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_OK);
+    ck_assert_str_eq(back.src_path, s.src_path);
+    ck_assert_str_eq(back.valid_tgt_path, s.valid_tgt_path);
+    ck_assert_int_eq(back.cell, s.cell);
+    ck_assert_int_eq(back.attention, s.attention);
+    ck_assert_int_eq(back.bidirectional, 0);
+    ck_assert_int_eq(back.hidden, 17);
+    ck_assert_int_eq(back.optimizer, NMT_OPTIM_ADADELTA);
+    ck_assert(back.lr == s.lr);
+    ck_assert(back.dropout == s.dropout);
+    ck_assert(back.clip == s.clip);
+    ck_assert(back.lr_decay == s.lr_decay);
+    ck_assert(back.max_steps == s.max_steps);
+    ck_assert(back.seed == s.seed);
+    ck_assert_int_eq(back.shuffle, 0);
+    ck_assert_int_eq(back.epochs, s.epochs);
+    ck_assert_int_eq(back.patience, s.patience);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+
+    /* a model file without them is not a resumable checkpoint */
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "not a resumable checkpoint"));
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    nmt_model_free(m);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- progress text --------------------------------------------------------------- */
+
+static int count_char(const char *s, char c)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == c;
+    return n;
+}
+
+START_TEST(log_rows_have_the_header_columns)
+{
+    char head[256], row[256];
+    nmt_log_header(head, sizeof head);
+    ck_assert_str_eq(head, "step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s"
+                           "\tvalid_ppl\tvalid_bleu\n");
+    nmt_train_status st = {.step = 1200, .epoch = 3, .lr = 5e-4, .loss = 2.5, .ppl = exp(2.5),
+                           .grad_norm = 1.25, .tok_per_s = 4321.4, .elapsed_s = 62.25};
+    nmt_log_row(row, sizeof row, &st);
+    ck_assert_int_eq(count_char(row, '\t'), count_char(head, '\t'));
+    ck_assert_str_eq(row, "1200\t3\t0.0005\t2.5000\t12.182\t1.2500\t4321\t62.2\t\t\n");
+    st.has_valid = 1;
+    st.valid_ppl = 20.125;
+    st.valid_bleu = 31.456;
+    nmt_log_row(row, sizeof row, &st);
+    ck_assert_int_eq(count_char(row, '\t'), 9);
+    ck_assert_ptr_nonnull(strstr(row, "\t20.125\t31.46\n"));
+}
+END_TEST
+
+START_TEST(durations_and_eta)
+{
+    char buf[32];
+    nmt_format_duration(buf, sizeof buf, 7.24);
+    ck_assert_str_eq(buf, "7.2s");
+    nmt_format_duration(buf, sizeof buf, 723);
+    ck_assert_str_eq(buf, "12m03s");
+    nmt_format_duration(buf, sizeof buf, 3723);
+    ck_assert_str_eq(buf, "1h02m03s");
+    nmt_format_duration(buf, sizeof buf, -1);
+    ck_assert_str_eq(buf, "?");
+
+    nmt_progress p;
+    nmt_progress_start(&p, 100, 0.25);
+    p.t0 = 1000.0;
+    nmt_train_status st = {.step = 150, .total_steps = 350, .epoch = 2, .loss = 3.0};
+    /* 50 steps in 10 s: 200 left take 40 s */
+    ck_assert_double_eq_tol(nmt_progress_eta(&p, &st, 1010.0), 40.0, 1e-9);
+    st.total_steps = 0;
+    ck_assert_double_lt(nmt_progress_eta(&p, &st, 1010.0), 0);
+    ck_assert_int_eq(nmt_progress_due(&p, 1010.0), 1);
+    ck_assert_int_eq(nmt_progress_due(&p, 1010.1), 0);
+    ck_assert_int_eq(nmt_progress_due(&p, 1010.3), 1);
+    st.total_steps = 350;
+    char line[128];
+    nmt_progress_line(line, sizeof line, &p, &st, 1010.0);
+    ck_assert_ptr_nonnull(strstr(line, "epoch 2"));
+    ck_assert_ptr_nonnull(strstr(line, "step 150/350"));
+    ck_assert_ptr_nonnull(strstr(line, "ETA 40.0s"));
+}
+END_TEST
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("train");
+    TCase *tc = tcase_create("train");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, sgd_step_is_minus_the_gradient, 0, 3);
+    tcase_add_test(tc, settings_round_trip);
+    tcase_add_test(tc, log_rows_have_the_header_columns);
+    tcase_add_test(tc, durations_and_eta);
+    suite_add_tcase(s, tc);
+    return s;
+}
