@@ -281,6 +281,11 @@ static void put_state(meta_writer *w, const nmt_trainer *t)
     put(w, "state.since_decay", "%d", t->since_decay);
     put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
     put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
+    /* what the next log row averages, so that a resumed log matches */
+    put(w, "state.report_nll", "%.17g", t->acc_nll);
+    put(w, "state.report_tokens", "%.17g", t->acc_tok);
+    put(w, "state.report_norm", "%.17g", t->acc_norm);
+    put(w, "state.report_steps", "%" PRId64, t->acc_steps);
 }
 
 int nmt_trainer_save_checkpoint(nmt_trainer *t)
@@ -377,6 +382,10 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     t->since_decay = get_int(&r, "state.since_decay", 0, 1 << 30);
     t->last_valid_step = get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
     t->elapsed_base = get_double(&r, "state.elapsed_s", 0);
+    t->acc_nll = get_double(&r, "state.report_nll", 0);
+    t->acc_tok = get_double(&r, "state.report_tokens", 0);
+    t->acc_norm = get_double(&r, "state.report_norm", 0);
+    t->acc_steps = get_i64(&r, "state.report_steps", 0, INT64_MAX);
     if (r.rc)
         return r.rc;
     t->opt.t = optim_t;

@@ -351,8 +351,8 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
         st->loss = t->acc_nll / t->acc_tok;
         st->ppl = exp(st->loss);
         st->grad_norm = t->acc_norm / (double)t->acc_steps;
-        st->tok_per_s = now > t->t_report ? t->acc_tok / (now - t->t_report) : 0;
     }
+    st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
     char row[512];
     nmt_log_row(row, sizeof row, st);
     if (fputs(row, t->log) < 0 || fflush(t->log))
@@ -360,6 +360,7 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     emit(cb, NMT_TRAIN_REPORT, st);
     t->acc_nll = t->acc_tok = t->acc_norm = 0;
     t->acc_steps = 0;
+    t->rate_tok = 0;
     t->t_report = now;
     return NMT_OK;
 }
@@ -447,6 +448,7 @@ static int train_step(nmt_trainer *t)
     t->st.step++;
     t->acc_nll += loss * (double)t->batch.n_tgt_tokens;
     t->acc_tok += (double)t->batch.n_tgt_tokens;
+    t->rate_tok += (double)t->batch.n_tgt_tokens;
     t->acc_norm += norm;
     t->acc_steps++;
     return NMT_OK;
@@ -501,7 +503,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         double now = nmt_now();
         st->elapsed_s = t->elapsed_base + (now - t->t_start);
         st->loss = t->acc_nll / t->acc_tok;
-        st->tok_per_s = now > t->t_report ? t->acc_tok / (now - t->t_report) : 0;
+        st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
         emit(cb, NMT_TRAIN_STEP, st);
 
         int end_of_epoch = st->batch + 1 == t->plan.n_batches;

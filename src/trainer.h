@@ -37,8 +37,9 @@ struct nmt_trainer {
     double t_start;
     int64_t last_saved_step;  /* -1: nothing saved yet */
     int restored;
-    double acc_nll, acc_tok, acc_norm, t_report;
+    double acc_nll, acc_tok, acc_norm; /* since the last log row (saved) */
     int64_t acc_steps;
+    double rate_tok, t_report; /* tokens and time since the last row of this session */
     FILE *log;
 };
 

@@ -126,13 +126,18 @@ same_data "$TMP/a/checkpoint.safetensors" "$TMP/t/checkpoint.safetensors" && pas
     fail "SIGTERM + resume differs from the uninterrupted run"
 
 # --- kill -9 at random moments, resumed each time: the same final weights ---------
-KRUN=("${RUN[@]}" --save-every 3)
+# A longer run (6 epochs, checkpoints every 7 steps) so that kills land at
+# all sorts of moments: mid-step, mid-validation, mid-checkpoint-write;
+# reports by steps so that log.tsv has the same rows too.
+KRUN=("${RUN[@]}" --epochs 6 --save-every 7 --report-every 5 --valid-src "$TMP/v.de" --valid-tgt "$TMP/v.en")
+expect_ok "uninterrupted long run" "${KRUN[@]}" --out "$TMP/long"
+ksteps=$(meta_of "$TMP/long/checkpoint.safetensors" state.step)
 kills=0
 rm -rf "$TMP/k"
 "${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
 pid=$!
-for i in $(seq 1 6); do
-    sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
+for i in $(seq 1 8); do
+    sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
     wait $pid 2>/dev/null
     if [ -e "$TMP/k/checkpoint.safetensors" ]; then
@@ -149,9 +154,14 @@ if [ $rc -ne 0 ]; then
     expect_ok "final resume" "$NMT" train -q --resume "$TMP/k"
 fi
 echo "kill -9: $kills kills landed" >&2
-same_data "$TMP/a/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
+[ $kills -ge 1 ] && pass || fail "no kill landed: the run is too short for this test"
+same_data "$TMP/long/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
     fail "kill -9 + resume differs from the uninterrupted run ($kills kills)"
-[ "$(tail -n 1 "$TMP/k/log.tsv" | cut -f1)" = "$steps" ] && pass || fail "resumed log does not end at step $steps"
+same_data "$TMP/long/best.safetensors" "$TMP/k/best.safetensors" && pass ||
+    fail "kill -9 + resume: best.safetensors differs"
+[ "$(tail -n 1 "$TMP/k/log.tsv" | cut -f1)" = "$ksteps" ] && pass || fail "resumed log does not end at step $ksteps"
+cmp -s <(cut -f1-6,9,10 "$TMP/long/log.tsv") <(cut -f1-6,9,10 "$TMP/k/log.tsv") && pass ||
+    fail "resumed log.tsv differs from the uninterrupted one in loss or validation columns"
 # a resumed log has no row twice
 [ "$(cut -f1 "$TMP/k/log.tsv" | sort | uniq -d | wc -l)" -eq 0 ] && pass || fail "log rows repeated"
 
