@@ -49,11 +49,18 @@ static int mkdir_in_tmp(const char *name)
     return mkdir(path, 0777);
 }
 
-/* Runs `nmt train ARGS` (ARGS may use %1$s for the temporary folder). */
+/* Runs `nmt train ARGS`, each "@" in ARGS standing for the temporary folder. */
 static int nmt_train(const char *args)
 {
     char expanded[2048], cmd[2600];
-    snprintf(expanded, sizeof expanded, args, tmpdir);
+    size_t n = 0;
+    for (const char *p = args; *p && n + sizeof tmpdir < sizeof expanded; p++) {
+        if (*p == '@')
+            n += (size_t)snprintf(expanded + n, sizeof expanded - n, "%s", tmpdir);
+        else
+            expanded[n++] = *p;
+    }
+    expanded[n] = 0;
     snprintf(cmd, sizeof cmd, "'%s' train -q %s", NMT_BIN(), expanded);
     int rc = system(cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -78,8 +85,8 @@ static void check_sgd_step(const char *arch)
     write_file("src.txt", src_text);
     write_file("tgt.txt", tgt_text);
     char args[1024];
-    snprintf(args, sizeof args, "--src %%1$s/src.txt --tgt %%1$s/tgt.txt %s --emb 6 "
-             "--hidden 5 --att-dim 4 --out-dim 7 --seed 3 --max-steps 0 --out %%1$s/init", arch);
+    snprintf(args, sizeof args, "--src @/src.txt --tgt @/tgt.txt %s --emb 6 "
+             "--hidden 5 --att-dim 4 --out-dim 7 --seed 3 --max-steps 0 --out @/init", arch);
     ck_assert_int_eq(nmt_train(args), 0);
     /* the init has zero biases and att.v (which zero the gradients of att.*):
      * start from weights perturbed everywhere instead */
@@ -95,10 +102,10 @@ static void check_sgd_step(const char *arch)
     snprintf(path, sizeof path, "%s/start/model.safetensors", tmpdir);
     ck_assert_msg(nmt_model_save(before, path, NULL, 0, NULL, 0) == NMT_OK, "%s",
                   nmt_error_message());
-    ck_assert_int_eq(nmt_train("--src %1$s/src.txt --tgt %1$s/tgt.txt --init-from "
-                               "%1$s/start/model.safetensors --optimizer sgd --lr 1 "
+    ck_assert_int_eq(nmt_train("--src @/src.txt --tgt @/tgt.txt --init-from "
+                               "@/start/model.safetensors --optimizer sgd --lr 1 "
                                "--clip 0 --dropout 0 --no-shuffle --batch-size 4 "
-                               "--max-steps 1 --out %1$s/step"), 0);
+                               "--max-steps 1 --out @/step"), 0);
     snprintf(path, sizeof path, "%s/step/checkpoint.safetensors", tmpdir);
     ck_assert_msg(nmt_model_load(&after, path, NULL) == NMT_OK, "%s", nmt_error_message());
     ck_assert_uint_eq(before->n_params, after->n_params);

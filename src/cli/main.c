@@ -12,7 +12,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"train", NULL, "train a model on a parallel corpus (or --resume a run)"},
+    {"train", cmd_train, "train a model on a parallel corpus (or --resume a run)"},
     {"translate", NULL, "translate sentences with a model (greedy or beam search)"},
     {"score", NULL, "loss and perplexity of a model on a parallel corpus"},
     {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
