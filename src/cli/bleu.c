@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -17,7 +18,7 @@ static void help(void)
     printf(
         "Usage: nmt bleu [OPTIONS] REF [REF...] < HYP\n"
         "       nmt bleu [OPTIONS] -i HYP REF [REF...]\n"
-        "       nmt bleu [OPTIONS] REF HYP          (stdin a terminal, see below)\n\n"
+        "       nmt bleu [OPTIONS] REF HYP          (nothing on stdin, see below)\n\n"
         "Corpus BLEU of the hypothesis (one detokenized sentence a line) against one or\n"
         "more reference files, computed and printed exactly as sacreBLEU %s does:\n"
         "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:%s = 48.53 82.4/..\n"
@@ -25,8 +26,9 @@ static void help(void)
         "the same number of lines.\n\n"
         "Where the hypothesis comes from: -i HYP if given; otherwise standard input,\n"
         "and every file named is a reference. One exception, for `nmt bleu REF HYP`:\n"
-        "when exactly two files are named, there is no -i and standard input is a\n"
-        "terminal, the second file is the hypothesis (a note on stderr says so).\n\n"
+        "when exactly two files are named, there is no -i and standard input has\n"
+        "nothing to read (a terminal, /dev/null, an empty file; not a pipe), the\n"
+        "second file is the hypothesis (a note on stderr says so).\n\n"
         "Options:\n"
         "  -i, --input HYP        the hypothesis file ('-' for standard input)\n"
         "  -t, --tokenize KIND    13a (mteval-v13a, default) or none\n"
@@ -192,6 +194,7 @@ static int open_inputs(inputs *in, const bleu_args *a)
 static void report_line_counts(inputs *in)
 {
     char msg[2048] = "line counts differ:";
+    int hint = 0;
     for (size_t i = 0; i < in->n; i++) {
         const char *line;
         size_t len;
@@ -206,8 +209,10 @@ static void report_line_counts(inputs *in)
         size_t used = strlen(msg);
         snprintf(msg + used, sizeof msg - used, "%s %s has %zu line%s", i ? "," : "",
                  nmt_reader_path(in->r[i]), lines, lines == 1 ? "" : "s");
+        if (i == 0 && lines == 0 && !strcmp(nmt_reader_path(in->r[0]), "<stdin>"))
+            hint = 1;
     }
-    cli_error("%s", msg);
+    cli_error("%s%s", msg, hint ? " (the hypothesis is read from standard input unless -i HYP names it)" : "");
 }
 
 /* Reads the next line of every file: 1 when all have one, 0 when all ended
@@ -313,6 +318,19 @@ done:
     return status;
 }
 
+/* Whether standard input can hold a hypothesis: a pipe, a socket or a
+ * non-empty file. A terminal, /dev/null, an empty file or a closed stdin
+ * cannot, which lets `nmt bleu REF HYP` mean what it says. */
+static int stdin_has_text(void)
+{
+    struct stat st;
+    if (isatty(STDIN_FILENO) || fstat(STDIN_FILENO, &st) != 0)
+        return 0;
+    if (S_ISREG(st.st_mode))
+        return st.st_size > 0;
+    return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
 enum {
     OPT_SMOOTH_VALUE = 256,
     OPT_JSON,
@@ -415,12 +433,12 @@ int cmd_bleu(int argc, char **argv)
     }
 
     int n_files = argc - optind;
-    if (!a.hyp && n_files == 2 && isatty(STDIN_FILENO)) {
+    if (!a.hyp && n_files == 2 && !stdin_has_text()) {
         a.hyp = argv[argc - 1];
         n_files = 1;
         if (cli_verbosity > 0)
             fprintf(stderr, "nmt bleu: note: reading the hypothesis from %s (two files named, no -i, "
-                            "standard input is a terminal)\n", a.hyp);
+                            "nothing on standard input)\n", a.hyp);
     }
     if (n_files < 1) {
         cli_error("no reference file given");

@@ -114,6 +114,14 @@ yes src | head -5 >"$TMP/len_src"
 if "$NMT" bleu --by-length --src "$TMP/len_src" "$TMP/len_ref" -i "$TMP/len_hyp" >"$TMP/out" 2>&1 &&
     grep -Eq '^1-10 +5 ' "$TMP/out"; then pass; else fail "by-length --src: $(head -c 300 "$TMP/out")"; fi
 
+# --- nmt bleu REF HYP: the second file is the hypothesis when stdin is empty ----
+"$NMT" bleu "$TMP/ref1" -i "$TMP/hyp" >"$TMP/want" 2>/dev/null
+if "$NMT" bleu "$TMP/ref1" "$TMP/hyp" </dev/null >"$TMP/out" 2>"$TMP/err" && cmp -s "$TMP/out" "$TMP/want" &&
+    grep -q "reading the hypothesis from .*hyp" "$TMP/err"; then pass; else
+    fail "REF HYP form: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; fi
+expect_fail "REF REF with an empty pipe" "<stdin> has 0 lines.*-i HYP" sh -c 'true | "$0" bleu "$1" "$2"' \
+    "$NMT" "$TMP/ref1" "$TMP/hyp"
+
 # --- refusals -------------------------------------------------------------------
 printf 'a\nb\n' >"$TMP/two"
 expect_fail "line counts" "line counts differ: .*hyp has 3 lines, .*two has 2 lines" \
