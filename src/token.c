@@ -2,7 +2,8 @@
  *
  * Tokens are maximal runs of "word" characters; whitespace separates them and
  * every punctuation character or symbol is a token of its own (a run of the
- * same one, like "..." or "!!", stays one token). A few punctuation marks
+ * same one, like "..." or "!!", stays one token, but not of brackets and
+ * quotes). A few punctuation marks
  * join a word instead of splitting it, because splitting would lose how the
  * word is written and the detokenizer could not put it back:
  *   - '.' between two word characters ("3.5", "U.S", "e.g"), ',' and ':'
@@ -190,6 +191,13 @@ static uint32_t lower(uint32_t c)
     return (c & 1) ? c + 1 : c;     /* Ź..ž */
 }
 
+/* Marks whose runs are one token ("...", "!!", "--", "=="). Brackets and
+ * quotes are not among them: "))" is two closings. */
+static int repeats(uint32_t c)
+{
+    return c < 0x80 ? strchr(".!?-=*~+<>^|", (int)c) != NULL : c == 0x2026 || c == 0x2014;
+}
+
 /* Where an HTML entity (&amp; &#39; &#x27;) starting at s[i] == '&' ends,
  * or i if there is none. */
 static size_t entity_end(const unsigned char *s, size_t i, size_t len)
@@ -341,7 +349,7 @@ int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase)
                                                    : i;
             if (e > i)
                 end = e;
-            while (e == i && end < len && decode(s + end, len - end, &l2) == c)
+            while (e == i && repeats(c) && end < len && decode(s + end, len - end, &l2) == c)
                 end += l2;
             if ((rc = emit(out, &w, s, start, end, lowercase)))
                 return rc;

@@ -318,6 +318,7 @@ START_TEST(tokenizes_english)
     ck_assert_str_eq(toks("stone &amp; tile, A&B, 50% off, and/or, #8, user@host", 0),
                      "stone &amp; tile , A & B , 50 % off , and / or , # 8 , user @ host");
     ck_assert_str_eq(toks("snake_case 3rd 1990s", 0), "snake_case 3rd 1990s");
+    ck_assert_str_eq(toks("((a)) ''b'' ==>", 0), "( ( a ) ) ' ' b ' ' == >");
 }
 END_TEST
 
