@@ -15,7 +15,8 @@ and Python 3 version.
                                      source tree SACREBLEU (not needed by the
                                      tests, which only read the stored numbers)
 
-The corpus is found through $NMT_CORPORA (the directory holding multi30k/).
+The corpus is found through $NMT_CORPORA (the directory holding multi30k/),
+else in the repository's corpora/multi30k.
 """
 import gzip
 import os
@@ -34,15 +35,25 @@ ODD = ["naïve", "Zoë", "ÄRGER", "İstanbul", "café.", "façade,", "\u00a0", 
        "'s", "n't", "<skipped>", "e-mail", "x-ray-", "U.S.A.", "Mr."]
 
 
-def corpora_dir():
+def multi30k_dir():
+    """$NMT_CORPORA/multi30k, else the repository's corpora/multi30k (where
+    scripts/get-multi30k puts it)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.environ.get("NMT_CORPORA") or os.path.join(here, "..", "..", "shared", "corpora")
+    tried = []
+    for base in (os.environ.get("NMT_CORPORA"), os.path.join(here, "..", "corpora")):
+        if base:
+            d = os.path.join(base, "multi30k")
+            tried.append(d)
+            if os.path.exists(os.path.join(d, "val.en.gz")):
+                return d
+    sys.exit("bleu_cases.py: no Multi30k val.en.gz in %s (run scripts/get-multi30k)"
+             % " or ".join(tried))
 
 
 def load_references():
     lines = []
     for name in ("val.en.gz", "test_2016_flickr.en.gz"):
-        path = os.path.join(corpora_dir(), "multi30k", name)
+        path = os.path.join(multi30k_dir(), name)
         with gzip.open(path, "rt", encoding="utf-8", newline="\n") as f:
             lines.extend(line.rstrip("\n") for line in f)
     return lines
