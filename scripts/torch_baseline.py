@@ -550,11 +550,13 @@ def tokenize(line, lowercase):
 
 
 def read_lines(path):
+    """Lines of a plain or gzip file (told apart by the magic bytes); read in
+    one go so that a pipe works too."""
     with open(path, "rb") as f:
-        magic = f.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [l.rstrip("\n") for l in f]
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw.decode("utf-8").splitlines()
 
 
 def build_vocab(sents, min_count, max_vocab=0):

@@ -134,6 +134,73 @@ def compare(cfg, c_path, t_path):
     return errors, loss_err, worst, worst_name, worst32, sent_err
 
 
+def as_text(ids, vocab, unknown):
+    """A sentence of the synthetic vocabulary whose tokenization gives ids
+    (id 1, <unk>, written as a word the vocabulary lacks)."""
+    return " ".join(unknown if i == 1 else vocab[i] for i in ids)
+
+
+def ulp_half(x):
+    """Half a float32 unit in the last place of each element: the rounding
+    of one float32 subtraction that produced x."""
+    x = np.abs(x.astype(np.float32))
+    return (np.spacing(x).astype(np.float64)) / 2
+
+
+def end_to_end(nmt, model, cfg, pairs, tmp, tag):
+    """The model (written by torch) through nmt's own command line: `nmt
+    score` must give torch's loss, and one step of `nmt train --optimizer sgd
+    --lr 1 --clip 0` must change every weight by minus torch's gradient (the
+    checkpoint, written by nmt, read back here). Returns (errors, loss rel,
+    worst step error)."""
+    errors = []
+    src = os.path.join(tmp, "e2e.src")
+    tgt = os.path.join(tmp, "e2e.tgt")
+    with open(src, "w") as f:
+        f.writelines(as_text(s, cfg.src_vocab, "zzz") + "\n" for s, _ in pairs)
+    with open(tgt, "w") as f:
+        f.writelines(as_text(t, cfg.tgt_vocab, "qqq") + "\n" for _, t in pairs)
+    P64 = {k: v.to(torch.float64) for k, v in tb.load_model(model)[1].items()}
+    P = {k: v.clone().requires_grad_(True) for k, v in P64.items()}
+    loss, _ = tb.batch_loss(cfg, P, pairs)
+    loss.backward()
+
+    r = subprocess.run([nmt, "score", "-m", model, "--src", src, "--tgt", tgt],
+                       capture_output=True, text=True)
+    fields = dict(l.split(None, 1) for l in r.stdout.splitlines() if l.strip())
+    if r.returncode != 0 or "loss" not in fields:
+        return ["nmt score exit %d: %s" % (r.returncode, r.stderr.strip()[:300])], 0, 0
+    score_err = rel(float(fields["loss"]), loss.item())
+    if score_err > LOSS_TOL:
+        errors.append("nmt score loss %s, torch %.9g" % (fields["loss"], loss.item()))
+
+    out = os.path.join(tmp, "run-" + tag.replace("/", "-"))
+    r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
+                        "--out", out, "--optimizer", "sgd", "--lr", "1", "--clip", "0",
+                        "--dropout", "0", "--no-shuffle", "--batch-size", str(len(pairs)),
+                        "--max-steps", "1", "--threads", "1"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return errors + ["nmt train exit %d: %s" % (r.returncode, r.stderr.strip()[:300])], \
+            score_err, 0
+    try:
+        _, new = tb.load_model(os.path.join(out, "checkpoint.safetensors"), torch.float64)
+    except (ValueError, KeyError, OSError) as e:
+        return errors + ["checkpoint written by nmt does not load in torch: %s" % e], \
+            score_err, 0
+    worst = 0.0
+    for name, _ in tb.tensor_table(cfg):
+        old, nw = P64[name].numpy(), new[name].numpy()
+        g = P[name].grad.numpy()
+        # (old - new) is exact in float64; nmt's float update rounds once
+        diff = np.maximum(np.abs((old - nw) - g) - ulp_half(nw), 0).max()
+        err = diff / max(np.abs(g).max(), 1e-30)
+        worst = max(worst, err)
+        if err > GRAD_TOL:
+            errors.append("SGD step on %s: max|(old - new) - grad| %.3g = %.2e of max|grad|"
+                          % (name, diff, err))
+    return errors, score_err, worst
+
+
 def quiet(args):
     """tb.main with its progress lines swallowed."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -145,6 +212,10 @@ def run(argv):
         print("usage: parity.py PARITY_GRAD_EXE", file=sys.stderr)
         return 2
     driver = argv[1]
+    nmt = os.environ.get("NMT_BIN")
+    if not nmt or not os.access(nmt, os.X_OK):
+        print("FAIL: NMT_BIN (the nmt program) is not set or not executable")
+        return 1
     failures = 0
     print("torch_baseline selftest (the torch model against a plain numpy one, "
           "padding invariance, gradcheck):")
@@ -169,6 +240,13 @@ def run(argv):
                      "--out", model])
             cfg, _ = tb.load_model(model)
             worst = {"loss": 0.0, "grad": 0.0, "name": "", "t32": 0.0, "sent": 0.0}
+            e2e_pairs = [(a, b) for bn in ("lengths", "repeats")
+                         for a, b in zip(BATCHES[bn]["src"], BATCHES[bn]["tgt"])]
+            errors, worst["score"], worst["sgd"] = end_to_end(nmt, model, cfg, e2e_pairs,
+                                                              tmp, tag)
+            for e in errors:
+                print("FAIL %s end to end: %s" % (tag, e))
+            failures += len(errors)
             for bname in BATCHES:
                 bpath = os.path.join(tmp, bname + ".json")
                 cg = os.path.join(tmp, "c%d_%s.safetensors" % (k, bname))
@@ -194,13 +272,17 @@ def run(argv):
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print("%-20s %10s %10s %10s  %-28s %10s" % ("configuration", "loss rel", "sent rel",
-                                                 "worst grad", "in tensor (batch)", "torch f32"))
+    print("%-18s %9s %9s %9s  %-26s %9s %9s %9s" % (
+        "configuration", "loss rel", "sent rel", "worst grad", "in tensor (batch)",
+        "torch f32", "score rel", "sgd step"))
     for tag, w in rows:
-        print("%-20s %10.2e %10.2e %10.2e  %-28s %10.2e"
-              % (tag, w["loss"], w["sent"], w["grad"], w["name"], w["t32"]))
-    print("(worst grad: max|C - torch64| / max|torch64| per tensor, limit %.0e; "
-          "torch f32: the same for torch in float32, for scale)" % GRAD_TOL)
+        print("%-18s %9.2e %9.2e %9.2e  %-26s %9.2e %9.2e %9.2e"
+              % (tag, w["loss"], w["sent"], w["grad"], w["name"], w["t32"], w["score"],
+                 w["sgd"]))
+    print("worst grad: max|C - torch64| / max|torch64| per tensor (limit %.0e); torch f32: "
+          "the same for torch in float32, for scale;\nscore rel: `nmt score` against the "
+          "torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step against minus "
+          "the torch gradient, per tensor (limit %.0e)" % (GRAD_TOL, GRAD_TOL))
     ran = len(rows) * len(BATCHES)
     print("%d configurations x %d batches: %s" % (len(rows), len(BATCHES),
           "all pass" if not failures and ran == 36 else "%d failures" % failures))
