@@ -300,7 +300,7 @@ static int run(const bleu_args *a)
         nmt_bleu_signature(sig, sizeof sig, &a->opts, nmt_bleu_nrefs(corpus), a->short_sig && !a->json);
         if (a->stats)
             print_stats(nmt_bleu_totals(corpus));
-        else if (a->json)
+        else if (a->json && !a->score_only) /* sacreBLEU: -b wins over JSON */
             print_json(&s, sig, a, a->by_length ? (const nmt_bleu **)buckets : NULL, bucket_count);
         else
             print_text(&s, sig, a);

@@ -47,6 +47,12 @@ assert d["signature"].startswith("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|v
 EOF
 then pass; else fail "json: $(head -c 400 "$TMP/json") $(head -c 200 "$TMP/err")"; fi
 
+expect_out "json score only" 48.53 "$NMT" bleu --json -b "$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp"
+if "$NMT" bleu --json --by-length "$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp" >"$TMP/json" 2>"$TMP/err" &&
+    "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); b = d["by_length"]
+assert [x["sentences"] for x in b] == [3, 0, 0, 0, 0, 0] and b[0]["score"] == 48.53 and b[1]["score"] is None' "$TMP/json"
+then pass; else fail "json by-length: $(head -c 400 "$TMP/json")"; fi
+
 # --- 240 random cases: the numbers sacreBLEU gave for the same inputs -----
 cases=$TMP/cases
 if ! "$PY" "$SRC/tests/bleu_cases.py" generate "$cases" 2>"$TMP/err"; then
