@@ -27,6 +27,32 @@ static int check_alignment(const nmt_alignment *a)
     return NMT_OK;
 }
 
+/* ---- attention from a model ---------------------------------------------- */
+
+int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
+                     const int32_t *tgt, int n_tgt, float *att)
+{
+    if (m->cfg.attention == NMT_ATT_NONE)
+        return nmt_set_error(NMT_ERR_ARG,
+                             "this model has no attention (attention=none): it has no alignments");
+    if (n_src < 1 || n_tgt < 1)
+        return nmt_set_error(NMT_ERR_ARG, "an alignment needs at least \"</s>\" on each side");
+    int rc = nmt_infer_encode(m, st, src, &n_src, 1, n_src);
+    if (rc)
+        return rc;
+    /* The step writes log-probabilities too; they are not needed here. */
+    float *logprobs = malloc((size_t)m->cfg.tgt_vocab * sizeof *logprobs);
+    if (!logprobs)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int32_t prev = NMT_BOS;
+    for (int i = 0; i < n_tgt; i++) {
+        nmt_infer_step(m, st, &prev, logprobs, att + (size_t)i * n_src);
+        prev = tgt[i];
+    }
+    free(logprobs);
+    return NMT_OK;
+}
+
 /* ---- TSV ------------------------------------------------------------------ */
 
 /* A token as a TSV cell: tabs and line breaks would break the table. */

@@ -7,7 +7,10 @@
 
 #include "nmt/align.h"
 #include "nmt/error.h"
+#include "nmt/model.h"
+#include "nmt/rng.h"
 #include "nmt/svg.h"
+#include "nmt/vocab.h"
 #include "test_common.h"
 
 /* Runs a writer into a string (freed by the caller). */
@@ -200,6 +203,75 @@ START_TEST(hard_links_of_an_empty_source)
     char *s = capture(nmt_align_write_pharaoh, &a, &rc);
     ck_assert_str_eq(s, "\n");
     free(s);
+}
+END_TEST
+
+/* ---- attention of a model under teacher forcing -------------------------- */
+
+/* A small random model whose weights are large enough for the attention to
+ * be far from uniform. */
+static nmt_model *tiny_model(nmt_attention att)
+{
+    static const char *const words[] = {"<pad>", "<unk>", "<s>", "</s>", "a", "b", "c", "d", "e"};
+    nmt_vocab *sv, *tv;
+    ck_assert_int_eq(nmt_vocab_from_tokens(&sv, words, 9), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&tv, words, 9), NMT_OK);
+    nmt_config cfg = {NMT_CELL_GRU, att, 1, 6, 5, 4, 7, 0, 9, 9};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    nmt_rng r;
+    nmt_rng_seed(&r, 11);
+    for (size_t k = 0; k < m->n_params; k++)
+        m->params[k] = 2.0f * nmt_rng_uniform(&r) - 1.0f;
+    return m;
+}
+
+START_TEST(forced_attention_rows_are_causal_distributions)
+{
+    nmt_model *m = tiny_model(NMT_ATT_BAHDANAU);
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1), NMT_OK);
+    const int32_t src[] = {4, 5, 6, 7, 8, NMT_EOS};
+    const int32_t t1[] = {5, 6, 7, 4, NMT_EOS}, t2[] = {5, 6, 8, 4, NMT_EOS};
+    float a1[5 * 6], a2[5 * 6];
+    ck_assert_int_eq(nmt_align_forced(m, st, src, 6, t1, 5, a1), NMT_OK);
+    ck_assert_int_eq(nmt_align_forced(m, st, src, 6, t2, 5, a2), NMT_OK);
+    for (int i = 0; i < 5; i++) {
+        double sum = 0;
+        for (int j = 0; j < 6; j++) {
+            ck_assert(a1[i * 6 + j] >= 0.0f);
+            sum += (double)a1[i * 6 + j];
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    }
+    /* Row i attends from the state s_i, made from <s> y1 .. y_i (the design's
+     * a_ij uses s_{i-1} at 1-based step i). The targets differ only in y3, so
+     * rows 0-3 agree exactly and row 4 does not: no row looks ahead, and the
+     * tokens are fed in their places. */
+    ck_assert(memcmp(a1, a2, 4 * 6 * sizeof *a1) == 0);
+    ck_assert(memcmp(a1 + 24, a2 + 24, 6 * sizeof *a1) != 0);
+    /* Not uniform: these weights carry information. */
+    float lo = 1, hi = 0;
+    for (int k = 0; k < 30; k++) {
+        lo = a1[k] < lo ? a1[k] : lo;
+        hi = a1[k] > hi ? a1[k] : hi;
+    }
+    ck_assert(hi - lo > 0.05f);
+    /* A shorter source: rows of its own length, still distributions. */
+    const int32_t short_src[] = {6, NMT_EOS};
+    float a3[5 * 2];
+    ck_assert_int_eq(nmt_align_forced(m, st, short_src, 2, t1, 5, a3), NMT_OK);
+    for (int i = 0; i < 5; i++)
+        ck_assert(fabsf(a3[2 * i] + a3[2 * i + 1] - 1.0f) < 1e-5f);
+    nmt_infer_free(st);
+    nmt_model_free(m);
+
+    m = tiny_model(NMT_ATT_NONE);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1), NMT_OK);
+    ck_assert_int_eq(nmt_align_forced(m, st, src, 6, t1, 5, a1), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "has no attention (attention=none)"));
+    nmt_infer_free(st);
+    nmt_model_free(m);
 }
 END_TEST
 
@@ -561,6 +633,9 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, aer_empty_cases);
     tcase_add_test(tc, aer_counts_duplicates_once);
     tcase_add_test(tc, pharaoh_parse_lines);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("forced");
+    tcase_add_test(tc, forced_attention_rows_are_causal_distributions);
     suite_add_tcase(s, tc);
     tc = tcase_create("formats");
     tcase_add_test(tc, hard_links_take_the_argmax);

@@ -8,7 +8,10 @@
 #define NMT_ALIGN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "nmt/model.h"
 
 /* One sentence pair and its attention. Both token lists include the final
  * "</s>" (the decoder attends while predicting it, and the encoder reads it),
@@ -26,6 +29,21 @@ typedef struct nmt_link {
     int src;
     int tgt;
 } nmt_link;
+
+/* ---- attention from a model ---------------------------------------------- */
+
+/* The attention of one pair under teacher forcing: encodes the source (n_src
+ * ids, the last one </s>) and feeds <s> tgt[0] .. tgt[n_tgt - 2] to the
+ * decoder, keeping the weights of each of the n_tgt steps in att [n_tgt,
+ * n_src] (tgt normally ends in </s>, so its row is the attention while
+ * predicting the end). Forcing a model's own translation replays the very
+ * states it was decoded with, so this also gives the attention of a greedy or
+ * beam translation: `nmt translate --alignments` needs only this and
+ * nmt_align_write_json. st must hold one source of n_src positions and one
+ * row (nmt_infer_create(&st, m, 1, max_len, 1)). NMT_ERR_ARG for a model
+ * without attention. */
+int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
+                     const int32_t *tgt, int n_tgt, float *att);
 
 /* ---- data formats --------------------------------------------------------- */
 

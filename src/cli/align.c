@@ -128,7 +128,6 @@ typedef struct pair_buf {
     int32_t *src_ids, *tgt_ids; /* [n_src], [n_tgt] ids, each ending in </s> */
     int n_src, n_tgt;
     float *att;                 /* [n_tgt, n_src] */
-    float *logprobs;            /* [Vt] */
 } pair_buf;
 
 static int resize(void *p, size_t n, size_t size)
@@ -155,7 +154,6 @@ static void pair_free(pair_buf *b)
     free(b->src_ids);
     free(b->tgt_ids);
     free(b->att);
-    free(b->logprobs);
 }
 
 typedef struct align_args {
@@ -279,21 +277,6 @@ static int side_from_text(nmt_tokens *tok, const char *line, int lowercase, cons
     return 0;
 }
 
-/* Teacher forcing: feeds <s> y1 .. ym to the decoder and keeps the attention
- * of each of the m + 1 steps. */
-static int force(const nmt_model *m, nmt_infer *st, pair_buf *b)
-{
-    int rc = nmt_infer_encode(m, st, b->src_ids, &b->n_src, 1, b->n_src);
-    if (rc)
-        return rc;
-    int32_t prev = NMT_BOS;
-    for (int i = 0; i < b->n_tgt; i++) {
-        nmt_infer_step(m, st, &prev, b->logprobs, b->att + (size_t)i * b->n_src);
-        prev = b->tgt_ids[i];
-    }
-    return NMT_OK;
-}
-
 /* Opens -o or names standard output. */
 static FILE *open_out(const char *path, const char *mode)
 {
@@ -407,8 +390,7 @@ static int run(const align_args *a, nmt_model *m)
         max_T = (int)tmp.n + 1 > max_T ? (int)tmp.n + 1 : max_T;
     }
     nmt_tokens_free(&tmp);
-    b.logprobs = malloc((size_t)m->cfg.tgt_vocab * sizeof *b.logprobs);
-    if (!b.logprobs || nmt_infer_create(&st, m, 1, max_T, 1)) {
+    if (nmt_infer_create(&st, m, 1, max_T, 1)) {
         cli_lib_error();
         goto done;
     }
@@ -455,7 +437,8 @@ static int run(const align_args *a, nmt_model *m)
             b.tgt[h->len] = "</s>";
             b.n_tgt = h->len + 1;
         }
-        if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) || force(m, st, &b)) {
+        if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
+            nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att)) {
             cli_lib_error();
             goto done;
         }
