@@ -201,6 +201,74 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     return errors, score_err, worst
 
 
+def adam_run(nmt, tmp, steps=30):
+    """Training trajectory: `steps` Adam steps (lr 3e-3, clip 0.1 (active at every step), two batches
+    of 16 in corpus order) by `nmt train` and by torch from the same model
+    must give the same loss at every step (log.tsv's 4 decimals) and final
+    models of the same loss. Returns (errors, worst step rel, final rel)."""
+    rng = np.random.RandomState(3)
+    src = os.path.join(tmp, "adam.src")
+    tgt = os.path.join(tmp, "adam.tgt")
+    pairs = [([int(x) for x in rng.randint(4, 50, rng.randint(1, 10))],
+              [int(x) for x in rng.randint(4, 40, rng.randint(1, 10))]) for _ in range(32)]
+    model = os.path.join(tmp, "adam.safetensors")
+    quiet(["init", "--cell", "lstm", "--attention", "bahdanau", "--emb", "16", "--hidden", "16",
+           "--att-dim", "16", "--out-dim", "16", "--src-vocab", "50", "--tgt-vocab", "40",
+           "--init", "uniform", "--scale", "0.3", "--seed", "7", "--out", model])
+    cfg, P = tb.load_model(model)
+    with open(src, "w") as f:
+        f.writelines(as_text(a, cfg.src_vocab, "zzz") + "\n" for a, _ in pairs)
+    with open(tgt, "w") as f:
+        f.writelines(as_text(b, cfg.tgt_vocab, "qqq") + "\n" for _, b in pairs)
+    out = os.path.join(tmp, "run-adam")
+    r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
+                        "--out", out, "--optimizer", "adam", "--lr", "3e-3", "--clip", "0.1",
+                        "--dropout", "0", "--no-shuffle", "--batch-size", "16", "--epochs", "100",
+                        "--max-steps", str(steps), "--report-every", "1", "--threads", "1", "-q"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["nmt train (adam) exit %d: %s" % (r.returncode, r.stderr.strip()[:300])], 0, 0
+    with open(os.path.join(out, "log.tsv")) as f:
+        rows = [l.rstrip("\n").split("\t") for l in f]
+    col = rows[0].index("loss")
+    gcol = rows[0].index("grad_norm")
+    least = min(float(row[gcol]) for row in rows[1:])
+    if least <= 0.1:
+        errors_clip = ["a gradient norm %g <= the clip 0.1: clipping not exercised" % least]
+    else:
+        errors_clip = []
+    nmt_loss = {int(row[0]): float(row[col]) for row in rows[1:]}
+    # torch, float32 as nmt trains
+    P = {k: v.clone().requires_grad_(True) for k, v in P.items()}
+    params = [P[n] for n, _ in tb.tensor_table(cfg)]
+    opt = torch.optim.Adam(params, lr=3e-3)
+    errors, worst = errors_clip, 0.0
+    for step in range(1, steps + 1):
+        batch = pairs[16 * ((step - 1) % 2):16 * ((step - 1) % 2) + 16]
+        loss, _ = tb.batch_loss(cfg, P, batch)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 0.1)
+        opt.step()
+        if step not in nmt_loss:
+            errors.append("log.tsv has no row for step %d" % step)
+            continue
+        # the log rounds to 4 decimals
+        e = max(abs(nmt_loss[step] - loss.item()) - 5e-5, 0) / loss.item()
+        worst = max(worst, e)
+        if e > 1e-4:
+            errors.append("step %d: nmt loss %.4f, torch %.6f" % (step, nmt_loss[step], loss.item()))
+    with torch.no_grad():
+        P64 = {k: v.detach().to(torch.float64) for k, v in P.items()}
+        _, N64 = tb.load_model(os.path.join(out, "checkpoint.safetensors"), torch.float64)
+        lt = tb.batch_loss(cfg, P64, pairs)[0].item()
+        ln = tb.batch_loss(cfg, N64, pairs)[0].item()
+    final = rel(ln, lt)
+    if final > 1e-4:
+        errors.append("after %d steps: loss of nmt's model %.8g, of torch's %.8g" % (steps, ln, lt))
+    return errors, worst, final
+
+
 def quiet(args):
     """tb.main with its progress lines swallowed."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -224,6 +292,7 @@ def run(argv):
         failures += 1
 
     tmp = tempfile.mkdtemp(prefix="nmt-parity-")
+    tmp_adam = tempfile.mkdtemp(prefix="nmt-parity-adam-")
     rows = []
     try:
         for bname, batch in BATCHES.items():
@@ -283,6 +352,14 @@ def run(argv):
           "the same for torch in float32, for scale;\nscore rel: `nmt score` against the "
           "torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step against minus "
           "the torch gradient, per tensor (limit %.0e)" % (GRAD_TOL, GRAD_TOL))
+    errors, step_err, final_err = adam_run(nmt, tmp_adam)
+    for e in errors:
+        print("FAIL adam trajectory: %s" % e)
+    failures += len(errors)
+    print("adam trajectory (lstm/bahdanau/bi, 30 steps, clip 0.1): worst step loss rel %.2e "
+          "(beyond log.tsv's rounding), final model loss rel %.2e (limits 1e-4)"
+          % (step_err, final_err))
+    shutil.rmtree(tmp_adam, ignore_errors=True)
     ran = len(rows) * len(BATCHES)
     print("%d configurations x %d batches: %s" % (len(rows), len(BATCHES),
           "all pass" if not failures and ran == 36 else "%d failures" % failures))
