@@ -27,14 +27,6 @@
  * vocabularies needs about 2 MB. */
 #define ST_MAX_HEADER 100000000u
 #define ST_MAX_NDIM 8
-/* Bounds on the JSON that keep a hostile header from costing much memory or
- * stack: nesting depth, items of one array, members of one object. */
-#define ST_MAX_DEPTH 16
-#define ST_MAX_ARRAY 64
-#define ST_MAX_MEMBERS 1000000
-/* Bytes all item and member arrays of one header may take (a real header
- * needs a few kilobytes; strings are bounded by the header's own length). */
-#define ST_JSON_BUDGET (64u << 20)
 
 typedef struct st_tensor {
     char *name;
