@@ -279,6 +279,7 @@ static void put_state(meta_writer *w, const nmt_trainer *t)
     put(w, "state.best_step", "%" PRId64, st->best_step);
     put(w, "state.since_best", "%d", st->bad_validations);
     put(w, "state.since_decay", "%d", t->since_decay);
+    put(w, "state.lowest_ppl", "%.17g", t->lowest_ppl);
     put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
     put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
     /* what the next log row averages, so that a resumed log matches */
@@ -318,8 +319,18 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
             n_extra++;
         }
     rc = nmt_model_save(t->m, path, extra, n_extra, meta, w.n);
-    if (rc == NMT_OK)
+    if (rc == NMT_OK) {
         t->last_saved_step = t->st.step;
+    } else {
+        char why[512];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        if (t->last_saved_step >= 0)
+            nmt_set_error(rc, "%s; the run stops here, the checkpoint of step %lld is kept "
+                          "(nmt train --resume %s continues from it)", why,
+                          (long long)t->last_saved_step, t->dir);
+        else
+            nmt_set_error(rc, "%s; the run stops here", why);
+    }
 done:
     free(buf);
     free(names);
@@ -380,6 +391,7 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     st->best_step = get_i64(&r, "state.best_step", -1, INT64_MAX);
     st->bad_validations = get_int(&r, "state.since_best", 0, 1 << 30);
     t->since_decay = get_int(&r, "state.since_decay", 0, 1 << 30);
+    t->lowest_ppl = get_double(&r, "state.lowest_ppl", 1);
     t->last_valid_step = get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
     t->elapsed_base = get_double(&r, "state.elapsed_s", 0);
     t->acc_nll = get_double(&r, "state.report_nll", 0);

@@ -243,6 +243,7 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     t->st.lr = s->lr;
     t->st.best_bleu = -1;
     t->st.best_ppl = INFINITY;
+    t->lowest_ppl = INFINITY;
     t->st.best_step = -1;
     /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
     nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
@@ -378,17 +379,25 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     st->has_valid = 1;
     t->last_valid_step = st->step;
     emit(cb, NMT_TRAIN_VALID, st);
-    int better = st->valid_bleu > st->best_bleu ||
-                 (st->valid_bleu == st->best_bleu && st->valid_ppl < st->best_ppl);
-    if (better) {
+    /* the best model is the one of the best BLEU (ties: lower perplexity);
+     * training still improves while either BLEU or perplexity does (early
+     * on, greedy BLEU stays near 0 while the perplexity falls fast) */
+    int best = st->valid_bleu > st->best_bleu ||
+               (st->valid_bleu == st->best_bleu && st->valid_ppl < st->best_ppl);
+    int improved = st->valid_bleu > st->best_bleu || st->valid_ppl < t->lowest_ppl;
+    if (st->valid_ppl < t->lowest_ppl)
+        t->lowest_ppl = st->valid_ppl;
+    if (best) {
         st->best_bleu = st->valid_bleu;
         st->best_ppl = st->valid_ppl;
         st->best_step = st->step;
-        st->bad_validations = 0;
-        t->since_decay = 0;
         if ((rc = nmt_trainer_save_best(t)))
             return rc;
         emit(cb, NMT_TRAIN_BEST, st);
+    }
+    if (improved) {
+        st->bad_validations = 0;
+        t->since_decay = 0;
         return NMT_OK;
     }
     st->bad_validations++;

@@ -30,6 +30,7 @@ struct nmt_trainer {
     /* the loop's position and schedule: everything here is saved */
     nmt_train_status st;      /* step, epoch, batch, lr, best_* ... */
     int since_decay;          /* validations without improvement since the last lr decay */
+    double lowest_ppl;        /* the lowest validation perplexity so far */
     int64_t last_valid_step;  /* -1: none yet */
     double elapsed_base;      /* elapsed seconds of earlier sessions */
 

@@ -165,6 +165,19 @@ cmp -s <(cut -f1-6,9,10 "$TMP/long/log.tsv") <(cut -f1-6,9,10 "$TMP/k/log.tsv") 
 # a resumed log has no row twice
 [ "$(cut -f1 "$TMP/k/log.tsv" | sort | uniq -d | wc -l)" -eq 0 ] && pass || fail "log rows repeated"
 
+# --- a checkpoint that cannot be written ends the run and keeps the old one ----------
+expect_ok "run to extend" "$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
+    --epochs 1 --out "$TMP/full"
+cp "$TMP/full/checkpoint.safetensors" "$TMP/full.before"
+size_kb=$(( $(stat -c %s "$TMP/full.before") / 1024 ))
+expect_fail "file too large" "checkpoint.safetensors.*(too large|File too large).*step [0-9]+ is kept" \
+    bash -c 'ulimit -f "$1"; shift; exec "$@"' - $((size_kb / 2)) "$NMT" train -q --resume "$TMP/full" --epochs 2
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "file too large: not one line: $(cat "$TMP/err")"
+cmp -s "$TMP/full.before" "$TMP/full/checkpoint.safetensors" && pass ||
+    fail "a failed write changed the checkpoint"
+[ "$(ls "$TMP/full")" = "$(printf 'checkpoint.safetensors\nlog.tsv')" ] && pass ||
+    fail "a failed write left files behind: $(ls "$TMP/full")"
+
 # --- --resume with a larger --max-steps continues ------------------------------
 expect_ok "resume for more steps" "$NMT" train -q --resume "$TMP/a" --epochs 3
 [ "$(meta_of "$TMP/a/checkpoint.safetensors" state.step)" -gt "$steps" ] && pass ||
