@@ -17,6 +17,7 @@ python3, and fails (never skips) when none has them.
 
 import contextlib
 import io
+import math
 import os
 import shutil
 import subprocess
@@ -150,8 +151,9 @@ def ulp_half(x):
 def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     """The model (written by torch) through nmt's own command line: `nmt
     score` must give torch's loss, and one step of `nmt train --optimizer sgd
-    --lr 1 --clip 0` must change every weight by minus torch's gradient (the
-    checkpoint, written by nmt, read back here). Returns (errors, loss rel,
+    --lr 1 --clip 0` must change every weight by minus torch's gradient, and
+    with --clip at half the gradient's norm by minus half of it (the
+    checkpoints, written by nmt, read back here). Returns (errors, loss rel,
     worst step error)."""
     errors = []
     src = os.path.join(tmp, "e2e.src")
@@ -174,38 +176,45 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     if score_err > LOSS_TOL:
         errors.append("nmt score loss %s, torch %.9g" % (fields["loss"], loss.item()))
 
-    out = os.path.join(tmp, "run-" + tag.replace("/", "-"))
-    r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
-                        "--out", out, "--optimizer", "sgd", "--lr", "1", "--clip", "0",
-                        "--dropout", "0", "--no-shuffle", "--batch-size", str(len(pairs)),
-                        "--max-steps", "1", "--threads", "1"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return errors + ["nmt train exit %d: %s" % (r.returncode, r.stderr.strip()[:300])], \
-            score_err, 0
-    try:
-        _, new = tb.load_model(os.path.join(out, "checkpoint.safetensors"), torch.float64)
-    except (ValueError, KeyError, OSError) as e:
-        return errors + ["checkpoint written by nmt does not load in torch: %s" % e], \
-            score_err, 0
+    # one step unclipped, one clipped to half the gradient's norm (the step
+    # is then the gradient times clip / norm)
+    gnorm = math.sqrt(sum(float((P[n].grad ** 2).sum()) for n in P))
     worst = 0.0
-    for name, _ in tb.tensor_table(cfg):
-        old, nw = P64[name].numpy(), new[name].numpy()
-        g = P[name].grad.numpy()
-        # (old - new) is exact in float64; nmt's float update rounds once
-        diff = np.maximum(np.abs((old - nw) - g) - ulp_half(nw), 0).max()
-        err = diff / max(np.abs(g).max(), 1e-30)
-        worst = max(worst, err)
-        if err > GRAD_TOL:
-            errors.append("SGD step on %s: max|(old - new) - grad| %.3g = %.2e of max|grad|"
-                          % (name, diff, err))
+    for clip, factor in ((0.0, 1.0), (gnorm / 2, 0.5)):
+        out = os.path.join(tmp, "run-%s-%g" % (tag.replace("/", "-"), factor))
+        r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
+                            "--out", out, "--optimizer", "sgd", "--lr", "1", "--clip",
+                            repr(clip), "--dropout", "0", "--no-shuffle", "--batch-size",
+                            str(len(pairs)), "--max-steps", "1", "--threads", "1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            errors.append("nmt train exit %d: %s" % (r.returncode, r.stderr.strip()[:300]))
+            continue
+        try:
+            _, new = tb.load_model(os.path.join(out, "checkpoint.safetensors"), torch.float64)
+        except (ValueError, KeyError, OSError) as e:
+            errors.append("checkpoint written by nmt does not load in torch: %s" % e)
+            continue
+        for name, _ in tb.tensor_table(cfg):
+            old, nw = P64[name].numpy(), new[name].numpy()
+            g = P[name].grad.numpy() * factor
+            # (old - new) is exact in float64; nmt's float update rounds once
+            diff = np.maximum(np.abs((old - nw) - g) - ulp_half(nw), 0).max()
+            err = diff / max(np.abs(g).max(), 1e-30)
+            worst = max(worst, err)
+            if err > GRAD_TOL:
+                errors.append("SGD step (clip %g) on %s: max|(old - new) - step| %.3g = %.2e "
+                              "of max|step|" % (clip, name, diff, err))
     return errors, score_err, worst
 
 
 def adam_run(nmt, tmp, steps=30):
-    """Training trajectory: `steps` Adam steps (lr 3e-3, clip 0.1 (active at every step), two batches
-    of 16 in corpus order) by `nmt train` and by torch from the same model
-    must give the same loss at every step (log.tsv's 4 decimals) and final
-    models of the same loss. Returns (errors, worst step rel, final rel)."""
+    """Training trajectory: `steps` Adam steps (lr 3e-3, clip 0.1, below
+    every gradient norm; two batches of 16 in corpus order) by `nmt train`
+    and by torch from the same model must give the same loss at every step
+    (log.tsv's 4 decimals) and final models of the same loss. (Adam hardly
+    sees a clip that scales every step, so clipping itself is checked by the
+    SGD steps of end_to_end.) Returns (errors, worst step rel, final rel)."""
     rng = np.random.RandomState(3)
     src = os.path.join(tmp, "adam.src")
     tgt = os.path.join(tmp, "adam.tgt")
@@ -351,7 +360,7 @@ def run(argv):
     print("worst grad: max|C - torch64| / max|torch64| per tensor (limit %.0e); torch f32: "
           "the same for torch in float32, for scale;\nscore rel: `nmt score` against the "
           "torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step against minus "
-          "the torch gradient, per tensor (limit %.0e)" % (GRAD_TOL, GRAD_TOL))
+          "the torch gradient, unclipped and clipped to half its norm, per tensor (limit %.0e)" % (GRAD_TOL, GRAD_TOL))
     errors, step_err, final_err = adam_run(nmt, tmp_adam)
     for e in errors:
         print("FAIL adam trajectory: %s" % e)
