@@ -1,5 +1,8 @@
-/* Greedy decoding: the batched decoder gives each sentence what a plain
- * step-by-step argmax over the inference API gives it alone. */
+/* Decoding. Greedy: the batched decoder gives each sentence what a plain
+ * step-by-step argmax over the inference API gives it alone. Beam search: a
+ * batch gives what each sentence gives alone; a beam wide enough to hold every
+ * hypothesis finds the n best of an exhaustive enumeration under each length
+ * normalisation; attention rows replay; the ends (limit, empty). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,10 +138,347 @@ START_TEST(length_limit_and_options)
     /* a batch beyond the decoder's size is refused, not overrun */
     ck_assert_int_eq(nmt_decode(d, src, len, NSENT + 1, T), NMT_ERR_ARG);
     nmt_decoder_free(d);
+    /* refused settings: no beam, an n-best beyond the beam, a negative or
+     * infinite alpha */
+    int bad[4][2] = {{0, 1}, {4, 5}, {4, 0}, {1, 1}};
+    float alphas[4] = {1, 1, 1, -0.5f};
+    for (int i = 0; i < 4; i++) {
+        nmt_decode_opts_default(&o);
+        o.beam = bad[i][0];
+        o.n_best = bad[i][1];
+        o.alpha = alphas[i];
+        ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_ERR_ARG);
+        ck_assert_ptr_null(d);
+    }
+    nmt_decode_opts_default(&o);
+    o.alpha = INFINITY;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_ERR_ARG);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* ---- beam search ------------------------------------------------------------ */
+
+static void assert_same_hypothesis(const nmt_hypothesis *a, const nmt_hypothesis *b)
+{
+    ck_assert_int_eq(a->len, b->len);
+    ck_assert_int_eq(a->finished, b->finished);
+    for (int i = 0; i < a->len; i++)
+        ck_assert_int_eq(a->ids[i], b->ids[i]);
+    ck_assert_double_eq_tol(a->score, b->score, 1e-4);
+    ck_assert_double_eq_tol(a->norm_score, b->norm_score, 1e-4);
+}
+
+/* The n-best list of one sentence: as many as asked, finished ones first,
+ * each group best first, each norm_score what its score and length give. */
+static void assert_nbest_list(const nmt_decoder *d, int b, int n_best, float alpha)
+{
+    ck_assert_int_eq(nmt_decoder_n_results(d, b), n_best);
+    ck_assert_ptr_null(nmt_decoder_result(d, b, n_best));
+    for (int k = 0; k < n_best; k++) {
+        const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+        ck_assert_ptr_nonnull(h);
+        int length = h->len + h->finished;
+        double score = h->score, norm = length > 0 ? score / pow(length, (double)alpha) : score;
+        ck_assert_double_eq_tol((double)h->norm_score, norm, 1e-4 * (1 + fabs(norm)));
+        ck_assert(h->score <= 0);
+        if (k == 0)
+            continue;
+        const nmt_hypothesis *p = nmt_decoder_result(d, b, k - 1);
+        ck_assert_int_ge(p->finished, h->finished);
+        if (p->finished == h->finished)
+            ck_assert(p->norm_score >= h->norm_score);
+    }
+}
+
+/* A batch gives each sentence the n-best list it gets alone, for every model
+ * shape, with sentences finishing at different steps. */
+START_TEST(beam_batched_matches_alone)
+{
+    static const nmt_cell cells[] = {NMT_CELL_LSTM, NMT_CELL_GRU, NMT_CELL_RNN};
+    nmt_model *m = random_model(cells[_i % 3], _i < 3 ? NMT_ATT_BAHDANAU : NMT_ATT_NONE,
+                                _i % 2);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
     nmt_decode_opts_default(&o);
     o.beam = 4;
-    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_ERR_ARG);
-    ck_assert_ptr_null(d);
+    o.n_best = 3;
+    o.alpha = 0.6f;
+    o.attention = 1;
+    nmt_decoder *d, *one;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decoder_create(&one, m, 1, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    int distinct = 0;
+    for (int b = 0; b < NSENT; b++) {
+        int32_t alone[T];
+        for (int t = 0; t < len[b]; t++)
+            alone[t] = src[t * NSENT + b];
+        ck_assert_int_eq(nmt_decode(one, alone, &len[b], 1, len[b]), NMT_OK);
+        assert_nbest_list(d, b, 3, o.alpha);
+        for (int k = 0; k < 3; k++) {
+            const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+            assert_same_hypothesis(h, nmt_decoder_result(one, 0, k));
+            ck_assert_int_le(h->len, 2 * (len[b] - 1) + 10);
+            ck_assert(h->finished || h->len == 2 * (len[b] - 1) + 10);
+            if (_i < 3)
+                ck_assert_ptr_nonnull(h->att);
+            else
+                ck_assert_ptr_null(h->att);
+        }
+        const nmt_hypothesis *h0 = nmt_decoder_result(d, b, 0), *h1 = nmt_decoder_result(d, b, 1);
+        distinct += h0->len != h1->len || memcmp(h0->ids, h1->ids, sizeof(int32_t) * h0->len);
+    }
+    ck_assert_int_eq(distinct, NSENT); /* the n-best entries are different translations */
+    nmt_decoder_free(one);
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* Beam 1 is greedy however the other settings are (alpha only rescales the
+ * one score, attention only adds rows). */
+START_TEST(beam_one_is_greedy)
+{
+    nmt_model *m = random_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, 1);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    nmt_decoder *greedy, *other;
+    ck_assert_int_eq(nmt_decoder_create(&greedy, m, NSENT, T, &o), NMT_OK);
+    o.alpha = 0;
+    o.attention = 1;
+    ck_assert_int_eq(nmt_decoder_create(&other, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode(greedy, src, len, NSENT, T), NMT_OK);
+    ck_assert_int_eq(nmt_decode(other, src, len, NSENT, T), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        const nmt_hypothesis *g = nmt_decoder_result(greedy, b, 0);
+        const nmt_hypothesis *h = nmt_decoder_result(other, b, 0);
+        ck_assert_int_eq(h->len, g->len);
+        ck_assert_mem_eq(h->ids, g->ids, sizeof(int32_t) * (size_t)g->len);
+        ck_assert_double_eq_tol(h->score, g->score, 1e-6);
+        ck_assert_double_eq_tol(h->norm_score, h->score, 1e-6); /* alpha 0 */
+        ck_assert_ptr_null(g->att);
+        ck_assert_ptr_nonnull(h->att);
+    }
+    nmt_decoder_free(other);
+    nmt_decoder_free(greedy);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* A model over 6 tokens, so that every output of up to 5 tokens can be
+ * listed: the outputs are <unk>, </s>, a, b. */
+enum { SV = 6 };
+static nmt_model *small_model(nmt_attention att, uint64_t seed)
+{
+    const char *toks[SV] = {"<pad>", "<unk>", "<s>", "</s>", "a", "b"};
+    nmt_vocab *sv, *tv;
+    ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, SV), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, SV), NMT_OK);
+    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = att, .bidirectional = 1, .emb = 5,
+                      .hidden = 6, .att_dim = 4, .out_dim = 5};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    nmt_rng r;
+    nmt_rng_seed(&r, seed);
+    for (size_t i = 0; i < m->n_params; i++)
+        m->params[i] = (float)(0.8 * nmt_rng_normal(&r));
+    return m;
+}
+
+/* -log p of one whole output (ids then </s> when finished), by stepping the
+ * inference pass; optionally its attention rows [n + finished, src_len]. */
+static double sequence_score(const nmt_model *m, const int32_t *src, int src_len,
+                             const int32_t *ids, int n, int finished, float *att)
+{
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_encode(m, st, src, &src_len, 1, src_len), NMT_OK);
+    float lp[V];
+    int32_t prev = NMT_BOS;
+    double score = 0;
+    for (int i = 0; i < n + finished; i++) {
+        int32_t tok = i < n ? ids[i] : NMT_EOS;
+        nmt_infer_step(m, st, &prev, lp, att ? att + (size_t)i * src_len : NULL);
+        score += (double)lp[tok];
+        prev = tok;
+    }
+    nmt_infer_free(st);
+    return score;
+}
+
+typedef struct listed {
+    int32_t ids[5];
+    int n;
+    double norm;
+} listed;
+
+static int listed_order(const void *pa, const void *pb)
+{
+    const listed *a = pa, *b = pb;
+    return (a->norm < b->norm) - (a->norm > b->norm);
+}
+
+/* A beam of 512 holds every hypothesis of a 6-token vocabulary up to the
+ * limit of 5 tokens, so its 10 best must be the 10 best finished outputs of
+ * the exhaustive list (0..4 tokens, then </s>), ranked by
+ * score / length^alpha, for each alpha. The early stop (rule 3) is what ends
+ * most of these searches, so this also checks that it never stops too soon.
+ * Larger alpha never picks a shorter best output. */
+START_TEST(beam_finds_exhaustive_best)
+{
+    static const float alphas[] = {0, 0.6f, 1, 2.5f};
+    enum { NA = 4, NB = 10, LIMIT = 5, MAXLIST = 1 + 3 + 9 + 27 + 81 };
+    static const int32_t outputs[3] = {NMT_UNK, 4, 5};
+    nmt_model *m = small_model(_i % 2 ? NMT_ATT_BAHDANAU : NMT_ATT_NONE, 11 + (uint64_t)_i);
+    const int32_t sources_[3][4] = {{4, NMT_EOS}, {5, 4, 5, NMT_EOS}, {NMT_EOS}};
+    const int lens[3] = {2, 4, 1};
+    int longer = 0;
+    for (int s = 0; s < 3; s++) {
+        const int32_t *src = sources_[s];
+        listed all[MAXLIST];
+        int n_all = 0;
+        for (int n = 0; n < LIMIT; n++) {
+            int count = 1;
+            for (int i = 0; i < n; i++)
+                count *= 3;
+            for (int c = 0; c < count; c++, n_all++) {
+                all[n_all].n = n;
+                for (int i = 0, x = c; i < n; i++, x /= 3)
+                    all[n_all].ids[i] = outputs[x % 3];
+            }
+        }
+        ck_assert_int_eq(n_all, MAXLIST);
+        double raw[MAXLIST];
+        for (int i = 0; i < n_all; i++)
+            raw[i] = sequence_score(m, src, lens[s], all[i].ids, all[i].n, 1, NULL);
+        int prev_len = -1;
+        for (int a = 0; a < NA; a++) {
+            for (int i = 0; i < n_all; i++)
+                all[i].norm = raw[i] / pow(all[i].n + 1, alphas[a]);
+            listed sorted[MAXLIST];
+            memcpy(sorted, all, sizeof sorted);
+            qsort(sorted, MAXLIST, sizeof *sorted, listed_order);
+            nmt_decode_opts o;
+            nmt_decode_opts_default(&o);
+            o.beam = 512;
+            o.n_best = NB;
+            o.alpha = alphas[a];
+            o.max_ratio = 0;
+            o.max_extra = LIMIT;
+            nmt_decoder *d;
+            ck_assert_int_eq(nmt_decoder_create(&d, m, 1, lens[s], &o), NMT_OK);
+            ck_assert_int_eq(nmt_decode(d, src, &lens[s], 1, lens[s]), NMT_OK);
+            assert_nbest_list(d, 0, NB, alphas[a]);
+            for (int k = 0; k < NB; k++) {
+                const nmt_hypothesis *h = nmt_decoder_result(d, 0, k);
+                ck_assert_int_eq(h->finished, 1);
+                ck_assert_int_eq(h->len, sorted[k].n);
+                for (int i = 0; i < h->len; i++)
+                    ck_assert_int_eq(h->ids[i], sorted[k].ids[i]);
+                ck_assert_double_eq_tol(h->norm_score, sorted[k].norm, 1e-4);
+            }
+            int best_len = nmt_decoder_result(d, 0, 0)->len;
+            ck_assert_int_ge(best_len, prev_len);
+            longer += prev_len >= 0 && best_len > prev_len;
+            prev_len = best_len;
+            nmt_decoder_free(d);
+        }
+    }
+    /* the models are such that length normalisation changes some choice */
+    ck_assert_int_gt(longer, 0);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* The attention kept with each hypothesis is the one its tokens are produced
+ * with: the same rows as replaying them through the inference pass, each a
+ * distribution over the source. */
+START_TEST(beam_attention_replays)
+{
+    nmt_model *m = random_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, _i);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    o.beam = 3;
+    o.n_best = 3;
+    o.attention = 1;
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        int32_t one[T];
+        for (int t = 0; t < len[b]; t++)
+            one[t] = src[t * NSENT + b];
+        for (int k = 0; k < nmt_decoder_n_results(d, b); k++) {
+            const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+            int rows = h->len + h->finished;
+            float att[64 * T];
+            ck_assert_int_le(rows, 64);
+            double score = sequence_score(m, one, len[b], h->ids, h->len, h->finished, att);
+            ck_assert_double_eq_tol(h->score, score, 1e-3);
+            for (int i = 0; i < rows; i++) {
+                double sum = 0;
+                for (int j = 0; j < len[b]; j++) {
+                    ck_assert(fabsf(h->att[i * len[b] + j] - att[i * len[b] + j]) < 1e-5f);
+                    sum += (double)h->att[i * len[b] + j];
+                }
+                ck_assert_double_eq_tol(sum, 1, 1e-4);
+            }
+        }
+    }
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* The ends: when </s> is impossible every hypothesis is cut at the limit
+ * (unfinished, best first); when it is certain each sentence gets the empty
+ * translation first. */
+START_TEST(beam_ends)
+{
+    nmt_model *m = random_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    const nmt_tensor_info *ob = nmt_model_tensor(m, "out.b");
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    o.beam = 5;
+    o.n_best = 5;
+    o.max_extra = 3;
+    o.max_ratio = 0.5f;
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    m->params[ob->offset + NMT_EOS] = -1e4f;
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        int limit = nmt_decode_length_limit(&o, len[b]);
+        ck_assert_int_eq(limit, (int)(0.5 * (len[b] - 1)) + 3);
+        assert_nbest_list(d, b, 5, o.alpha);
+        for (int k = 0; k < 5; k++) {
+            const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+            ck_assert_int_eq(h->finished, 0);
+            ck_assert_int_eq(h->len, limit);
+        }
+    }
+    m->params[ob->offset + NMT_EOS] = 1e4f;
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        const nmt_hypothesis *h = nmt_decoder_result(d, b, 0);
+        ck_assert_int_eq(h->finished, 1);
+        ck_assert_int_eq(h->len, 0);
+        ck_assert(h->norm_score <= 0);
+        assert_nbest_list(d, b, 5, o.alpha);
+    }
+    nmt_decoder_free(d);
     nmt_model_free(m);
 }
 END_TEST
@@ -149,6 +489,12 @@ Suite *nmt_test_suite(void)
     TCase *tc = tcase_create("decode");
     tcase_add_loop_test(tc, batched_greedy_matches_one_at_a_time, 0, 6);
     tcase_add_test(tc, length_limit_and_options);
+    tcase_add_loop_test(tc, beam_batched_matches_alone, 0, 6);
+    tcase_add_test(tc, beam_one_is_greedy);
+    tcase_add_loop_test(tc, beam_finds_exhaustive_best, 0, 4);
+    tcase_add_loop_test(tc, beam_attention_replays, 0, 2);
+    tcase_add_test(tc, beam_ends);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,30 @@
 /* Decoding: translating batches of source sentences with a model, over the
- * step-by-step inference pass of nmt/model.h. Greedy now (beam = 1); beam
- * search fills in the same API. */
+ * step-by-step inference pass of nmt/model.h: greedy (beam 1) or beam search,
+ * with length normalisation, n-best lists and, on request, the attention
+ * each hypothesis was made with.
+ *
+ * Beam search, as src/decode.c implements it, per source sentence:
+ * - Up to K = beam open hypotheses, all of the same length. Each step every
+ *   open one is extended by every target token but <pad> and <s>; a
+ *   candidate's score is the sum of its tokens' log-probabilities. The 2K best
+ *   candidates (ties: the better-ranked parent, then the lower token id) are
+ *   taken in order: a </s> among the first K finishes its hypothesis; the
+ *   first K others become the next open hypotheses.
+ * - A finished hypothesis of t tokens has length t + 1 (its </s> counts) and
+ *   is ranked by score / length^alpha; the K best finished are kept.
+ * - The sentence is done when (1) K hypotheses have finished, or (2) the
+ *   open ones reach the length limit (they are kept as unfinished), or (3)
+ *   n_best have finished and no open hypothesis can still beat the n_best-th:
+ *   scores only fall as tokens are added (log-probabilities are <= 0), so
+ *   with alpha >= 0 the best an open hypothesis of score s can reach is
+ *   s / limit^alpha (the longest length allowed); when that is no better
+ *   than the n_best-th finished one, waiting could not change the n-best
+ *   list, so rule (3) only saves time.
+ * - Results: the finished hypotheses best first; when fewer than n_best
+ *   finished (the limit was reached), the unfinished ones follow, best
+ *   first. A translation that ended is always preferred to one cut off.
+ * With K = 1 this is exactly greedy decoding: the first </s> finishes the
+ * only hypothesis and ends the search. */
 #ifndef NMT_DECODE_H
 #define NMT_DECODE_H
 
@@ -10,13 +34,14 @@
 
 typedef struct nmt_decode_opts {
     int beam;         /* hypotheses kept per sentence; 1 = greedy */
-    float alpha;      /* length normalisation: score / length^alpha (beam > 1) */
+    float alpha;      /* length normalisation: score / length^alpha, alpha >= 0 */
     float max_ratio;  /* a translation stops after max_ratio * source tokens + max_extra */
     int max_extra;
     int n_best;       /* hypotheses returned per sentence, <= beam */
+    int attention;    /* 1: keep each hypothesis's attention rows (attention models) */
 } nmt_decode_opts;
 
-/* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1. */
+/* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1, attention 0. */
 void nmt_decode_opts_default(nmt_decode_opts *o);
 
 /* One translation of one source sentence. */
@@ -26,21 +51,37 @@ typedef struct nmt_hypothesis {
     float score;        /* sum of the log-probabilities of the ids (and of </s> if finished) */
     float norm_score;   /* score / (len + finished)^alpha: what beam search ranks by */
     int finished;       /* 1 if </s> was produced, 0 if cut at the length limit */
+    /* With opts.attention and an attention model: the attention weights the
+     * decoder used for each produced token, [len + finished, src_len] with
+     * src_len the source's length (tokens + </s>); row i belongs to ids[i]
+     * (the last row to </s> when finished). NULL otherwise. */
+    const float *att;
 } nmt_hypothesis;
 
 typedef struct nmt_decoder nmt_decoder;
 
 /* A decoder for batches of up to max_B sources of up to max_src_T positions
- * (tokens + </s>). The model must outlive it. */
+ * (tokens + </s>). The model must outlive it. Refuses beam < 1, n_best
+ * outside 1..beam, a negative or non-finite alpha and a negative length
+ * limit with NMT_ERR_ARG. */
 int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max_src_T,
                        const nmt_decode_opts *opts);
 void nmt_decoder_free(nmt_decoder *d);
+
+/* The length limit (target tokens, </s> not counted) for a source of
+ * src_len positions (tokens + </s>): max_ratio * (src_len - 1) + max_extra,
+ * at least 1. */
+int nmt_decode_length_limit(const nmt_decode_opts *o, int src_len);
 
 /* Translates B sources: time-major ids src[T, B] (element (t, b) at
  * [t * B + b]), each ending in </s>, lengths src_len[B] including it, as in
  * nmt_batch. Results stay valid until the next call. */
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T);
-/* The k-th best hypothesis (k < n_best) of source b of the last call. */
+/* How many hypotheses source b of the last call has: n_best, or fewer when
+ * the target vocabulary is too small to give that many. */
+int nmt_decoder_n_results(const nmt_decoder *d, int b);
+/* The k-th best hypothesis (k < nmt_decoder_n_results) of source b of the
+ * last call, or NULL. */
 const nmt_hypothesis *nmt_decoder_result(const nmt_decoder *d, int b, int k);
 
 #endif
