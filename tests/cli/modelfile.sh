@@ -42,6 +42,16 @@ expect_ok "info --help" "$NMT" info --help
 grep -q "Usage: nmt info" "$TMP/out" && pass || fail "info --help on stdout"
 expect_ok "help info" "$NMT" help info
 
+# a checkpoint nmt wrote: resumable, with its step and the Adam moments
+printf 'ein haus\nhaus\n' >"$TMP/t.src"
+printf 'a house\nhouse\n' >"$TMP/t.tgt"
+expect_ok "train for a checkpoint" "$NMT" train --init-from "$TMP/m.safetensors" --src "$TMP/t.src" \
+    --tgt "$TMP/t.tgt" --out "$TMP/run" --optimizer adam --batch-size 1 --max-steps 3 -q
+expect_ok "info checkpoint" "$NMT" info "$TMP/run/checkpoint.safetensors"
+grep -Eq "^checkpoint +resumable, step 3, epoch 2, 42 optimizer tensors$" "$TMP/out" && pass ||
+    fail "info checkpoint: $(grep checkpoint "$TMP/out")"
+grep -Eq "^parameters +$(cat "$TMP/params")$" "$TMP/out" && pass || fail "checkpoint parameter count"
+
 write_model "$TMP/uni.safetensors" --cell rnn --attention none --unidirectional --cased
 expect_ok "info uni" "$NMT" info "$TMP/uni.safetensors"
 grep -Eq "^encoder +unidirectional$" "$TMP/out" && pass || fail "info: unidirectional"
