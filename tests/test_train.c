@@ -171,6 +171,52 @@ START_TEST(sgd_step_is_minus_the_gradient)
 }
 END_TEST
 
+/* ---- validation ------------------------------------------------------------- */
+
+/* A freshly initialised model predicts nearly uniformly (its logits are
+ * N(0, 0.01^2) products, near 0), so its perplexity is close to the target
+ * vocabulary's size; and a hypothesis equal to its reference scores 100. */
+START_TEST(validation_of_an_untrained_model)
+{
+    make_tmpdir();
+    write_file("src.txt", src_text);
+    write_file("tgt.txt", tgt_text);
+    char path[512], sp[512], tp[512];
+    snprintf(sp, sizeof sp, "%s/src.txt", tmpdir);
+    snprintf(tp, sizeof tp, "%s/tgt.txt", tmpdir);
+    nmt_corpus c;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_corpus_opts o = {.max_len = 0, .min_count = 1};
+    ck_assert_int_eq(nmt_corpus_read(&c, sp, tp, &o, &sv, &tv), NMT_OK);
+    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
+                      .emb = 8, .hidden = 8, .att_dim = 8, .out_dim = 8};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    nmt_model_init(m, 9);
+    char **refs;
+    size_t n_refs;
+    ck_assert_int_eq(nmt_read_lines(tp, &refs, &n_refs), NMT_OK);
+    ck_assert_uint_eq(n_refs, 4);
+    ck_assert_str_eq(refs[1], "a cat sleeps");
+    nmt_valid_set v = {.corpus = &c, .refs = refs, .n_refs = n_refs};
+    double ppl, bleu;
+    ck_assert_int_eq(nmt_validate(m, &v, 3, &ppl, &bleu), NMT_OK);
+    int Vt = nmt_vocab_size(m->tgt_vocab);
+    ck_assert_msg(fabs(ppl / Vt - 1.0) < 0.02, "ppl %g for %d target words", ppl, Vt);
+    ck_assert(bleu >= 0 && bleu < 5);
+    /* references that do not match the corpus are refused */
+    v.n_refs = 3;
+    ck_assert_int_eq(nmt_validate(m, &v, 3, &ppl, &bleu), NMT_ERR_ARG);
+    nmt_free_lines(refs, n_refs);
+    snprintf(path, sizeof path, "%s/missing.txt", tmpdir);
+    ck_assert_int_ne(nmt_read_lines(path, &refs, &n_refs), NMT_OK);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "missing.txt"));
+    nmt_model_free(m);
+    nmt_corpus_free(&c);
+    remove_tmpdir();
+}
+END_TEST
+
 /* ---- settings survive a checkpoint ------------------------------------------ */
 
 START_TEST(settings_round_trip)
@@ -321,6 +367,7 @@ Suite *nmt_test_suite(void)
     TCase *tc = tcase_create("train");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, sgd_step_is_minus_the_gradient, 0, 3);
+    tcase_add_test(tc, validation_of_an_untrained_model);
     tcase_add_test(tc, settings_round_trip);
     tcase_add_test(tc, log_rows_have_the_header_columns);
     tcase_add_test(tc, durations_and_eta);
