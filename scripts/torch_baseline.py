@@ -214,10 +214,12 @@ def init_params(cfg, seed=1, scheme="bahdanau", scale=0.5):
 
 # ---- the model ---------------------------------------------------------------
 
-def cell_step(cell, gx, h, c, W_hh):
+def cell_step(cell, gx, h, c, W_hh_t):
     """One step of a cell for a batch. gx = W_ih x + b, precomputed for all
-    steps at once; [B, G*H]. Returns (h', c') (c' is None but for lstm)."""
-    gh = h @ W_hh.t()
+    steps at once; [B, G*H]. W_hh_t is W_hh transposed, [H, G*H], taken once
+    per pass (not per step: autograd would then add a full-size gradient
+    for each step's slice). Returns (h', c') (c' is None but for lstm)."""
+    gh = h @ W_hh_t
     H = h.shape[1]
     if cell == "rnn":
         return torch.tanh(gx + gh), None
@@ -241,12 +243,16 @@ def run_direction(cfg, P, prefix, emb, mask, reverse):
     until each sentence's own last token. Returns (states [T, B, H], final)."""
     T, B, _ = emb.shape
     H = cfg.hidden
-    gx_all = emb @ P[prefix + ".W_ih"].t() + P[prefix + ".b"]
+    # all steps' input products in one matrix product; unbind (not gx[t] per
+    # step) so that backward stacks the pieces once instead of adding T
+    # full-size gradients
+    gx_all = (emb @ P[prefix + ".W_ih"].t() + P[prefix + ".b"]).unbind(0)
     h = emb.new_zeros(B, H)
     c = emb.new_zeros(B, H) if cfg.cell == "lstm" else None
     out = [None] * T
+    W_hh_t = P[prefix + ".W_hh"].t()
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        h2, c2 = cell_step(cfg.cell, gx_all[t], h, c, P[prefix + ".W_hh"])
+        h2, c2 = cell_step(cfg.cell, gx_all[t], h, c, W_hh_t)
         m = mask[t].unsqueeze(1)
         h = torch.where(m, h2, h)
         if c is not None:
@@ -255,9 +261,11 @@ def run_direction(cfg, P, prefix, emb, mask, reverse):
     return torch.stack(out, 0), h
 
 
-def encode(cfg, P, src, src_mask):
+def encode(cfg, P, src, src_mask, drop=None):
     """src [T, B] ids. Returns (annotations h [T, B, D*H], summary z [B, D*H])."""
     e = P["src_emb"][src]
+    if drop is not None:
+        e = drop(e)
     hf, last_f = run_direction(cfg, P, "enc.fwd", e, src_mask, False)
     if not cfg.bidirectional:
         return hf, last_f
@@ -271,44 +279,59 @@ def decoder_init(cfg, P, z):
     return s, c
 
 
-def attend(P, s, ann, Uh, src_mask):
+def decoder_weights(cfg, P):
+    """The decoder's per-step matrices, sliced and transposed once per pass:
+    W_ih splits into its embedding and context columns."""
+    E = cfg.emb
+    Q = {"W_emb_t": P["dec.W_ih"][:, :E].t(), "W_ctx_t": P["dec.W_ih"][:, E:].t(),
+         "W_hh_t": P["dec.W_hh"].t()}
+    if cfg.attention == "bahdanau":
+        Q["att.W_t"], Q["att.v"] = P["att.W"].t(), P["att.v"]
+    return Q
+
+
+def attend(Q, s, ann, Uh, src_mask):
     """Bahdanau attention for one step: s [B, H], ann [T, B, DH], Uh = U_a h_j
     + b_a [T, B, A]. Returns (context [B, DH], weights [T, B])."""
-    scores = torch.tanh(Uh + (s @ P["att.W"].t()).unsqueeze(0)) @ P["att.v"]
+    scores = torch.tanh(Uh + (s @ Q["att.W_t"]).unsqueeze(0)) @ Q["att.v"]
     scores = scores.masked_fill(~src_mask, float("-inf"))
     alpha = torch.softmax(scores, 0)
     return (alpha.unsqueeze(2) * ann).sum(0), alpha
 
 
-def decoder_step(cfg, P, gx_emb, s, c, ctx):
+def decoder_step(cfg, Q, gx_emb, s, c, ctx):
     """s_i = dec([emb ; c_i], s_{i-1}); the embedding's share of W_ih x + b is
     gx_emb, precomputed for all steps."""
-    E = cfg.emb
-    gx = gx_emb + ctx @ P["dec.W_ih"][:, E:].t()
-    return cell_step(cfg.cell, gx, s, c, P["dec.W_hh"])
+    gx = gx_emb + ctx @ Q["W_ctx_t"]
+    return cell_step(cfg.cell, gx, s, c, Q["W_hh_t"])
 
 
-def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len):
-    """Per-token -log p(y) [Tt, B] (0 at padding) of a time-major batch."""
+def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, dropout=0.0):
+    """Per-token -log p(y) [Tt, B] (0 at padding) of a time-major batch.
+    dropout > 0 (training) drops the embeddings and the deep output with
+    inverted scaling, as nmt does."""
+    drop = (lambda x: torch.nn.functional.dropout(x, dropout, True)) if dropout > 0 \
+        else (lambda x: x)
     Ts, B = src.shape
     Tt = tgt_in.shape[0]
     dev = src.device
     src_mask = torch.arange(Ts, device=dev).unsqueeze(1) < src_len.unsqueeze(0)
     tgt_mask = torch.arange(Tt, device=dev).unsqueeze(1) < tgt_len.unsqueeze(0)
-    ann, z = encode(cfg, P, src, src_mask)
+    ann, z = encode(cfg, P, src, src_mask, drop)
     s, c = decoder_init(cfg, P, z)
-    y_emb = P["tgt_emb"][tgt_in]                                      # [Tt, B, E]
-    gx_emb = y_emb @ P["dec.W_ih"][:, :cfg.emb].t() + P["dec.b"]
+    y_emb = drop(P["tgt_emb"][tgt_in])                                # [Tt, B, E]
+    Q = decoder_weights(cfg, P)
+    gx_emb = (y_emb @ Q["W_emb_t"] + P["dec.b"]).unbind(0)
     Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
     states, ctxs = [], []
     for i in range(Tt):
-        ctx = attend(P, s, ann, Uh, src_mask)[0] if Uh is not None else z
-        s, c = decoder_step(cfg, P, gx_emb[i], s, c, ctx)
+        ctx = attend(Q, s, ann, Uh, src_mask)[0] if Uh is not None else z
+        s, c = decoder_step(cfg, Q, gx_emb[i], s, c, ctx)
         states.append(s)
         ctxs.append(ctx)
     S, C = torch.stack(states, 0), torch.stack(ctxs, 0)
     # deep output and softmax for all steps at once
-    t = torch.tanh(torch.cat([S, C, y_emb], 2) @ P["out.W_t"].t() + P["out.b_t"])
+    t = drop(torch.tanh(torch.cat([S, C, y_emb], 2) @ P["out.W_t"].t() + P["out.b_t"]))
     logp = torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 2)
     nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)
     return nll * tgt_mask.to(nll.dtype)
@@ -335,10 +358,10 @@ def make_batch(pairs, device="cpu"):
     return (to(src), to(torch.tensor(sl)), to(tin), to(tout), to(torch.tensor(tl)))
 
 
-def batch_loss(cfg, P, pairs):
+def batch_loss(cfg, P, pairs, dropout=0.0):
     """(mean loss over real target tokens, per-sentence nll sums [B])."""
     src, sl, tin, tout, tl = make_batch(pairs)
-    nll = forward_nll(cfg, P, src, sl, tin, tout, tl)
+    nll = forward_nll(cfg, P, src, sl, tin, tout, tl, dropout)
     return nll.sum() / tl.sum(), nll.sum(0)
 
 
@@ -638,13 +661,16 @@ def cmd_train(a):
           % (len(pairs), len(cfg.src_vocab), len(cfg.tgt_vocab), n_par, a.threads),
           file=sys.stderr)
     step, toks, t0 = 0, 0, None
-    warm = a.warmup
+    n_batches = len(plan_batches(pairs, a.batch_size, False, 0, 0))
+    total = min(a.max_steps or 1 << 62, n_batches * (a.epochs or (1 << 30 if a.max_steps else 1)))
+    warm = a.warmup if total > a.warmup else 0
     done = False
-    for epoch in range(1, a.epochs + 1):
+    epochs = a.epochs or (1 << 30 if a.max_steps else 1)
+    for epoch in range(1, epochs + 1):
         for bi in plan_batches(pairs, a.batch_size, not a.no_shuffle, a.seed, epoch):
             if step == warm:
                 t0, toks0, step0 = time.perf_counter(), toks, step
-            loss, _ = batch_loss_train(cfg, P, [pairs[i] for i in bi], a.dropout)
+            loss, _ = batch_loss(cfg, P, [pairs[i] for i in bi], a.dropout)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if a.clip > 0:
@@ -668,12 +694,6 @@ def cmd_train(a):
     if a.out:
         save_model(a.out, cfg, P)
     print(json.dumps(res))
-
-
-def batch_loss_train(cfg, P, pairs, dropout):
-    if dropout > 0:
-        raise NotImplementedError("dropout is not implemented in the baseline; use 0")
-    return batch_loss(cfg, P, pairs)
 
 
 @torch.no_grad()
@@ -706,10 +726,11 @@ def translate_batch(cfg, P, srcs, beam, max_len):
 
 
 def next_logp(cfg, P, prev, s, c, ann, Uh, z, mask):
+    Q = decoder_weights(cfg, P)
     e = P["tgt_emb"][prev]
-    ctx = attend(P, s, ann, Uh, mask)[0] if Uh is not None else z
-    gx = e @ P["dec.W_ih"][:, :cfg.emb].t() + P["dec.b"]
-    s, c = decoder_step(cfg, P, gx, s, c, ctx)
+    ctx = attend(Q, s, ann, Uh, mask)[0] if Uh is not None else z
+    gx = e @ Q["W_emb_t"] + P["dec.b"]
+    s, c = decoder_step(cfg, Q, gx, s, c, ctx)
     t = torch.tanh(torch.cat([s, ctx, e], 1) @ P["out.W_t"].t() + P["out.b_t"])
     return torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 1), s, c
 
@@ -828,9 +849,11 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--clip", type=float, default=5.0)
     p.add_argument("--dropout", type=float, default=0.0)
-    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=0,
+                   help="passes over the corpus (default 1, or until --max-steps)")
     p.add_argument("--max-steps", type=int, default=0)
-    p.add_argument("--warmup", type=int, default=2, help="steps not timed")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="first steps left out of the timing (none if the run is shorter)")
     p.add_argument("--no-shuffle", action="store_true")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
