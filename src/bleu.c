@@ -249,7 +249,8 @@ static int count_order(nmt_bleu *b, int n, const size_t *start, const long *len,
     for (size_t s = 0; s < n_src; s++)
         for (long i = 0; i + n <= len[s]; i++)
             b->grams[m++] = (ngram){b->tok + start[s] + i, n, (int)s};
-    qsort(b->grams, m, sizeof *b->grams, cmp_ngram);
+    if (m > 1) /* grams may still be NULL when m is 0, and qsort wants a pointer */
+        qsort(b->grams, m, sizeof *b->grams, cmp_ngram);
 
     *correct = *total = 0;
     for (size_t i = 0; i < m;) {
