@@ -13,11 +13,11 @@ typedef struct command {
 
 static const command commands[] = {
     {"train", cmd_train, "train a model on a parallel corpus (or --resume a run)"},
-    {"translate", NULL, "translate sentences with a model (greedy or beam search)"},
+    {"translate", cmd_translate, "translate sentences with a model (greedy or beam search)"},
     {"score", cmd_score, "loss and perplexity of a model on a parallel corpus"},
     {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
     {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
-    {"compare", NULL, "runs side by side: BLEU overall and by sentence length"},
+    {"compare", cmd_compare, "runs side by side: BLEU overall and by sentence length"},
     {"info", cmd_info, "a model's settings and parameter count"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,579 @@
+/* nmt compare: training runs side by side on one test set. Each run's best
+ * model translates the source; the table shows BLEU overall and per
+ * source-length bucket (the buckets of `nmt bleu --by-length`), and what the
+ * run's log.tsv says about validation, speed and time. -o draws BLEU against
+ * sentence length for every run (Bahdanau et al. 2015, Figure 2). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "cli/translate.h"
+#include "nmt/bleu.h"
+#include "nmt/error.h"
+#include "nmt/modelfile.h"
+#include "nmt/svg.h"
+#include "nmt/train.h"
+
+static void help(void)
+{
+    printf("Usage: nmt compare DIR_A DIR_B [DIR...] --src F --ref F [OPTIONS]\n\n"
+           "Training runs (folders written by nmt train) side by side on one test set.\n"
+           "Each run's DIR/best.safetensors (or, with a note, DIR/checkpoint.safetensors\n"
+           "when the run has no best model) translates --src; the table gives, per run:\n"
+           "  model            cell/attention\n"
+           "  parameters       the model's parameter count\n"
+           "  steps            the last step in DIR/log.tsv\n"
+           "  training time    elapsed_s of the last log.tsv row\n"
+           "  tok/s            the median of log.tsv's tok_per_s (the first rows' warm-up\n"
+           "                   and any slow stretch do not pull it)\n"
+           "  valid ppl, BLEU  of the best validation row (highest valid_bleu, then lowest\n"
+           "                   valid_ppl: the rule by which nmt train keeps best.safetensors)\n"
+           "  test BLEU        corpus BLEU as sacreBLEU computes it (13a tokenizer)\n"
+           "  by length        BLEU per source-length bucket (1-10, 11-20, ..., 51+ source\n"
+           "                   words, as nmt bleu --by-length --src counts them), with the\n"
+           "                   number of sentences in each bucket\n\n"
+           "Options:\n"
+           "      --src FILE       test source sentences (plain or gzip)\n"
+           "      --ref FILE       their reference translations, line by line\n"
+           "  -o, --output FILE    also write an SVG line chart of BLEU against source\n"
+           "                       length, one line per run\n"
+           "  -b, --beam K         beam size (default %d; 1 is greedy)\n"
+           "      --alpha A        length normalisation (default %.1f, as nmt translate)\n"
+           "      --lc             case-insensitive BLEU. Without it BLEU is\n"
+           "                       case-insensitive only when a model lowercases its\n"
+           "                       text (its output could not match capitals); then it\n"
+           "                       is so for every run, so that the columns compare\n"
+           "      --batch-size N   sentences decoded together (default %d)\n"
+           "      --threads N      threads for the matrix products (default 1)\n"
+           "  -q, --quiet          no progress line\n"
+           "  -h, --help           this help\n",
+           TRANSLATE_BEAM, (double)TRANSLATE_ALPHA, TRANSLATE_BATCH);
+}
+
+typedef struct compare_args {
+    const char *src, *ref, *svg;
+    char **dirs;
+    int n_dirs;
+    translate_opts opts;
+    int threads, lc, quiet;
+} compare_args;
+
+static int parse_args(compare_args *a, int argc, char **argv)
+{
+    enum { OPT_SRC = 256, OPT_REF, OPT_ALPHA, OPT_LC, OPT_BATCH, OPT_THREADS };
+    static const struct option long_options[] = {
+        {"src", required_argument, NULL, OPT_SRC},
+        {"ref", required_argument, NULL, OPT_REF},
+        {"output", required_argument, NULL, 'o'},
+        {"beam", required_argument, NULL, 'b'},
+        {"alpha", required_argument, NULL, OPT_ALPHA},
+        {"lc", no_argument, NULL, OPT_LC},
+        {"batch-size", required_argument, NULL, OPT_BATCH},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof *a);
+    translate_opts_default(&a->opts);
+    a->threads = 1;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:b:qh", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_SRC: a->src = optarg; break;
+        case OPT_REF: a->ref = optarg; break;
+        case 'o': a->svg = optarg; break;
+        case 'b':
+            if (opt_int("--beam", optarg, 1, 1000, &a->opts.decode.beam))
+                return 2;
+            break;
+        case OPT_ALPHA:
+            if (opt_float("--alpha", optarg, 0, 10, &a->opts.decode.alpha))
+                return 2;
+            break;
+        case OPT_LC: a->lc = 1; break;
+        case OPT_BATCH:
+            if (opt_int("--batch-size", optarg, 1, 4096, &a->opts.batch_size))
+                return 2;
+            break;
+        case OPT_THREADS:
+            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
+                return 2;
+            break;
+        case 'q': a->quiet = 1; break;
+        case 'h': help(); return -1;
+        default: return cli_usage_error();
+        }
+    }
+    a->dirs = argv + optind;
+    a->n_dirs = argc - optind;
+    if (a->n_dirs < 1) {
+        cli_error("no run folders given");
+        return cli_usage_error();
+    }
+    if (!a->src || !a->ref) {
+        cli_error("%s is required", !a->src ? "--src" : "--ref");
+        return cli_usage_error();
+    }
+    return 0;
+}
+
+/* ---- log.tsv ---------------------------------------------------------------------- */
+
+typedef struct run_log {
+    int rows;
+    double last_step, elapsed_s, median_tok_s;
+    double valid_ppl, valid_bleu; /* NaN without validation rows */
+} run_log;
+
+static int column_of(char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return i;
+    return -1;
+}
+
+/* Splits a line on tabs in place; returns the number of cells. */
+static int split_tabs(char *line, char **cells, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < max;) {
+        cells[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+static double cell_value(char **cells, int n, int col)
+{
+    if (col < 0 || col >= n || !*cells[col])
+        return NAN;
+    char *end;
+    double v = strtod(cells[col], &end);
+    return *end ? (double)NAN : v;
+}
+
+static int compare_doubles(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Reads DIR/log.tsv, finding its columns by the header's names. Returns 0, or
+ * -1 after printing why. */
+static int read_log(run_log *out, const char *dir)
+{
+    enum { MAX_COLS = 64 };
+    char path[4096];
+    snprintf(path, sizeof path, "%s/log.tsv", dir);
+    *out = (run_log){.last_step = NAN, .elapsed_s = NAN, .median_tok_s = NAN,
+                     .valid_ppl = NAN, .valid_bleu = NAN};
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL, *header = NULL, *names[MAX_COLS], *cells[MAX_COLS];
+    size_t cap = 0;
+    double *tok_s = NULL;
+    size_t n_tok = 0, tok_cap = 0;
+    int status = -1, n_names = 0;
+    if (getline(&line, &cap, f) < 0) {
+        cli_error("%s: empty", path);
+        goto done;
+    }
+    header = line;
+    line = NULL;
+    cap = 0;
+    n_names = split_tabs(header, names, MAX_COLS);
+    int c_step = column_of(names, n_names, "step"), c_el = column_of(names, n_names, "elapsed_s");
+    int c_tok = column_of(names, n_names, "tok_per_s");
+    int c_ppl = column_of(names, n_names, "valid_ppl"), c_bleu = column_of(names, n_names, "valid_bleu");
+    if (c_step < 0 || c_el < 0) {
+        cli_error("%s: the header has no '%s' column", path, c_step < 0 ? "step" : "elapsed_s");
+        goto done;
+    }
+    while (getline(&line, &cap, f) >= 0) {
+        int n = split_tabs(line, cells, MAX_COLS);
+        if (n == 1 && !*cells[0])
+            continue;
+        out->rows++;
+        out->last_step = cell_value(cells, n, c_step);
+        out->elapsed_s = cell_value(cells, n, c_el);
+        double t = cell_value(cells, n, c_tok);
+        if (!isnan(t)) {
+            if (n_tok == tok_cap) {
+                tok_cap = tok_cap ? 2 * tok_cap : 64;
+                double *g = realloc(tok_s, tok_cap * sizeof *g);
+                if (!g) {
+                    cli_error("out of memory");
+                    goto done;
+                }
+                tok_s = g;
+            }
+            tok_s[n_tok++] = t;
+        }
+        double ppl = cell_value(cells, n, c_ppl), bleu = cell_value(cells, n, c_bleu);
+        if (isnan(bleu) && isnan(ppl))
+            continue;
+        /* nmt train's rule for best.safetensors; a log without BLEU falls
+         * back to the lowest perplexity */
+        double b = isnan(bleu) ? -(double)INFINITY : bleu;
+        double best_b = isnan(out->valid_bleu) ? -(double)INFINITY : out->valid_bleu;
+        int first = isnan(out->valid_ppl) && isnan(out->valid_bleu);
+        if (first || b > best_b || (b == best_b && ppl < out->valid_ppl)) {
+            out->valid_bleu = bleu;
+            out->valid_ppl = ppl;
+        }
+    }
+    if (ferror(f)) {
+        cli_error("%s: read error", path);
+        goto done;
+    }
+    if (n_tok) {
+        qsort(tok_s, n_tok, sizeof *tok_s, compare_doubles);
+        out->median_tok_s = n_tok % 2 ? tok_s[n_tok / 2]
+                                      : (tok_s[n_tok / 2 - 1] + tok_s[n_tok / 2]) / 2;
+    }
+    status = 0;
+done:
+    free(tok_s);
+    free(line);
+    free(header);
+    fclose(f);
+    return status;
+}
+
+/* ---- one run ---------------------------------------------------------------------- */
+
+typedef struct run_result {
+    char name[256];       /* the folder's last part */
+    char model_kind[64];  /* cell/attention */
+    const char *file;     /* "best" or "checkpoint" */
+    size_t params;
+    run_log log;
+    double bleu;
+    double bucket_bleu[NMT_BLEU_N_BUCKETS]; /* NaN for an empty bucket */
+    char **hyps;          /* [n] the best translation of each test line */
+} run_result;
+
+static void run_name(char *out, size_t cap, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t start = n;
+    while (start > 0 && dir[start - 1] != '/')
+        start--;
+    snprintf(out, cap, "%.*s", (int)(n - start), dir + start);
+}
+
+typedef struct progress_ctx {
+    const char *name;
+    size_t total;
+} progress_ctx;
+
+static void show_progress(void *ctx, size_t done)
+{
+    const progress_ctx *p = ctx;
+    fprintf(stderr, "\r%s: translated %zu of %zu lines", p->name, done, p->total);
+    fflush(stderr);
+}
+
+/* Loads the run's model and translates the test set into r->hyps. */
+static int translate_run(run_result *r, const char *dir, const compare_args *a, char **src,
+                         size_t n, int *lowercased)
+{
+    char path[4096];
+    run_name(r->name, sizeof r->name, dir);
+    r->file = "best";
+    snprintf(path, sizeof path, "%s/best.safetensors", dir);
+    if (access(path, F_OK) != 0) {
+        snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+        r->file = "checkpoint";
+        if (access(path, F_OK) != 0) {
+            cli_error("%s: neither best.safetensors nor checkpoint.safetensors", dir);
+            return -1;
+        }
+        fprintf(stderr, "nmt compare: %s has no best.safetensors (no validation ran); "
+                        "using checkpoint.safetensors\n", dir);
+    }
+    if (read_log(&r->log, dir))
+        return -1;
+    nmt_model *m = NULL;
+    translator *t = NULL;
+    translated *out = calloc(n, sizeof *out);
+    r->hyps = calloc(n, sizeof *r->hyps);
+    int status = -1;
+    if (!out || !r->hyps) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (nmt_model_load(&m, path, NULL) || translator_create(&t, m, &a->opts)) {
+        cli_lib_error();
+        goto done;
+    }
+    snprintf(r->model_kind, sizeof r->model_kind, "%s/%s", nmt_cell_name(m->cfg.cell),
+             nmt_attention_name(m->cfg.attention));
+    r->params = m->n_params;
+    *lowercased |= m->cfg.lowercase;
+    progress_ctx pc = {r->name, n};
+    int show = !a->quiet && isatty(STDERR_FILENO);
+    int rc = translator_run(t, (const char *const *)src, n, out, show ? show_progress : NULL, &pc);
+    if (show)
+        fputc('\n', stderr);
+    if (rc) {
+        cli_lib_error();
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* keep the best text, free the rest */
+        r->hyps[i] = out[i].hyp[0].text;
+        out[i].hyp[0].text = NULL;
+    }
+    status = 0;
+done:
+    for (size_t i = 0; out && i < n; i++)
+        translated_free(&out[i]);
+    free(out);
+    translator_free(t);
+    nmt_model_free(m);
+    return status;
+}
+
+/* BLEU of a run's translations overall and per bucket. */
+static int score_run(run_result *r, char **refs, size_t n, const int *bucket, int lowercase)
+{
+    nmt_bleu_opts bo;
+    nmt_bleu_opts_init(&bo);
+    bo.lowercase = lowercase;
+    nmt_bleu *all = NULL, *by[NMT_BLEU_N_BUCKETS] = {0};
+    int rc = nmt_bleu_create(&all, &bo);
+    for (int k = 0; k < NMT_BLEU_N_BUCKETS && !rc; k++)
+        rc = nmt_bleu_create(&by[k], &bo);
+    for (size_t i = 0; i < n && !rc; i++) {
+        nmt_bleu_stats st;
+        const char *ref = refs[i];
+        rc = nmt_bleu_add(all, &st, r->hyps[i], &ref, 1);
+        if (!rc)
+            nmt_bleu_add_stats(by[bucket[i]], &st, 1);
+    }
+    if (!rc) {
+        nmt_bleu_score s;
+        nmt_bleu_result(all, &s);
+        r->bleu = s.score;
+        for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
+            nmt_bleu_result(by[k], &s);
+            r->bucket_bleu[k] = nmt_bleu_sentences(by[k]) ? s.score : (double)NAN;
+        }
+    }
+    for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++)
+        nmt_bleu_free(by[k]);
+    nmt_bleu_free(all);
+    if (rc)
+        cli_lib_error();
+    return rc ? -1 : 0;
+}
+
+/* ---- the table and the chart ------------------------------------------------------ */
+
+static void number_or_dash(char *buf, size_t cap, double v, int decimals)
+{
+    if (isnan(v))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.*f", decimals, v);
+}
+
+/* One row: a label, then one cell per run, right-aligned in `width`. */
+static void print_row(const char *label, char cells[][64], int n, int width)
+{
+    printf("%-24s", label);
+    for (int i = 0; i < n; i++)
+        printf("  %*s", width, cells[i]);
+    putchar('\n');
+}
+
+static void print_table(const run_result *r, int n, const size_t *bucket_count, size_t n_sent,
+                        int lowercase, int beam)
+{
+    if (n < 1)
+        return;
+    int width = 12;
+    for (int i = 0; i < n; i++) {
+        int w = (int)strlen(r[i].name);
+        width = w > width ? w : width;
+        w = (int)strlen(r[i].model_kind);
+        width = w > width ? w : width;
+    }
+    char (*cells)[64] = calloc((size_t)n, sizeof *cells);
+    if (!cells)
+        return;
+#define ROW(label, ...)                                    \
+    do {                                                   \
+        for (int i = 0; i < n; i++)                        \
+            snprintf(cells[i], sizeof cells[i], __VA_ARGS__); \
+        print_row(label, cells, n, width);                 \
+    } while (0)
+    ROW("run", "%s", r[i].name);
+    ROW("model", "%s", r[i].model_kind);
+    ROW("model file", "%s", r[i].file);
+    ROW("parameters", "%zu", r[i].params);
+    ROW("steps", "%.0f", r[i].log.last_step);
+    for (int i = 0; i < n; i++)
+        nmt_format_duration(cells[i], sizeof cells[i], r[i].log.elapsed_s);
+    print_row("training time", cells, n, width);
+    for (int i = 0; i < n; i++)
+        number_or_dash(cells[i], sizeof cells[i], r[i].log.median_tok_s, 0);
+    print_row("tok/s (median)", cells, n, width);
+    for (int i = 0; i < n; i++)
+        number_or_dash(cells[i], sizeof cells[i], r[i].log.valid_ppl, 2);
+    print_row("valid ppl (best row)", cells, n, width);
+    for (int i = 0; i < n; i++)
+        number_or_dash(cells[i], sizeof cells[i], r[i].log.valid_bleu, 2);
+    print_row("valid BLEU (best row)", cells, n, width);
+    char label[64];
+    snprintf(label, sizeof label, "test BLEU (%zu)", n_sent);
+    ROW(label, "%.2f", r[i].bleu);
+    printf("BLEU by source length (sentences):\n");
+    for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
+        snprintf(label, sizeof label, "  %s (%zu)", nmt_bleu_bucket_label(k), bucket_count[k]);
+        for (int i = 0; i < n; i++)
+            number_or_dash(cells[i], sizeof cells[i], r[i].bucket_bleu[k], 2);
+        print_row(label, cells, n, width);
+    }
+#undef ROW
+    free(cells);
+    nmt_bleu_opts bo;
+    nmt_bleu_opts_init(&bo);
+    bo.lowercase = lowercase;
+    char sig[256];
+    nmt_bleu_signature(sig, sizeof sig, &bo, 1, 0);
+    printf("BLEU: %s; beam %d\n", sig, beam);
+}
+
+/* The x of a bucket on the chart: its middle (55 for 51+). */
+static double bucket_middle(int k)
+{
+    return 10.0 * k + 5.5;
+}
+
+static int write_chart(const char *path, const run_result *r, int n, int lowercase)
+{
+    double x[NMT_BLEU_N_BUCKETS];
+    for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++)
+        x[k] = bucket_middle(k);
+    nmt_svg_series *series = calloc((size_t)n, sizeof *series);
+    char (*names)[320] = calloc((size_t)n, sizeof *names);
+    if (!series || !names) {
+        free(series);
+        free(names);
+        cli_error("out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s (%s)", r[i].name, r[i].model_kind);
+        series[i] = (nmt_svg_series){names[i], NMT_BLEU_N_BUCKETS, x, r[i].bucket_bleu};
+    }
+    nmt_svg_chart chart = {
+        .title = "BLEU by source sentence length",
+        .x_title = "source sentence length in words (buckets 1-10, 11-20, ..., 51+)",
+        .y_title = lowercase ? "BLEU (case-insensitive)" : "BLEU",
+        .series = series,
+        .n_series = n,
+        .x_min = 0,
+        .x_max = 60,
+    };
+    FILE *f = fopen(path, "w");
+    int status = 0;
+    if (!f) {
+        cli_error("%s: cannot write: %s", path, strerror(errno));
+        status = -1;
+    } else {
+        int rc = nmt_svg_line_chart(f, &chart);
+        if (fclose(f) != 0 && rc == NMT_OK)
+            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed", path);
+        if (rc) {
+            cli_lib_error();
+            status = -1;
+        }
+    }
+    free(series);
+    free(names);
+    return status;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    compare_args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    nmt_set_threads(a.threads);
+    char **src = NULL, **refs = NULL;
+    size_t n_src = 0, n_ref = 0;
+    int *bucket = NULL, status = 1, lowercased = a.lc;
+    size_t bucket_count[NMT_BLEU_N_BUCKETS] = {0};
+    run_result *runs = calloc((size_t)a.n_dirs, sizeof *runs);
+    if (!runs) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (nmt_read_lines(a.src, &src, &n_src) || nmt_read_lines(a.ref, &refs, &n_ref)) {
+        cli_lib_error();
+        goto done;
+    }
+    if (n_src != n_ref) {
+        cli_error("--src has %zu lines but --ref has %zu", n_src, n_ref);
+        goto done;
+    }
+    if (n_src == 0) {
+        cli_error("%s: no sentences", a.src);
+        goto done;
+    }
+    if (!(bucket = malloc(n_src * sizeof *bucket))) {
+        cli_error("out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n_src; i++) {
+        bucket[i] = nmt_bleu_bucket(nmt_bleu_count_words(src[i]));
+        bucket_count[bucket[i]]++;
+    }
+    /* BLEU is case-insensitive for all runs when one model lowercases: the
+     * same measure for every column */
+    for (int i = 0; i < a.n_dirs; i++)
+        if (translate_run(&runs[i], a.dirs[i], &a, src, n_src, &lowercased))
+            goto done;
+    for (int i = 0; i < a.n_dirs; i++)
+        if (score_run(&runs[i], refs, n_src, bucket, lowercased))
+            goto done;
+    print_table(runs, a.n_dirs, bucket_count, n_src, lowercased, a.opts.decode.beam);
+    if (fflush(stdout) != 0) {
+        cli_error("writing the table failed");
+        goto done;
+    }
+    if (a.svg && write_chart(a.svg, runs, a.n_dirs, lowercased))
+        goto done;
+    status = 0;
+done:
+    nmt_free_lines(src, n_src);
+    nmt_free_lines(refs, n_ref);
+    free(bucket);
+    for (int i = 0; runs && i < a.n_dirs; i++)
+        nmt_free_lines(runs[i].hyps, runs[i].hyps ? n_src : 0);
+    free(runs);
+    return status;
+}

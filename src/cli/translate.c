@@ -1,0 +1,546 @@
+/* nmt translate: raw sentences in, translations out, one line per line.
+ * Also the translator that `nmt compare` uses (cli/translate.h). */
+#include "cli/translate.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "nmt/align.h"
+#include "nmt/error.h"
+#include "nmt/modelfile.h"
+#include "nmt/text.h"
+#include "nmt/vocab.h"
+
+/* ---- the translator ----------------------------------------------------------- */
+
+struct translator {
+    const nmt_model *model;
+    translate_opts opts;
+    nmt_decoder *decoder;
+    int dec_T;          /* the decoder's longest source (tokens + </s>) */
+    int32_t *src;       /* [batch_size * dec_T] time-major ids */
+    int *src_len;       /* [batch_size] */
+    const char **words; /* [words_cap] target words of one hypothesis */
+    size_t words_cap;
+};
+
+void translate_opts_default(translate_opts *o)
+{
+    nmt_decode_opts_default(&o->decode);
+    o->decode.beam = TRANSLATE_BEAM;
+    o->decode.alpha = TRANSLATE_ALPHA;
+    o->decode.max_ratio = TRANSLATE_MAX_RATIO;
+    o->decode.max_extra = TRANSLATE_MAX_EXTRA;
+    o->batch_size = TRANSLATE_BATCH;
+    o->replace_unk = 0;
+    o->alignments = 0;
+}
+
+void translated_free(translated *t)
+{
+    for (int k = 0; k < t->n_hyp; k++)
+        free(t->hyp[k].text);
+    free(t->hyp);
+    for (int j = 0; j < t->n_src; j++)
+        free(t->src[j]);
+    for (int i = 0; i < t->n_tgt; i++)
+        free(t->tgt[i]);
+    free(t->src);
+    free(t->tgt);
+    free(t->att);
+    memset(t, 0, sizeof *t);
+}
+
+int translator_create(translator **out, const nmt_model *m, const translate_opts *o)
+{
+    *out = NULL;
+    if (m->cfg.attention == NMT_ATT_NONE && (o->replace_unk || o->alignments))
+        return nmt_set_error(NMT_ERR_ARG, "%s needs a model with attention (this one has "
+                             "attention none)", o->replace_unk ? "--replace-unk" : "--alignments");
+    if (o->batch_size < 1)
+        return nmt_set_error(NMT_ERR_ARG, "bad batch size %d", o->batch_size);
+    translator *t = calloc(1, sizeof *t);
+    if (!t)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    t->model = m;
+    t->opts = *o;
+    t->opts.decode.attention = o->replace_unk || o->alignments;
+    *out = t;
+    return NMT_OK;
+}
+
+void translator_free(translator *t)
+{
+    if (!t)
+        return;
+    nmt_decoder_free(t->decoder);
+    free(t->src);
+    free(t->src_len);
+    free(t->words);
+    free(t);
+}
+
+/* A decoder for sources of up to T positions (made again when a longer one
+ * comes, so memory follows the longest sentence seen). */
+static int ensure_decoder(translator *t, int T)
+{
+    if (t->decoder && T <= t->dec_T)
+        return NMT_OK;
+    nmt_decoder_free(t->decoder);
+    t->decoder = NULL;
+    free(t->src);
+    free(t->src_len);
+    size_t B = (size_t)t->opts.batch_size;
+    t->src = malloc(B * (size_t)T * sizeof *t->src);
+    t->src_len = malloc(B * sizeof *t->src_len);
+    if (!t->src || !t->src_len)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %zu x %d", B, T);
+    t->dec_T = T;
+    return nmt_decoder_create(&t->decoder, t->model, (int)B, T, &t->opts.decode);
+}
+
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    return c ? memcpy(c, s, n) : NULL;
+}
+
+/* The source word (not </s>) row i of the attention looks at most; ties go
+ * to the first. */
+static int most_attended(const float *att, int i, int src_len)
+{
+    const float *row = att + (size_t)i * (size_t)src_len;
+    int best = 0;
+    for (int j = 1; j < src_len - 1; j++)
+        if (row[j] > row[best])
+            best = j;
+    return best;
+}
+
+/* The attention of the best hypothesis, with its tokens, into out. */
+static int keep_alignment(translated *out, const nmt_tokens *src, const nmt_hypothesis *h,
+                          const char *const *words)
+{
+    int n_src = (int)src->n + 1, n_tgt = h->len + h->finished;
+    out->src = calloc((size_t)n_src, sizeof *out->src);
+    out->tgt = calloc((size_t)n_tgt, sizeof *out->tgt);
+    out->att = malloc((size_t)n_src * (size_t)n_tgt * sizeof *out->att);
+    if (!out->src || !out->tgt || !out->att)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for alignments");
+    out->n_src = n_src;
+    out->n_tgt = n_tgt;
+    int ok = 1;
+    for (int j = 0; j < n_src; j++)
+        ok &= (out->src[j] = copy_string(j < n_src - 1 ? src->tok[j] : "</s>")) != NULL;
+    for (int i = 0; i < n_tgt; i++)
+        ok &= (out->tgt[i] = copy_string(i < h->len ? words[i] : "</s>")) != NULL;
+    memcpy(out->att, h->att, (size_t)n_src * (size_t)n_tgt * sizeof *out->att);
+    return ok ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory for alignments");
+}
+
+/* The decoder's hypotheses of batch row b (source tokens src) as text. */
+static int fill_result(translator *t, translated *out, int b, const nmt_tokens *src)
+{
+    const nmt_vocab *tv = t->model->tgt_vocab;
+    int n = nmt_decoder_n_results(t->decoder, b);
+    out->hyp = calloc((size_t)(n ? n : 1), sizeof *out->hyp);
+    if (!out->hyp)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < n; k++) {
+        const nmt_hypothesis *h = nmt_decoder_result(t->decoder, b, k);
+        if ((size_t)h->len > t->words_cap) {
+            const char **w = realloc(t->words, (size_t)h->len * sizeof *w);
+            if (!w)
+                return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+            t->words = w;
+            t->words_cap = (size_t)h->len;
+        }
+        for (int i = 0; i < h->len; i++) {
+            /* <unk>: the source word the decoder looked at most while
+             * producing it (the source has a word: empty lines are not
+             * decoded) */
+            if (h->ids[i] == NMT_UNK && t->opts.replace_unk && h->att)
+                t->words[i] = src->tok[most_attended(h->att, i, (int)src->n + 1)];
+            else
+                t->words[i] = nmt_vocab_token(tv, h->ids[i]);
+        }
+        translated_hyp *r = &out->hyp[k];
+        r->text = nmt_detokenize(t->words, (size_t)h->len);
+        r->score = h->score;
+        r->norm_score = h->norm_score;
+        out->n_hyp = k + 1;
+        if (!r->text)
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        if (k == 0 && t->opts.alignments && h->att) {
+            int rc = keep_alignment(out, src, h, t->words);
+            if (rc)
+                return rc;
+        }
+    }
+    return NMT_OK;
+}
+
+static const nmt_tokens *sort_tokens; /* for by_length (qsort has no context) */
+
+/* Shorter sources first, then input order: batches of similar lengths. */
+static int by_length(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    size_t la = sort_tokens[a].n, lb = sort_tokens[b].n;
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int run_batches(translator *t, const nmt_tokens *toks, const size_t *order, size_t n_order,
+                       translated *out, size_t n_empty,
+                       void (*progress)(void *ctx, size_t done), void *ctx)
+{
+    const nmt_vocab *sv = t->model->src_vocab;
+    size_t B_max = (size_t)t->opts.batch_size;
+    for (size_t start = 0; start < n_order; start += B_max) {
+        int B = (int)(n_order - start < B_max ? n_order - start : B_max);
+        const size_t *idx = order + start;
+        int T = (int)toks[idx[B - 1]].n + 1; /* sorted: the last is the longest */
+        for (int b = 0; b < B; b++)
+            T = (int)toks[idx[b]].n + 1 > T ? (int)toks[idx[b]].n + 1 : T;
+        int rc = ensure_decoder(t, T);
+        if (rc)
+            return rc;
+        memset(t->src, 0, (size_t)B * (size_t)T * sizeof *t->src);
+        for (int b = 0; b < B; b++) {
+            const nmt_tokens *s = &toks[idx[b]];
+            for (size_t j = 0; j < s->n; j++)
+                t->src[j * (size_t)B + (size_t)b] = nmt_vocab_id(sv, s->tok[j], s->len[j]);
+            t->src[s->n * (size_t)B + (size_t)b] = NMT_EOS;
+            t->src_len[b] = (int)s->n + 1;
+        }
+        if ((rc = nmt_decode(t->decoder, t->src, t->src_len, B, T)))
+            return rc;
+        for (int b = 0; b < B; b++)
+            if ((rc = fill_result(t, &out[idx[b]], b, &toks[idx[b]])))
+                return rc;
+        if (progress)
+            progress(ctx, n_empty + start + (size_t)B);
+    }
+    return NMT_OK;
+}
+
+int translator_run(translator *t, const char *const *lines, size_t n, translated *out,
+                   void (*progress)(void *ctx, size_t done), void *ctx)
+{
+    memset(out, 0, n * sizeof *out);
+    nmt_tokens *toks = calloc(n ? n : 1, sizeof *toks);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    int rc = toks && order ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    size_t n_order = 0;
+    for (size_t i = 0; i < n && rc == NMT_OK; i++) {
+        rc = nmt_tokenize(&toks[i], lines[i], strlen(lines[i]), t->model->cfg.lowercase);
+        if (rc == NMT_OK && toks[i].n > (size_t)1 << 20)
+            rc = nmt_set_error(NMT_ERR_ARG, "line %zu has too many tokens", i + 1);
+        if (rc == NMT_OK && toks[i].n > 0) {
+            order[n_order++] = i;
+        } else if (rc == NMT_OK) {
+            /* an empty line stays empty */
+            out[i].hyp = calloc(1, sizeof *out[i].hyp);
+            if (out[i].hyp && (out[i].hyp[0].text = copy_string("")))
+                out[i].n_hyp = 1;
+            else
+                rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        }
+    }
+    if (rc == NMT_OK) {
+        sort_tokens = toks;
+        qsort(order, n_order, sizeof *order, by_length);
+        rc = run_batches(t, toks, order, n_order, out, n - n_order, progress, ctx);
+    }
+    for (size_t i = 0; toks && i < n; i++)
+        nmt_tokens_free(&toks[i]);
+    free(toks);
+    free(order);
+    return rc;
+}
+
+/* ---- nmt translate -------------------------------------------------------------- */
+
+static void help(void)
+{
+    printf("Usage: nmt translate -m FILE [OPTIONS]\n\n"
+           "Translates source sentences, one per line (plain text or gzip, from -i or\n"
+           "standard input), into one line each (to -o or standard output); an empty line\n"
+           "gives an empty line. Sentences are tokenized as the model was trained (its\n"
+           "vocabulary, its lowercase setting), translated in batches of similar length,\n"
+           "and detokenized.\n\n"
+           "Options:\n"
+           "  -m, --model FILE     the model (or checkpoint) file\n"
+           "  -i, --input FILE     source sentences (default: standard input)\n"
+           "  -o, --output FILE    translations (default: standard output)\n"
+           "  -b, --beam K         beam size; 1 is greedy decoding (default %d)\n"
+           "      --alpha A        length normalisation: hypotheses are ranked by\n"
+           "                       log-probability / length^A, the length counting </s>\n"
+           "                       (default %.1f; 0 ranks by log-probability alone)\n"
+           "      --max-ratio R    a translation stops after R x source words + %d words\n"
+           "                       (default %.1f)\n"
+           "      --n-best N       write the N best hypotheses of each sentence (N <= K),\n"
+           "                       Moses style: 'i ||| translation ||| score' with i the\n"
+           "                       0-based line number and score the normalised\n"
+           "                       log-probability the search ranked by; an empty line\n"
+           "                       gives one entry with an empty translation and score 0\n"
+           "      --replace-unk    replace each <unk> in the output by the source word the\n"
+           "                       model attended to most (attention models only)\n"
+           "      --alignments F   write the attention of each translation to F, one JSON\n"
+           "                       object a line: {\"source\": [...], \"target\": [...],\n"
+           "                       \"attention\": [[...], ...]} (tokens with </s>; an empty\n"
+           "                       line gives empty lists; attention models only)\n"
+           "      --batch-size N   sentences decoded together (default %d)\n"
+           "      --threads N      threads for the matrix products (default 1)\n"
+           "  -q, --quiet          no progress line\n"
+           "  -h, --help           this help\n\n"
+           "Beam search keeps K hypotheses per sentence and stops when K have produced\n"
+           "</s> or none still open can beat the best finished ones; a translation that\n"
+           "ended beats one cut at the length limit. Input is read in windows of %d\n"
+           "lines, which are sorted by length for speed; the output keeps the input order.\n"
+           "On a terminal a progress line is shown on stderr.\n",
+           TRANSLATE_BEAM, (double)TRANSLATE_ALPHA, TRANSLATE_MAX_EXTRA,
+           (double)TRANSLATE_MAX_RATIO, TRANSLATE_BATCH, 64 * TRANSLATE_BATCH);
+}
+
+typedef struct translate_args {
+    const char *model, *input, *output, *alignments;
+    translate_opts opts;
+    int n_best_given, threads, quiet;
+} translate_args;
+
+static int parse_args(translate_args *a, int argc, char **argv)
+{
+    enum { OPT_ALPHA = 256, OPT_RATIO, OPT_NBEST, OPT_UNK, OPT_ALIGN, OPT_BATCH, OPT_THREADS };
+    static const struct option long_options[] = {
+        {"model", required_argument, NULL, 'm'},
+        {"input", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
+        {"beam", required_argument, NULL, 'b'},
+        {"alpha", required_argument, NULL, OPT_ALPHA},
+        {"max-ratio", required_argument, NULL, OPT_RATIO},
+        {"n-best", required_argument, NULL, OPT_NBEST},
+        {"replace-unk", no_argument, NULL, OPT_UNK},
+        {"alignments", required_argument, NULL, OPT_ALIGN},
+        {"batch-size", required_argument, NULL, OPT_BATCH},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof *a);
+    translate_opts_default(&a->opts);
+    a->threads = 1;
+    nmt_decode_opts *d = &a->opts.decode;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:i:o:b:qh", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'm': a->model = optarg; break;
+        case 'i': a->input = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'b':
+            if (opt_int("--beam", optarg, 1, 1000, &d->beam))
+                return 2;
+            break;
+        case OPT_ALPHA:
+            if (opt_float("--alpha", optarg, 0, 10, &d->alpha))
+                return 2;
+            break;
+        case OPT_RATIO:
+            if (opt_float("--max-ratio", optarg, 0, 1000, &d->max_ratio))
+                return 2;
+            break;
+        case OPT_NBEST:
+            if (opt_int("--n-best", optarg, 1, 1000, &d->n_best))
+                return 2;
+            a->n_best_given = 1;
+            break;
+        case OPT_UNK: a->opts.replace_unk = 1; break;
+        case OPT_ALIGN: a->alignments = optarg; a->opts.alignments = 1; break;
+        case OPT_BATCH:
+            if (opt_int("--batch-size", optarg, 1, 4096, &a->opts.batch_size))
+                return 2;
+            break;
+        case OPT_THREADS:
+            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
+                return 2;
+            break;
+        case 'q': a->quiet = 1; break;
+        case 'h': help(); return -1;
+        default: return cli_usage_error();
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s'", argv[optind]);
+        return cli_usage_error();
+    }
+    if (!a->model) {
+        cli_error("--model is required");
+        return cli_usage_error();
+    }
+    if (d->n_best > d->beam) {
+        cli_error("--n-best: %d is more than the beam (%d); raise --beam", d->n_best, d->beam);
+        return 2;
+    }
+    if ((long)d->beam * a->opts.batch_size > 1L << 20) {
+        cli_error("--beam %d x --batch-size %d: too many hypotheses at once", d->beam,
+                  a->opts.batch_size);
+        return 2;
+    }
+    return 0;
+}
+
+typedef struct progress_state {
+    size_t base; /* lines of earlier windows */
+    int shown;
+} progress_state;
+
+static void show_progress(void *ctx, size_t done)
+{
+    progress_state *p = ctx;
+    fprintf(stderr, "\rtranslated %zu lines", p->base + done);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+/* Writes one window's results; 0 or an I/O failure (-1). */
+static int write_window(FILE *out, FILE *align, const translated *r, size_t n, size_t base,
+                        int n_best_format)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (n_best_format) {
+            for (int k = 0; k < r[i].n_hyp; k++)
+                fprintf(out, "%zu ||| %s ||| %.6f\n", base + i, r[i].hyp[k].text,
+                        (double)r[i].hyp[k].norm_score);
+        } else {
+            fputs(r[i].hyp[0].text, out);
+            fputc('\n', out);
+        }
+        if (!align)
+            continue;
+        if (r[i].n_src == 0) {
+            fputs("{\"source\": [], \"target\": [], \"attention\": []}\n", align);
+            continue;
+        }
+        nmt_alignment al = {r[i].n_src, r[i].n_tgt, (const char *const *)r[i].src,
+                            (const char *const *)r[i].tgt, r[i].att};
+        if (nmt_align_write_json(align, &al))
+            return -1;
+    }
+    return ferror(out) || (align && ferror(align)) ? -1 : 0;
+}
+
+static void free_window(char **lines, translated *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(lines[i]);
+        translated_free(&r[i]);
+    }
+}
+
+static FILE *open_output(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        cli_error("%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_output(FILE *f, const char *path)
+{
+    if (!f || f == stdout)
+        return f && fflush(f) ? -1 : 0;
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad)
+        cli_error("%s: write failed", path);
+    return bad ? -1 : 0;
+}
+
+int cmd_translate(int argc, char **argv)
+{
+    translate_args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    nmt_set_threads(a.threads);
+    nmt_model *m = NULL;
+    translator *t = NULL;
+    nmt_reader *in = NULL;
+    FILE *out = NULL, *align = NULL;
+    const size_t window = 64 * (size_t)a.opts.batch_size;
+    char **lines = calloc(window, sizeof *lines);
+    translated *res = calloc(window, sizeof *res);
+    int status = 1;
+    if (!lines || !res) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (nmt_model_load(&m, a.model, NULL) || translator_create(&t, m, &a.opts) ||
+        nmt_reader_open(&in, a.input ? a.input : "-")) {
+        cli_lib_error();
+        goto done;
+    }
+    out = a.output ? open_output(a.output) : stdout;
+    if (!out || (a.alignments && !(align = open_output(a.alignments))))
+        goto done;
+    progress_state prog = {0};
+    int show = !a.quiet && isatty(STDERR_FILENO);
+    for (;;) {
+        size_t n = 0;
+        const char *line;
+        size_t len;
+        while (n < window && (rc = nmt_reader_next(in, &line, &len)) == 1) {
+            if (!(lines[n] = copy_string(line))) {
+                cli_error("out of memory");
+                goto done;
+            }
+            n++;
+        }
+        if (rc < 0) {
+            free_window(lines, res, n);
+            cli_lib_error();
+            goto done;
+        }
+        if (n == 0)
+            break;
+        if (translator_run(t, (const char *const *)lines, n, res, show ? show_progress : NULL,
+                           &prog)) {
+            free_window(lines, res, n);
+            cli_lib_error();
+            goto done;
+        }
+        int bad = write_window(out, align, res, n, prog.base, a.n_best_given);
+        free_window(lines, res, n);
+        if (bad) {
+            const char *what = align && ferror(align) ? a.alignments : a.output;
+            cli_error("%s: write failed", what ? what : "standard output");
+            goto done;
+        }
+        prog.base += n;
+        if (rc == 0)
+            break;
+    }
+    if (prog.shown)
+        fputc('\n', stderr);
+    status = 0;
+done:
+    if (close_output(align, a.alignments) || close_output(out, a.output))
+        status = 1;
+    nmt_reader_close(in);
+    translator_free(t);
+    nmt_model_free(m);
+    free(lines);
+    free(res);
+    return status;
+}
