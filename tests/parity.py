@@ -278,6 +278,34 @@ def adam_run(nmt, tmp, steps=30):
     return errors, worst, final
 
 
+def speed_peer_runs(tmp):
+    """The baseline's speed-peer commands at a tiny size: `train` reports its
+    figures as JSON and writes a model, `translate` gives one line per input
+    line, greedy and beam. Returns errors."""
+    errors = []
+    src, tgt = os.path.join(tmp, "adam.src"), os.path.join(tmp, "adam.tgt")
+    model = os.path.join(tmp, "peer.safetensors")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        tb.main(["train", "--src", src, "--tgt", tgt, "--emb", "8", "--hidden", "8",
+                 "--att-dim", "8", "--out-dim", "8", "--batch-size", "8", "--max-steps", "6",
+                 "--threads", "1", "--out", model])
+    res = tb.json.loads(buf.getvalue().strip().splitlines()[-1])
+    if res.get("steps") != 4 or not res.get("steps_per_s", 0) > 0 \
+            or not res.get("tgt_tok_per_s", 0) > 0:
+        errors.append("train reported %s" % res)
+    for beam in ("1", "3"):
+        out = os.path.join(tmp, "peer-%s.txt" % beam)
+        with contextlib.redirect_stderr(io.StringIO()):
+            tb.main(["translate", "-m", model, "-i", src, "-o", out, "--beam", beam,
+                     "--max-len", "12", "--threads", "1"])
+        with open(out) as f, open(src) as g:
+            n_out, n_in = len(f.readlines()), len(g.readlines())
+        if n_out != n_in:
+            errors.append("translate --beam %s: %d lines for %d" % (beam, n_out, n_in))
+    return errors
+
+
 def quiet(args):
     """tb.main with its progress lines swallowed."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -368,6 +396,12 @@ def run(argv):
     print("adam trajectory (lstm/bahdanau/bi, 30 steps, clip 0.1): worst step loss rel %.2e "
           "(beyond log.tsv's rounding), final model loss rel %.2e (limits 1e-4)"
           % (step_err, final_err))
+    errors = speed_peer_runs(tmp_adam)
+    for e in errors:
+        print("FAIL torch_baseline speed peer: %s" % e)
+    failures += len(errors)
+    if not errors:
+        print("torch_baseline train/translate (speed peer) run at a tiny size")
     shutil.rmtree(tmp_adam, ignore_errors=True)
     ran = len(rows) * len(BATCHES)
     print("%d configurations x %d batches: %s" % (len(rows), len(BATCHES),
