@@ -353,7 +353,8 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
         st->ppl = exp(st->loss);
         st->grad_norm = t->acc_norm / (double)t->acc_steps;
     }
-    st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
+    double training = now - t->t_report - t->t_validating;
+    st->tok_per_s = training > 0 ? t->rate_tok / training : 0;
     char row[512];
     nmt_log_row(row, sizeof row, st);
     if (fputs(row, t->log) < 0 || fflush(t->log))
@@ -362,6 +363,7 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     t->acc_nll = t->acc_tok = t->acc_norm = 0;
     t->acc_steps = 0;
     t->rate_tok = 0;
+    t->t_validating = 0;
     t->t_report = now;
     return NMT_OK;
 }
@@ -372,8 +374,10 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
 {
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
+    double t0 = nmt_now();
     int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
                            &st->valid_bleu);
+    t->t_validating += nmt_now() - t0;
     if (rc)
         return rc;
     st->has_valid = 1;

@@ -41,6 +41,7 @@ struct nmt_trainer {
     double acc_nll, acc_tok, acc_norm; /* since the last log row (saved) */
     int64_t acc_steps;
     double rate_tok, t_report; /* tokens and time since the last row of this session */
+    double t_validating;       /* of that time, spent validating (not training) */
     FILE *log;
 };
 
