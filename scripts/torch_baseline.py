@@ -696,12 +696,25 @@ def cmd_train(a):
     print(json.dumps(res))
 
 
+def never_output(logp):
+    """<pad> and <s> are never outputs (as in nmt's decoder); <unk> may be."""
+    logp = logp.clone()
+    logp[:, PAD] = float("-inf")
+    logp[:, BOS] = float("-inf")
+    return logp
+
+
+def word_limit(n_src, max_ratio):
+    """nmt translate's cap: R x source words + 10 words."""
+    return int(math.floor(max_ratio * n_src)) + 10
+
+
 @torch.no_grad()
-def translate_batch(cfg, P, srcs, beam, max_len):
-    """Greedy (beam 1) or beam search, one sentence at a time for beam > 1.
-    Returns lists of target ids (without </s>)."""
+def translate_batch(cfg, P, srcs, beam, max_ratio):
+    """Greedy (beam 1) over the batch, or beam search one sentence at a time.
+    Returns [(target ids without </s>, sum of log p, ended with </s>)]."""
     if beam > 1:
-        return [beam_one(cfg, P, s, beam, max_len) for s in srcs]
+        return [beam_one(cfg, P, s, beam, word_limit(len(s), max_ratio)) for s in srcs]
     src, sl, _, _, _ = make_batch([(s, []) for s in srcs])
     Ts, B = src.shape
     mask = torch.arange(Ts).unsqueeze(1) < sl.unsqueeze(0)
@@ -709,20 +722,27 @@ def translate_batch(cfg, P, srcs, beam, max_len):
     s, c = decoder_init(cfg, P, z)
     Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
     prev = torch.full((B,), BOS, dtype=torch.long)
+    limit = [word_limit(len(x), max_ratio) for x in srcs]
     out = [[] for _ in range(B)]
-    alive = torch.ones(B, dtype=torch.bool)
-    for _ in range(max_len):
+    score, ended, alive = [0.0] * B, [False] * B, [True] * B
+    for _ in range(max(limit) + 1):
         logp, s, c = next_logp(cfg, P, prev, s, c, ann, Uh, z, mask)
-        prev = logp.argmax(1)
+        best, prev = never_output(logp).max(1)
+        best, toks = best.tolist(), prev.tolist()
         for b in range(B):
-            if alive[b]:
-                if prev[b].item() == EOS:
-                    alive[b] = False
-                else:
-                    out[b].append(prev[b].item())
-        if not alive.any():
+            if not alive[b]:
+                continue
+            if len(out[b]) == limit[b]:  # cut: the limit's words are out
+                alive[b] = False
+                continue
+            score[b] += best[b]
+            if toks[b] == EOS:
+                ended[b], alive[b] = True, False
+            else:
+                out[b].append(toks[b])
+        if not any(alive):
             break
-    return out
+    return list(zip(out, score, ended))
 
 
 def next_logp(cfg, P, prev, s, c, ann, Uh, z, mask):
@@ -750,7 +770,7 @@ def beam_one(cfg, P, src_ids, K, max_len):
         ex = lambda x: x.expand(x.shape[0], R, *x.shape[2:]) if x is not None else None
         logp, s, c = next_logp(cfg, P, prev, s, c, ex(ann), ex(Uh),
                                z.expand(R, -1), mask.expand(-1, R))
-        cand = (scores.unsqueeze(1) + logp).view(-1)
+        cand = (scores.unsqueeze(1) + never_output(logp)).view(-1)
         top = cand.topk(min(K, cand.numel()))
         new_h, new_s, rows, toks = [], [], [], []
         V = logp.shape[1]
@@ -769,9 +789,11 @@ def beam_one(cfg, P, src_ids, K, max_len):
         hyps, scores, prev = new_h, torch.tensor(new_s), torch.tensor(toks)
         s = s[idx]
         c = c[idx] if c is not None else None
-    if not finished:
-        finished = [(sc / max(1, len(h)), h) for sc, h in zip(scores.tolist(), hyps)]
-    return max(finished, key=lambda x: x[0])[1]
+    if finished:
+        best = max(finished, key=lambda x: x[0])
+        return best[1], best[0] * (len(best[1]) + 1), True
+    best = max(zip(scores.tolist(), hyps), key=lambda x: x[0] / max(1, len(x[1])))
+    return best[1], best[0], False
 
 
 def cmd_translate(a):
@@ -783,7 +805,8 @@ def cmd_translate(a):
     t0 = time.perf_counter()
     outs = []
     for i in range(0, len(srcs), a.batch_size):
-        outs += translate_batch(cfg, P, srcs[i:i + a.batch_size], a.beam, a.max_len)
+        outs += [o[0] for o in translate_batch(cfg, P, srcs[i:i + a.batch_size], a.beam,
+                                               a.max_ratio)]
     el = time.perf_counter() - t0
     f = open(a.output, "w") if a.output != "-" else sys.stdout
     for o in outs:
@@ -866,7 +889,8 @@ def main(argv=None):
     p.add_argument("-o", "--output", default="-")
     p.add_argument("--beam", type=int, default=1)
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--max-len", type=int, default=100)
+    p.add_argument("--max-ratio", type=float, default=2.0,
+                   help="stop after R x source words + 10 words, as nmt does")
     p.add_argument("--threads", type=int, default=2)
 
     a = ap.parse_args(argv)

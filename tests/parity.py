@@ -298,12 +298,59 @@ def speed_peer_runs(tmp):
         out = os.path.join(tmp, "peer-%s.txt" % beam)
         with contextlib.redirect_stderr(io.StringIO()):
             tb.main(["translate", "-m", model, "-i", src, "-o", out, "--beam", beam,
-                     "--max-len", "12", "--threads", "1"])
+                     "--max-ratio", "1", "--threads", "1"])
         with open(out) as f, open(src) as g:
             n_out, n_in = len(f.readlines()), len(g.readlines())
         if n_out != n_in:
             errors.append("translate --beam %s: %d lines for %d" % (beam, n_out, n_in))
     return errors
+
+
+def greedy_check(nmt, model, cfg, sources, tmp, tag):
+    """nmt translate --beam 1 (the step-by-step inference code, not the
+    training pass) against torch's greedy search in float64: the same
+    tokens and the same score (--alpha 0 --n-best 1: the log-probability of
+    the words and of </s> when the translation ended before the length
+    limit). Returns (errors, worst score rel, sentences that ended)."""
+    path = os.path.join(tmp, "greedy.src")
+    with open(path, "w") as f:
+        f.writelines(as_text(s, cfg.src_vocab, "zzz") + "\n" for s in sources)
+    # a model that ends every translation at once checks little: lower
+    # p(</s>) until torch's translations hold some words
+    _, P = tb.load_model(model)
+    for bias in np.arange(0.0, -8.0, -0.25):
+        Pb = dict(P, **{"out.b": P["out.b"].clone()})
+        Pb["out.b"][tb.EOS] += float(bias)
+        if sum(len(t) for t, _, _ in tb.translate_batch(cfg, Pb, sources, 1, 2.0)) \
+                >= 2 * len(sources):
+            break
+    model = os.path.join(tmp, "greedy.safetensors")
+    tb.save_model(model, cfg, Pb)
+    r = subprocess.run([nmt, "translate", "-m", model, "-i", path, "--beam", "1",
+                        "--alpha", "0", "--n-best", "1", "--threads", "1", "-q"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["nmt translate exit %d: %s" % (r.returncode, r.stderr.strip()[:300])], 0, 0
+    lines = [l.split(" ||| ") for l in r.stdout.splitlines()]
+    if len(lines) != len(sources) or any(len(l) != 3 for l in lines):
+        return ["nmt translate --n-best 1 gave %r" % r.stdout[:300]], 0, 0
+    _, P64 = tb.load_model(model, torch.float64)
+    ti = {w: i for i, w in enumerate(cfg.tgt_vocab)}
+    errors, worst, n_ended = [], 0.0, 0
+    for k, (src, (toks, logp, ended)) in enumerate(
+            zip(sources, tb.translate_batch(cfg, P64, sources, 1, 2.0))):
+        got = [ti.get(w, -1) for w in lines[k][1].split()]
+        if got != toks:
+            errors.append("sentence %d: nmt %s, torch %s" % (k, got, toks))
+            continue
+        n_ended += ended
+        e = rel(float(lines[k][2]), logp)
+        worst = max(worst, e)
+        if e > LOSS_TOL * 10:
+            errors.append("sentence %d: nmt score %s, torch %.9g" % (k, lines[k][2], logp))
+    n_words = sum(len(l[1].split()) for l in lines)
+    if n_words < 2 * len(sources):
+        errors.append("too weak a check: %d words in all" % n_words)
+    return errors, worst, n_ended
 
 
 def quiet(args):
@@ -353,6 +400,11 @@ def run(argv):
             for e in errors:
                 print("FAIL %s end to end: %s" % (tag, e))
             failures += len(errors)
+            errors, worst["greedy"], worst["ended"] = greedy_check(
+                nmt, model, cfg, [a for a, _ in e2e_pairs], tmp, tag)
+            for e in errors:
+                print("FAIL %s greedy: %s" % (tag, e))
+            failures += len(errors)
             for bname in BATCHES:
                 bpath = os.path.join(tmp, bname + ".json")
                 cg = os.path.join(tmp, "c%d_%s.safetensors" % (k, bname))
@@ -378,17 +430,20 @@ def run(argv):
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print("%-18s %9s %9s %9s  %-26s %9s %9s %9s" % (
+    print("%-17s %8s %8s %8s  %-25s %8s %8s %8s %12s" % (
         "configuration", "loss rel", "sent rel", "worst grad", "in tensor (batch)",
-        "torch f32", "score rel", "sgd step"))
+        "torch f32", "score rel", "sgd step", "greedy"))
     for tag, w in rows:
-        print("%-18s %9.2e %9.2e %9.2e  %-26s %9.2e %9.2e %9.2e"
+        print("%-17s %8.1e %8.1e %8.1e  %-25s %8.1e %8.1e %8.1e %8.1e %d/%d"
               % (tag, w["loss"], w["sent"], w["grad"], w["name"], w["t32"], w["score"],
-                 w["sgd"]))
+                 w["sgd"], w["greedy"], w["ended"], len(e2e_pairs)))
     print("worst grad: max|C - torch64| / max|torch64| per tensor (limit %.0e); torch f32: "
           "the same for torch in float32, for scale;\nscore rel: `nmt score` against the "
           "torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step against minus "
-          "the torch gradient, unclipped and clipped to half its norm, per tensor (limit %.0e)" % (GRAD_TOL, GRAD_TOL))
+          "the torch gradient, unclipped and clipped to half its norm, per tensor (limit %.0e);\n"
+          "greedy: `nmt translate --beam 1` tokens equal torch's, worst score rel (limit %.0e); "
+          "n/8 ended with </s> before the length limit"
+          % (GRAD_TOL, GRAD_TOL, LOSS_TOL * 10))
     errors, step_err, final_err = adam_run(nmt, tmp_adam)
     for e in errors:
         print("FAIL adam trajectory: %s" % e)
