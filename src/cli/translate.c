@@ -23,9 +23,9 @@ struct translator {
     const nmt_model *model;
     translate_opts opts;
     nmt_decoder *decoder;
-    int dec_T;          /* the decoder's longest source (tokens + </s>) */
-    int32_t *src;       /* [batch_size * dec_T] time-major ids */
-    int *src_len;       /* [batch_size] */
+    int dec_B, dec_T;   /* the decoder's batch and longest source (tokens + </s>) */
+    int32_t *src;       /* [dec_B * dec_T] time-major ids */
+    int *src_len;       /* [dec_B] */
     const char **words; /* [words_cap] target words of one hypothesis */
     size_t words_cap;
 };
@@ -86,23 +86,37 @@ void translator_free(translator *t)
     free(t);
 }
 
-/* A decoder for sources of up to T positions (made again when a longer one
- * comes, so memory follows the longest sentence seen). */
-static int ensure_decoder(translator *t, int T)
+/* A decoder for B sources of up to T positions (made again when a longer
+ * source or a larger batch comes, so memory follows what is needed). */
+static int ensure_decoder(translator *t, int B, int T)
 {
-    if (t->decoder && T <= t->dec_T)
+    if (t->decoder && T <= t->dec_T && B <= t->dec_B)
         return NMT_OK;
     nmt_decoder_free(t->decoder);
     t->decoder = NULL;
     free(t->src);
     free(t->src_len);
-    size_t B = (size_t)t->opts.batch_size;
-    t->src = malloc(B * (size_t)T * sizeof *t->src);
-    t->src_len = malloc(B * sizeof *t->src_len);
+    t->src = malloc((size_t)B * (size_t)T * sizeof *t->src);
+    t->src_len = malloc((size_t)B * sizeof *t->src_len);
     if (!t->src || !t->src_len)
-        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %zu x %d", B, T);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
+    t->dec_B = B;
     t->dec_T = T;
-    return nmt_decoder_create(&t->decoder, t->model, (int)B, T, &t->opts.decode);
+    return nmt_decoder_create(&t->decoder, t->model, B, T, &t->opts.decode);
+}
+
+/* The batch size for sources of up to T positions. Keeping attention costs
+ * the decoder about 2 * beam * length limit * T floats per sentence; a
+ * batch of very long sentences is made smaller to stay within 64 M floats
+ * (256 MB). */
+static int batch_for(const translator *t, int T)
+{
+    int B = t->opts.batch_size;
+    if (!t->opts.decode.attention)
+        return B;
+    double per = 2.0 * t->opts.decode.beam * nmt_decode_length_limit(&t->opts.decode, T) * T;
+    double fit = (double)(64 << 20) / per;
+    return fit < 1 ? 1 : fit < B ? (int)fit : B;
 }
 
 static char *copy_string(const char *s)
@@ -204,14 +218,15 @@ static int run_batches(translator *t, const nmt_tokens *toks, const size_t *orde
                        void (*progress)(void *ctx, size_t done), void *ctx)
 {
     const nmt_vocab *sv = t->model->src_vocab;
-    size_t B_max = (size_t)t->opts.batch_size;
-    for (size_t start = 0; start < n_order; start += B_max) {
-        int B = (int)(n_order - start < B_max ? n_order - start : B_max);
+    for (size_t start = 0; start < n_order;) {
+        /* sorted shortest first: a batch's last source is its longest */
+        size_t left = n_order - start;
+        int B = left < (size_t)t->opts.batch_size ? (int)left : t->opts.batch_size;
         const size_t *idx = order + start;
-        int T = (int)toks[idx[B - 1]].n + 1; /* sorted: the last is the longest */
-        for (int b = 0; b < B; b++)
-            T = (int)toks[idx[b]].n + 1 > T ? (int)toks[idx[b]].n + 1 : T;
-        int rc = ensure_decoder(t, T);
+        int fit = batch_for(t, (int)toks[idx[B - 1]].n + 1);
+        B = fit < B ? fit : B;
+        int T = (int)toks[idx[B - 1]].n + 1;
+        int rc = ensure_decoder(t, B, T);
         if (rc)
             return rc;
         memset(t->src, 0, (size_t)B * (size_t)T * sizeof *t->src);
@@ -227,8 +242,9 @@ static int run_batches(translator *t, const nmt_tokens *toks, const size_t *orde
         for (int b = 0; b < B; b++)
             if ((rc = fill_result(t, &out[idx[b]], b, &toks[idx[b]])))
                 return rc;
+        start += (size_t)B;
         if (progress)
-            progress(ctx, n_empty + start + (size_t)B);
+            progress(ctx, n_empty + start);
     }
     return NMT_OK;
 }
