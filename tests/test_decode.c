@@ -396,6 +396,156 @@ START_TEST(beam_finds_exhaustive_best)
 }
 END_TEST
 
+/* ---- a plain beam search to compare with --------------------------------------- */
+
+enum { REF_MAX = 64 };
+typedef struct ref_hyp {
+    int32_t ids[REF_MAX];
+    int n, finished;
+    double score, norm;
+} ref_hyp;
+
+typedef struct ref_cand {
+    double score;
+    int slot;
+    int32_t tok;
+} ref_cand;
+
+static int ref_cand_order(const void *pa, const void *pb)
+{
+    const ref_cand *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->slot != b->slot)
+        return a->slot - b->slot;
+    return a->tok - b->tok;
+}
+
+/* The log-probabilities after a prefix, by replaying it from scratch. */
+static void next_logprobs(const nmt_model *m, const int32_t *src, int src_len,
+                          const int32_t *ids, int n, float lp[V])
+{
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_encode(m, st, src, &src_len, 1, src_len), NMT_OK);
+    int32_t prev = NMT_BOS;
+    for (int i = 0; i <= n; i++) {
+        nmt_infer_step(m, st, &prev, lp, NULL);
+        if (i < n)
+            prev = ids[i];
+    }
+    nmt_infer_free(st);
+}
+
+/* nmt/decode.h's rules written out the plain way: one sentence, hypotheses
+ * copied whole, every prefix replayed. Returns the number of results. */
+static int reference_beam(const nmt_model *m, const int32_t *src, int src_len,
+                          const nmt_decode_opts *o, ref_hyp *out)
+{
+    int K = o->beam, limit = nmt_decode_length_limit(o, src_len);
+    ck_assert_int_le(limit, REF_MAX - 1);
+    ck_assert_int_le(K, 8);
+    ref_hyp open[8], next[8], fin[8];
+    ref_cand cands[8 * V];
+    int n_open = 1, n_fin = 0, fin_count = 0;
+    open[0] = (ref_hyp){.n = 0};
+    for (int pos = 0;; pos++) {
+        int nc = 0;
+        for (int s = 0; s < n_open; s++) {
+            float lp[V];
+            next_logprobs(m, src, src_len, open[s].ids, open[s].n, lp);
+            for (int32_t v = NMT_UNK; v < V; v++)
+                if (v != NMT_BOS)
+                    cands[nc++] = (ref_cand){open[s].score + (double)lp[v], s, v};
+        }
+        qsort(cands, (size_t)nc, sizeof *cands, ref_cand_order);
+        int n_next = 0;
+        for (int i = 0; i < nc && i < 2 * K; i++) {
+            const ref_cand *c = &cands[i];
+            ref_hyp h = open[c->slot];
+            h.score = c->score;
+            if (c->tok == NMT_EOS) {
+                if (i >= K)
+                    continue;
+                fin_count++;
+                h.finished = 1;
+                h.norm = h.score / pow(h.n + 1, (double)o->alpha);
+                int j = n_fin < K ? n_fin++ : K;   /* K: past the end */
+                while (j > 0 && fin[j - 1].norm < h.norm) {
+                    if (j < K)
+                        fin[j] = fin[j - 1];
+                    j--;
+                }
+                if (j < K)
+                    fin[j] = h;
+                continue;
+            }
+            if (n_next < K) {
+                h.ids[h.n++] = c->tok;
+                h.norm = h.score / pow(h.n, (double)o->alpha);
+                next[n_next++] = h;
+            }
+        }
+        memcpy(open, next, sizeof(ref_hyp) * (size_t)n_next);
+        n_open = n_next;
+        int done = fin_count >= K || pos + 1 >= limit || n_open == 0;
+        if (!done && n_fin >= o->n_best)
+            done = open[0].score / pow(limit, (double)o->alpha) <= fin[o->n_best - 1].norm;
+        if (done)
+            break;
+    }
+    int k = 0;
+    for (int i = 0; i < n_fin && k < o->n_best; i++)
+        out[k++] = fin[i];
+    for (int s = 0; s < n_open && k < o->n_best; s++)
+        out[k++] = open[s];
+    return k;
+}
+
+/* The batched search gives the plain one's n-best lists, for narrow beams
+ * where its rules (2K candidates, </s> only among the first K, stop at K
+ * finished, early stop) decide the outcome. */
+START_TEST(beam_matches_plain_search)
+{
+    static const int beams[] = {2, 3, 5};
+    static const float alphas[] = {0, 0.6f, 1};
+    nmt_model *m = random_model(_i % 2 ? NMT_CELL_GRU : NMT_CELL_LSTM,
+                                _i < 3 ? NMT_ATT_BAHDANAU : NMT_ATT_NONE, 1);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    o.beam = beams[_i % 3];
+    o.n_best = 2;
+    o.alpha = alphas[(_i + 1) % 3];
+    o.max_ratio = 1;
+    o.max_extra = 5;
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        int32_t one[T];
+        for (int t = 0; t < len[b]; t++)
+            one[t] = src[t * NSENT + b];
+        ref_hyp want[8];
+        int n = reference_beam(m, one, len[b], &o, want);
+        ck_assert_int_eq(nmt_decoder_n_results(d, b), n);
+        for (int k = 0; k < n; k++) {
+            const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+            ck_assert_int_eq(h->finished, want[k].finished);
+            ck_assert_int_eq(h->len, want[k].n);
+            for (int i = 0; i < h->len; i++)
+                ck_assert_int_eq(h->ids[i], want[k].ids[i]);
+            ck_assert_double_eq_tol((double)h->score, want[k].score, 1e-4);
+            ck_assert_double_eq_tol((double)h->norm_score, want[k].norm, 1e-4);
+        }
+    }
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+END_TEST
+
 /* The attention kept with each hypothesis is the one its tokens are produced
  * with: the same rows as replaying them through the inference pass, each a
  * distribution over the source. */
@@ -491,6 +641,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, length_limit_and_options);
     tcase_add_loop_test(tc, beam_batched_matches_alone, 0, 6);
     tcase_add_test(tc, beam_one_is_greedy);
+    tcase_add_loop_test(tc, beam_matches_plain_search, 0, 6);
     tcase_add_loop_test(tc, beam_finds_exhaustive_best, 0, 4);
     tcase_add_loop_test(tc, beam_attention_replays, 0, 2);
     tcase_add_test(tc, beam_ends);
