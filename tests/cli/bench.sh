@@ -1,0 +1,93 @@
+# scripts/bench at its tiny size: it runs end to end (nmt and the PyTorch
+# baseline, training, translation, corpus growth) and bench.json holds every
+# figure the table promises, with values that make sense together. Also checks
+# the FLOP counter (bench-flops) against a count worked out here by hand.
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+CORPUS=${NMT_CORPORA:-$ROOT/../shared/corpora}/multi30k
+BUILD=$(dirname "$(dirname "$NMT_BIN")")
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+
+# -- bench-flops on a corpus small enough to count by hand --
+printf 'a b\nc\n' >"$TMP/s.txt"
+printf 'x\ny z w\n' >"$TMP/t.txt"
+expect_ok "bench-flops runs" "$BUILD/tests/bench-flops" --src "$TMP/s.txt" --tgt "$TMP/t.txt" \
+    --no-shuffle --batch-size 2 --min-count 1 --emb 2 --hidden 3 --att-dim 5 --out-dim 7
+cp "$TMP/out" "$TMP/flops.json"
+$PY - "$TMP/flops.json" <<'EOF' && pass || fail "bench-flops disagrees with the count by hand: $(cat "$TMP/flops.json")"
+import json, sys
+f = json.load(open(sys.argv[1]))
+E, H, A, O, G, D = 2, 3, 5, 7, 4, 2
+Vt = 4 + 4                      # specials + x y z w
+pairs = [(2 + 1, 1 + 1), (1 + 1, 3 + 1)]   # (source + </s>, <s> + target)
+def fwd(B, n, m):
+    mult = 0
+    # encoder: per direction, per source position, W_ih [GH,E] and W_hh [GH,H] on B rows
+    mult += D * n * B * (G * H * E + G * H * H)
+    mult += B * H * (D * H)                       # W_init
+    mult += n * B * A * (D * H) + m * B * A * H   # U_a h_j, W_a s
+    mult += m * B * n * (A + D * H)               # v . tanh, sum alpha h
+    mult += m * B * G * H * (E + D * H + H)       # decoder W_ih, W_hh
+    mult += m * B * O * (H + D * H + E) + m * B * Vt * O
+    return 2 * mult
+padded = 3 * fwd(2, max(p[0] for p in pairs), max(p[1] for p in pairs))
+useful = sum(3 * fwd(1, n, m) for n, m in pairs)
+ok = (f["n_batches"] == 1 and f["pairs"] == 2 and f["tgt_vocab"] == Vt
+      and abs(f["padded_flops"] - padded) <= 1e-5 * padded
+      and abs(f["useful_flops"] - useful) <= 1e-5 * useful
+      and f["tgt_tokens"] == 6 and f["src_tokens"] == 5
+      and f["corpus_bytes"] == 4 * (3 + 4) + 8 * (3 * 2 + 2))
+sys.exit(0 if ok else 1)
+EOF
+
+# -- the whole bench, tiny --
+expect_ok "scripts/bench --tiny" "$ROOT/scripts/bench" --tiny --nmt "$NMT_BIN" \
+    --corpus "$CORPUS" --out "$TMP/bench.json"
+cp "$TMP/out" "$TMP/table.txt"
+grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" && pass ||
+    fail "the table lacks its header or targets line: $(head -c 600 "$TMP/table.txt")"
+$PY - "$TMP/bench.json" <<'EOF' && pass || fail "bench.json is incomplete or inconsistent"
+import json, math, sys
+R = json.load(open(sys.argv[1]))
+bad = []
+def need(cond, what):
+    if not cond:
+        bad.append(what)
+def pos(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+s = R["summary"]
+for who in ("nmt", "torch"):
+    for k in ("steps_per_s", "tgt_tok_per_s", "gflops", "peak_rss_mb"):
+        need(pos(s["%s_%s" % (who, k)]), "%s_%s" % (who, k))
+    for beam in (1, 5):
+        for k in ("sent_per_s", "rss_mb"):
+            need(pos(s["%s_beam%d_%s" % (who, beam, k)]), "%s beam %d %s" % (who, beam, k))
+need(pos(s["nmt_pct_sgemm"]), "percent of sgemm")
+labels = {r["label"]: r for r in R["sgemm"]}
+for l in ("enc_in", "gate_hh", "dec_ctx", "att_U", "deep_out", "out_fwd", "out_dW", "out_dx", "square"):
+    need(l in labels and pos(labels[l]["gflops_median"])
+         and labels[l]["gflops_max"] >= labels[l]["gflops_median"], "sgemm " + l)
+need(labels["out_fwd"]["N"] == R["flops"]["tgt_vocab"], "output shape uses the vocabulary")
+f = R["flops"]
+need(f["steps"] == R["config"]["steps"] and f["padded_flops"] >= f["useful_flops"] > 0, "flops")
+# steps/s and tokens/s describe the same window of the same batches
+n = R["nmt_train"][0]
+need(abs(n["tgt_tok_per_s"] / n["steps_per_s"] - f["tgt_tokens"] / f["steps"])
+     <= 1e-6 * f["tgt_tokens"], "tok/s and steps/s agree")
+need(abs(100 * s["nmt_gflops"] / labels["square"]["gflops_median"] - s["nmt_pct_sgemm"]) < 1e-6,
+     "percent of sgemm is the ratio")
+g = R["growth"]
+need([x["copies"] for x in g] == [1, 2, 4], "growth copies")
+need([x["pairs"] for x in g] == [1000, 2000, 4000], "growth pairs")
+need(len({x["tgt_vocab"] for x in g}) == 1, "growth keeps the vocabulary")
+need(all(pos(x["epoch_s"]) and pos(x["peak_rss_mb"]) for x in g), "growth figures")
+need(g[2]["n_batches"] >= 3 * g[0]["n_batches"], "4x corpus has ~4x batches")
+need(abs(g[1]["ids_mb"] - 2 * g[0]["ids_mb"]) < 1e-3, "ids size doubles")
+need(set(R["targets"]) == {"steps_4x_torch", "pct_sgemm_60", "greedy_5x_torch", "train_rss_quarter"},
+     "targets")
+if bad:
+    print("bad: " + ", ".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+finish
