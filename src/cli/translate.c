@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -28,6 +29,7 @@ struct translator {
     int *src_len;       /* [dec_B] */
     const char **words; /* [words_cap] target words of one hypothesis */
     size_t words_cap;
+    size_t lines_done;  /* lines of earlier calls, so messages number lines as the input does */
 };
 
 void translate_opts_default(translate_opts *o)
@@ -259,8 +261,10 @@ int translator_run(translator *t, const char *const *lines, size_t n, translated
     size_t n_order = 0;
     for (size_t i = 0; i < n && rc == NMT_OK; i++) {
         rc = nmt_tokenize(&toks[i], lines[i], strlen(lines[i]), t->model->cfg.lowercase);
-        if (rc == NMT_OK && toks[i].n > (size_t)1 << 20)
-            rc = nmt_set_error(NMT_ERR_ARG, "line %zu has too many tokens", i + 1);
+        /* the model's passes take at most 1 << 16 positions (tokens + </s>) */
+        if (rc == NMT_OK && toks[i].n >= (size_t)1 << 16)
+            rc = nmt_set_error(NMT_ERR_ARG, "line %zu: a sentence of %zu tokens is too long "
+                               "(at most %d)", t->lines_done + i + 1, toks[i].n, (1 << 16) - 1);
         if (rc == NMT_OK && toks[i].n > 0) {
             order[n_order++] = i;
         } else if (rc == NMT_OK) {
@@ -281,6 +285,7 @@ int translator_run(translator *t, const char *const *lines, size_t n, translated
         nmt_tokens_free(&toks[i]);
     free(toks);
     free(order);
+    t->lines_done += n;
     return rc;
 }
 
@@ -483,6 +488,13 @@ static int close_output(FILE *f, const char *path)
     return bad ? -1 : 0;
 }
 
+static void remove_partial(const FILE *f, const char *path)
+{
+    struct stat st;
+    if (f && path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(path);
+}
+
 int cmd_translate(int argc, char **argv)
 {
     translate_args a;
@@ -533,7 +545,7 @@ int cmd_translate(int argc, char **argv)
         if (translator_run(t, (const char *const *)lines, n, res, show ? show_progress : NULL,
                            &prog)) {
             free_window(lines, res, n);
-            cli_lib_error();
+            cli_error("%s: %s", nmt_reader_path(in), nmt_error_message());
             goto done;
         }
         int bad = write_window(out, align, res, n, prog.base, a.n_best_given);
@@ -553,6 +565,12 @@ int cmd_translate(int argc, char **argv)
 done:
     if (close_output(align, a.alignments) || close_output(out, a.output))
         status = 1;
+    if (status) {
+        /* no partial output: remove what this run wrote (only regular files,
+         * never a device or pipe given as the output) */
+        remove_partial(align, a.alignments);
+        remove_partial(out == stdout ? NULL : out, a.output);
+    }
     nmt_reader_close(in);
     translator_free(t);
     nmt_model_free(m);
