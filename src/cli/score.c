@@ -101,6 +101,22 @@ static void max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
     *tgt_T = t > (size_t)1 << 30 ? 1 << 30 : (int)t;
 }
 
+/* The passes take at most 1 << 16 positions (tokens + </s>): a longer
+ * sentence is refused by file and line rather than by the workspace. */
+static int check_lengths(const nmt_corpus *c, const char *src, const char *tgt)
+{
+    const size_t limit = ((size_t)1 << 16) - 1;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t ls = c->src_off[i + 1] - c->src_off[i], lt = c->tgt_off[i + 1] - c->tgt_off[i];
+        if (ls > limit || lt > limit) {
+            cli_error("%s:%zu: a sentence of %zu tokens is too long (at most %zu)",
+                      ls > limit ? src : tgt, c->line[i], ls > limit ? ls : lt, limit);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 typedef struct scores {
     double *nll;    /* [n] per pair */
     size_t *tokens; /* [n] per pair */
@@ -163,8 +179,12 @@ int cmd_score(int argc, char **argv)
     nmt_vocab *sv = m->src_vocab, *tv = m->tgt_vocab;
     scores s = {0};
     int status = 0;
-    if (nmt_corpus_read(&corpus, a.src, a.tgt, &co, &sv, &tv) ||
-        score_corpus(&s, m, &corpus, a.batch_size)) {
+    if (nmt_corpus_read(&corpus, a.src, a.tgt, &co, &sv, &tv)) {
+        cli_lib_error();
+        status = 1;
+    } else if (check_lengths(&corpus, a.src, a.tgt)) {
+        status = 1;
+    } else if (score_corpus(&s, m, &corpus, a.batch_size)) {
         cli_lib_error();
         status = 1;
     } else {
