@@ -171,7 +171,8 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_NO_SHUFFLE: s->shuffle = 0; return 0;
     case O_BIDI: s->bidirectional = 1; return 0;
     case O_UNIDI: s->bidirectional = 0; return 0;
-    case O_MAX_LEN: return opt_int(name, v, 1, 100000, &s->max_len);
+    /* the passes take at most 1 << 16 positions (tokens + </s>) */
+    case O_MAX_LEN: return opt_int(name, v, 1, (1 << 16) - 1, &s->max_len);
     case O_MIN_COUNT: return opt_int(name, v, 1, INT_MAX_OPT, &s->min_count);
     case O_MAX_VOCAB: return opt_int(name, v, 0, 100000000, &s->max_vocab);
     case O_EMB: return opt_int(name, v, 1, 65536, &s->emb);
@@ -500,6 +501,28 @@ static int load_model_or_checkpoint(run *r)
     return 0;
 }
 
+/* Validation keeps every pair (--max-len skips training pairs only), so a
+ * pair too long for the passes (1 << 16 positions: tokens + </s>) or for
+ * memory is refused here, by file and line, before the run starts. */
+static int check_valid_lengths(const run *r)
+{
+    const nmt_corpus *c = &r->valid;
+    const size_t limit = ((size_t)1 << 16) - 1;
+    size_t longest = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t ls = c->src_off[i + 1] - c->src_off[i], lt = c->tgt_off[i + 1] - c->tgt_off[i];
+        if (ls > limit || lt > limit) {
+            cli_error("%s:%zu: a validation sentence of %zu tokens is too long (at most %zu)",
+                      ls > limit ? r->s.valid_src_path : r->s.valid_tgt_path, c->line[i],
+                      ls > limit ? ls : lt, limit);
+            return -1;
+        }
+        longest = ls > longest ? ls : longest;
+        longest = lt > longest ? lt : longest;
+    }
+    return check_memory(&r->model->cfg, r->s.batch_size, (int)longest + 1);
+}
+
 static int read_corpora(run *r)
 {
     const nmt_train_settings *s = &r->s;
@@ -544,6 +567,8 @@ static int read_corpora(run *r)
             return -1;
         }
         r->have_valid = 1;
+        if (check_valid_lengths(r))
+            return -1;
         if (nmt_read_lines(s->valid_tgt_path, &r->refs, &r->n_refs)) {
             cli_lib_error();
             return -1;
