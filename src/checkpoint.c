@@ -391,7 +391,10 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     st->best_step = get_i64(&r, "state.best_step", -1, INT64_MAX);
     st->bad_validations = get_int(&r, "state.since_best", 0, 1 << 30);
     t->since_decay = get_int(&r, "state.since_decay", 0, 1 << 30);
-    t->lowest_ppl = get_double(&r, "state.lowest_ppl", 1);
+    /* absent from checkpoints written before it was kept: the best's ppl */
+    t->lowest_ppl = nmt_file_meta(f, "state.lowest_ppl")
+                        ? get_double(&r, "state.lowest_ppl", 1)
+                        : get_double(&r, "state.best_ppl", 1);
     t->last_valid_step = get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
     t->elapsed_base = get_double(&r, "state.elapsed_s", 0);
     t->acc_nll = get_double(&r, "state.report_nll", 0);
