@@ -7,6 +7,7 @@
  * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
  * from one rng whose state the checkpoint stores; and checkpoints are only
  * written between steps, with the position in the plan. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,11 +297,11 @@ static int log_trim(const char *path, int64_t step)
     if (keep < n) {
         FILE *f = fopen(path, "wb");
         if (!f)
-            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite", path);
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite: %s", path, strerror(errno));
         for (size_t i = 0; f && i < keep; i++)
             fprintf(f, "%s\n", lines[i]);
         if (f && fclose(f))
-            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed", path);
+            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
     nmt_free_lines(lines, n);
     return rc;
@@ -315,7 +316,7 @@ static int log_open(nmt_trainer *t)
     if (!rc) {
         t->log = fopen(path, t->restored ? "ab" : "wb");
         if (!t->log)
-            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing", path);
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
     }
     if (!rc && ftell(t->log) == 0) {
         char head[256];
@@ -358,7 +359,7 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     char row[512];
     nmt_log_row(row, sizeof row, st);
     if (fputs(row, t->log) < 0 || fflush(t->log))
-        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed", t->dir);
+        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
     emit(cb, NMT_TRAIN_REPORT, st);
     t->acc_nll = t->acc_tok = t->acc_norm = 0;
     t->acc_steps = 0;
