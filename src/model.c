@@ -235,7 +235,8 @@ static void orthogonal_blocks(real *W, int G, int H, nmt_rng *rng)
     free(d);
 }
 
-void nmt_model_init(nmt_model *m, uint64_t seed)
+/* uniform_scale 0: the paper's normal draws; > 0: uniform in [-scale, scale]. */
+static void init_params(nmt_model *m, uint64_t seed, double uniform_scale)
 {
     nmt_rng rng;
     nmt_rng_seed(&rng, seed);
@@ -260,5 +261,22 @@ void nmt_model_init(nmt_model *m, uint64_t seed)
             for (size_t k = 0; k < t->size; k++)
                 p[k] = (real)(sd * nmt_rng_normal(&rng));
         }
+        /* The uniform draws replace the normal ones (so the paper's init keeps
+         * its exact draws), att.v included: at 0 it would score every source
+         * word alike until the first steps move it. */
+        if (uniform_scale > 0 && ((t->ndim == 2 && !ends_with(t->name, "W_hh")) ||
+                                  strcmp(t->name, "att.v") == 0))
+            for (size_t k = 0; k < t->size; k++)
+                p[k] = (real)(uniform_scale * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
     }
+}
+
+void nmt_model_init(nmt_model *m, uint64_t seed)
+{
+    init_params(m, seed, 0);
+}
+
+void nmt_model_init_uniform(nmt_model *m, uint64_t seed, double scale)
+{
+    init_params(m, seed, scale);
 }

@@ -156,6 +156,51 @@ START_TEST(init_is_reproducible_with_the_papers_statistics)
 }
 END_TEST
 
+/* --init-scale: matrices and att.v uniform in [-x, x] (sd x / sqrt 3), the
+ * recurrent ones orthogonal as in the paper's init, biases as before. */
+START_TEST(uniform_init_draws_within_its_scale)
+{
+    nmt_config cfg = fixture_config(8, 40, 24, 30, 20, 400, 300); /* lstm bahdanau bi */
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
+    const double x = 0.1;
+    nmt_model_init_uniform(m, 5, x);
+    int Hd = cfg.hidden;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const nmt_tensor_info *t = &m->tensors[i];
+        const float *p = m->params + t->offset;
+        size_t len = strlen(t->name);
+        if (len > 4 && strcmp(t->name + len - 4, "W_hh") == 0) {
+            for (int g = 0; g < 4; g++) { /* each gate block still orthogonal */
+                const float *blk = p + (size_t)g * Hd * Hd;
+                for (int a = 0; a < Hd; a++)
+                    for (int b = 0; b < Hd; b++) {
+                        double d = 0;
+                        for (int c = 0; c < Hd; c++)
+                            d += (double)blk[a * Hd + c] * (double)blk[b * Hd + c];
+                        ck_assert_double_lt(fabs(d - (a == b)), 1e-5);
+                    }
+            }
+        } else if (t->ndim == 1 && strcmp(t->name, "att.v") != 0) {
+            int forget = strcmp(t->name, "enc.fwd.b") == 0 || strcmp(t->name, "enc.bwd.b") == 0 ||
+                         strcmp(t->name, "dec.b") == 0;
+            for (size_t e = 0; e < t->size; e++)
+                ck_assert(p[e] == ((forget && e >= (size_t)Hd && e < 2 * (size_t)Hd) ? 1.0f : 0.0f));
+        } else {
+            float lo = 1, hi = -1;
+            for (size_t e = 0; e < t->size; e++)
+                lo = fminf(lo, p[e]), hi = fmaxf(hi, p[e]);
+            ck_assert_msg((double)lo >= -x && (double)hi <= x, "%s in [%g, %g]", t->name, (double)lo, (double)hi);
+            double mean, sd = sd_of(p, t->size, &mean), want = x / sqrt(3.0);
+            double tol = 4 / sqrt((double)t->size);
+            ck_assert_msg(fabs(sd / want - 1) < tol, "%s sd %g, want %g", t->name, sd, want);
+            ck_assert_msg(fabs(mean) < want * tol * 2, "%s mean %g", t->name, mean);
+        }
+    }
+    nmt_model_free(m);
+}
+END_TEST
+
 /* Max |a - b| over max |b|. */
 static double rel_diff(const float *a, const float *b, size_t n)
 {
@@ -338,6 +383,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, tensor_table_follows_design);
     tcase_add_test(tc, create_rejects_bad_settings);
     tcase_add_loop_test(tc, init_is_reproducible_with_the_papers_statistics, 0, 3);
+    tcase_add_test(tc, uniform_init_draws_within_its_scale);
     tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 12);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);

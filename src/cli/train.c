@@ -69,6 +69,9 @@ static void help(void)
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off)\n"
         "  --seed N               random seed: init, shuffling, dropout (default 1)\n"
+        "  --init-scale X         draw the non-recurrent weights uniformly from\n"
+        "                         [-X, X] (e.g. 0.1: learns from the first steps)\n"
+        "                         instead of Bahdanau et al.'s N(0, 0.01^2)\n"
         "  --threads N            threads (default 1); same seed and threads give\n"
         "                         the same weights\n\n"
         "Saving and reporting:\n"
@@ -90,7 +93,7 @@ enum {
     O_MAX_LEN, O_MIN_COUNT, O_MAX_VOCAB, O_NO_SHUFFLE, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI,
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
-    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_END
+    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_INIT_SCALE, O_END
 };
 
 static const struct option long_options[] = {
@@ -125,6 +128,7 @@ static const struct option long_options[] = {
     {"patience", required_argument, 0, O_PATIENCE},
     {"early-stop", required_argument, 0, O_EARLY_STOP},
     {"seed", required_argument, 0, O_SEED},
+    {"init-scale", required_argument, 0, O_INIT_SCALE},
     {"threads", required_argument, 0, O_THREADS},
     {"valid-every", required_argument, 0, O_VALID_EVERY},
     {"save-every", required_argument, 0, O_SAVE_EVERY},
@@ -148,6 +152,7 @@ typedef struct train_args {
     const char *out, *resume, *init_from;
     int given[O_END];  /* options given on the command line */
     int lr_given;
+    double init_scale; /* 0: the paper's init; else uniform in [-x, x] */
 } train_args;
 
 #define INT_MAX_OPT 2147483647L
@@ -200,6 +205,14 @@ static int parse_value(train_args *a, int c, const char *v)
             s->report_every = l;
         return 0;
     case O_SEED: return opt_u64(name, v, &s->seed);
+    case O_INIT_SCALE:
+        if (opt_double(name, v, 0, 10, &a->init_scale))
+            return -1;
+        if (a->init_scale <= 0) {
+            cli_error("%s: must be greater than 0", name);
+            return -1;
+        }
+        return 0;
     case O_LR:
         a->lr_given = 1;
         if (opt_double(name, v, 0, 1e12, &s->lr))
@@ -268,6 +281,11 @@ static int check_combinations(const train_args *a)
                 return -1;
             }
         return 0;
+    }
+    if (a->init_from && a->given[O_INIT_SCALE]) {
+        cli_error("--init-scale cannot be used with --init-from: the weights come from "
+                  "the model file");
+        return -1;
     }
     if (a->init_from)
         for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
@@ -556,7 +574,10 @@ static int read_corpora(run *r)
             cli_lib_error();
             return -1;
         }
-        nmt_model_init(r->model, s->seed);
+        if (r->args.init_scale > 0)
+            nmt_model_init_uniform(r->model, s->seed, r->args.init_scale);
+        else
+            nmt_model_init(r->model, s->seed);
     }
     if (s->valid_src_path) {
         nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0};
