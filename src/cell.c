@@ -7,6 +7,44 @@
 
 #include "layers.h"
 
+/* One active row of each cell. The arrays of a row are distinct (restrict),
+ * which lets the compiler vectorize the loops over k. */
+static void rnn_row(real *restrict h, real *restrict g, const real *restrict u, int H)
+{
+    for (int k = 0; k < H; k++) {
+        g[k] = fast_tanh(g[k] + u[k]);
+        h[k] = g[k];
+    }
+}
+
+static void lstm_row(real *restrict h, real *restrict c, real *restrict g,
+                     const real *restrict u, const real *restrict c_prev, int H)
+{
+    /* g, u: [4H] as [i f g o]; h, c, c_prev: [H] */
+    for (int k = 0; k < H; k++) {
+        real i = sigmoid(g[k] + u[k]);
+        real f = sigmoid(g[H + k] + u[H + k]);
+        real gg = fast_tanh(g[2 * H + k] + u[2 * H + k]);
+        real o = sigmoid(g[3 * H + k] + u[3 * H + k]);
+        g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
+        c[k] = f * c_prev[k] + i * gg;
+        h[k] = o * fast_tanh(c[k]);
+    }
+}
+
+static void gru_row(real *restrict h, real *restrict g, const real *restrict u,
+                    const real *restrict h_prev, int H)
+{
+    /* g, u: [3H] as [r z n]; r only scales U_n h; b_n sits with the input part */
+    for (int k = 0; k < H; k++) {
+        real r = sigmoid(g[k] + u[k]);
+        real z = sigmoid(g[H + k] + u[H + k]);
+        real n = fast_tanh(g[2 * H + k] + r * u[2 * H + k]);
+        g[k] = r, g[H + k] = z, g[2 * H + k] = n;
+        h[k] = (1 - z) * n + z * h_prev[k];
+    }
+}
+
 void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
                   const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
                   int H)
@@ -24,32 +62,31 @@ void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_p
         }
         real *g = gates + (size_t)b * GH;
         const real *u = hh + (size_t)b * GH;
-        if (cell == NMT_CELL_RNN) {
-            for (int k = 0; k < H; k++) {
-                g[k] = R_TANH(g[k] + u[k]);
-                hb[k] = g[k];
-            }
-        } else if (cell == NMT_CELL_LSTM) {
-            real *cb = c + (size_t)b * H;
-            const real *cp = c_prev + (size_t)b * H;
-            for (int k = 0; k < H; k++) {
-                real i = sigmoid(g[k] + u[k]);
-                real f = sigmoid(g[H + k] + u[H + k]);
-                real gg = R_TANH(g[2 * H + k] + u[2 * H + k]);
-                real o = sigmoid(g[3 * H + k] + u[3 * H + k]);
-                g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
-                cb[k] = f * cp[k] + i * gg;
-                hb[k] = o * R_TANH(cb[k]);
-            }
-        } else { /* GRU: r only scales U_n h; b_n sits with the input part. */
-            for (int k = 0; k < H; k++) {
-                real r = sigmoid(g[k] + u[k]);
-                real z = sigmoid(g[H + k] + u[H + k]);
-                real n = R_TANH(g[2 * H + k] + r * u[2 * H + k]);
-                g[k] = r, g[H + k] = z, g[2 * H + k] = n;
-                hb[k] = (1 - z) * n + z * hp[k];
-            }
-        }
+        if (cell == NMT_CELL_RNN)
+            rnn_row(hb, g, u, H);
+        else if (cell == NMT_CELL_LSTM)
+            lstm_row(hb, c + (size_t)b * H, g, u, c_prev + (size_t)b * H, H);
+        else
+            gru_row(hb, g, u, hp, H);
+    }
+}
+
+static void lstm_row_backward(real *restrict dg, real *restrict dc_prev,
+                              real *restrict dh_prev, const real *restrict dh,
+                              const real *restrict dc, const real *restrict g,
+                              const real *restrict c, const real *restrict c_prev, int H)
+{
+    /* dg, g: [4H] as [i f g o]; the rest [H] */
+    for (int k = 0; k < H; k++) {
+        real i = g[k], f = g[H + k], gg = g[2 * H + k], o = g[3 * H + k];
+        real tc = fast_tanh(c[k]);
+        real dct = dc[k] + dh[k] * o * (1 - tc * tc);
+        dg[k] = dct * gg * i * (1 - i);
+        dg[H + k] = dct * c_prev[k] * f * (1 - f);
+        dg[2 * H + k] = dct * i * (1 - gg * gg);
+        dg[3 * H + k] = dh[k] * tc * o * (1 - o);
+        dc_prev[k] = dct * f;
+        dh_prev[k] = 0;
     }
 }
 
@@ -82,20 +119,8 @@ void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const 
                 dhp[k] = 0;
             }
         } else if (cell == NMT_CELL_LSTM) {
-            const real *cb = c + (size_t)b * H, *cp = c_prev + (size_t)b * H;
-            const real *dcb = dc + (size_t)b * H;
-            real *dcp = dc_prev + (size_t)b * H;
-            for (int k = 0; k < H; k++) {
-                real i = g[k], f = g[H + k], gg = g[2 * H + k], o = g[3 * H + k];
-                real tc = R_TANH(cb[k]);
-                real dct = dcb[k] + dhb[k] * o * (1 - tc * tc);
-                dg[k] = dct * gg * i * (1 - i);
-                dg[H + k] = dct * cp[k] * f * (1 - f);
-                dg[2 * H + k] = dct * i * (1 - gg * gg);
-                dg[3 * H + k] = dhb[k] * tc * o * (1 - o);
-                dcp[k] = dct * f;
-                dhp[k] = 0;
-            }
+            lstm_row_backward(dg, dc_prev + (size_t)b * H, dhp, dhb, dc + (size_t)b * H, g,
+                              c + (size_t)b * H, c_prev + (size_t)b * H, H);
         } else {
             const real *u = hh + (size_t)b * GH, *hp = h_prev + (size_t)b * H;
             for (int k = 0; k < H; k++) {

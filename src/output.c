@@ -15,7 +15,7 @@ void deep_output_forward(real *t, const real *s, const real *c, const real *e,
     linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
     linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
     for (size_t i = 0; i < (size_t)N * O; i++)
-        t[i] = R_TANH(t[i]);
+        t[i] = fast_tanh(t[i]);
 }
 
 void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, real *dt,
@@ -39,17 +39,30 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, 
 
 void log_softmax_forward(real *x, int N, int V)
 {
-    /* x: [N, V] */
+    /* x: [N, V]; max and sum in lanes (see lanes_total) so that they vectorize */
     for (int n = 0; n < N; n++) {
         real *row = x + (size_t)n * V;
         real mx = row[0];
-        for (int k = 1; k < V; k++)
+        real lane[NMT_LANES];
+        int k = 0;
+        for (int l = 0; l < NMT_LANES; l++)
+            lane[l] = row[0];
+        for (; k + NMT_LANES <= V; k += NMT_LANES)
+            for (int l = 0; l < NMT_LANES; l++)
+                lane[l] = row[k + l] > lane[l] ? row[k + l] : lane[l];
+        for (int l = 0; l < NMT_LANES; l++)
+            mx = lane[l] > mx ? lane[l] : mx;
+        for (; k < V; k++)
             mx = row[k] > mx ? row[k] : mx;
-        real sum = 0;
-        for (int k = 0; k < V; k++)
-            sum += R_EXP(row[k] - mx);
-        real lse = mx + R_LOG(sum);
-        for (int k = 0; k < V; k++)
+        for (int l = 0; l < NMT_LANES; l++)
+            lane[l] = 0;
+        for (k = 0; k + NMT_LANES <= V; k += NMT_LANES)
+            for (int l = 0; l < NMT_LANES; l++)
+                lane[l] += fast_exp(row[k + l] - mx);
+        for (; k < V; k++)
+            lane[k % NMT_LANES] += fast_exp(row[k] - mx);
+        real lse = mx + R_LOG(lanes_total(lane));
+        for (k = 0; k < V; k++)
             row[k] -= lse;
     }
 }
@@ -82,7 +95,7 @@ void cross_entropy_backward(real *logp, const int32_t *target, const unsigned ch
             continue;
         }
         for (int k = 0; k < V; k++)
-            row[k] = scale * R_EXP(row[k]);
+            row[k] = scale * fast_exp(row[k]);
         row[target[n]] -= scale;
     }
 }

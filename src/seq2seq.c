@@ -214,7 +214,7 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
     }
     linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
     for (size_t i = 0; i < BH; i++)
-        ws->s[i] = R_TANH(ws->s[i]);
+        ws->s[i] = fast_tanh(ws->s[i]);
     memset(ws->sc, 0, BH * sizeof(real));
     if (ws->attention)
         linear_forward(ws->uh, ws->enc, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
