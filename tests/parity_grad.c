@@ -16,6 +16,7 @@
 
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "valgrind_reexec.h"
 
 /* A list of id lists, as read from the batch file. */
 typedef struct {
@@ -214,6 +215,7 @@ static int check_ids(const id_lists *l, int V, const char *side)
 
 int main(int argc, char **argv)
 {
+    nmt_reexec_under_valgrind(argv); /* the valgrind test setup */
     if (argc != 4) {
         fprintf(stderr, "usage: parity_grad MODEL.safetensors BATCH.json GRADS.safetensors\n");
         return 2;

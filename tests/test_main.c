@@ -8,30 +8,12 @@
 #include <unistd.h>
 
 #include "test_common.h"
-
-static void reexec_under_valgrind(char **argv)
-{
-    const char *cmd = getenv("NMT_VALGRIND");
-    if (!cmd || !*cmd || getenv("NMT_UNDER_VALGRIND"))
-        return;
-    setenv("NMT_UNDER_VALGRIND", "1", 1);
-    char *copy = strdup(cmd);
-    char *args[64];
-    int n = 0;
-    for (char *w = strtok(copy, " "); w && n < 60; w = strtok(NULL, " "))
-        args[n++] = w;
-    for (int i = 0; argv[i] && n < 63; i++)
-        args[n++] = argv[i];
-    args[n] = NULL;
-    execvp(args[0], args);
-    perror("cannot run NMT_VALGRIND");
-    exit(EXIT_FAILURE);
-}
+#include "valgrind_reexec.h"
 
 int main(int argc, char **argv)
 {
     (void)argc;
-    reexec_under_valgrind(argv);
+    nmt_reexec_under_valgrind(argv);
     SRunner *sr = srunner_create(nmt_test_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);

@@ -17,26 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "valgrind_reexec.h"
 
-static void reexec_under_valgrind(char **argv)
-{
-    const char *cmd = getenv("NMT_VALGRIND");
-    if (!cmd || !*cmd || getenv("NMT_UNDER_VALGRIND"))
-        return;
-    setenv("NMT_UNDER_VALGRIND", "1", 1);
-    char *copy = strdup(cmd);
-    char *args[64];
-    int n = 0;
-    for (char *w = strtok(copy, " "); w && n < 60; w = strtok(NULL, " "))
-        args[n++] = w;
-    for (int i = 0; argv[i] && n < 63; i++)
-        args[n++] = argv[i];
-    args[n] = NULL;
-    execvp(args[0], args);
-    perror("cannot run NMT_VALGRIND");
-    exit(EXIT_FAILURE);
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
 {
@@ -122,7 +105,7 @@ static int run_dir(const char *dir)
 
 int main(int argc, char **argv)
 {
-    reexec_under_valgrind(argv);
+    nmt_reexec_under_valgrind(argv);
     int total = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;
