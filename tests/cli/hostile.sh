@@ -295,6 +295,9 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
         "$4" train --resume "$6" --max-steps 4 -q >"$5/ro.out" 2>"$5/ro.err"
         echo $? >"$5/ro.rc"
         cp -r "$6" "$5/ro-after"
+        "$4" train --src "$5/de" --tgt "$5/en" -q --out "$6/new" >"$5/ro-new.out" 2>"$5/ro-new.err"
+        echo $? >"$5/ro-new.rc"
+        if [ -e "$6/new" ]; then echo yes >"$5/ro-new.exists"; fi
     ' - "$room" "$TMP/mnt" "$TMP/run" "$NMT" "$TMP" "$TMP/mnt-ro"
     rc=$?
     [ $rc -eq 0 ] && pass || fail "disk full: the mount namespace script failed ($rc)"
@@ -308,6 +311,13 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
         grep -q "$pattern" "$TMP/$c.err" && pass || fail "$what: message: $(cat "$TMP/$c.err")"
         check_kept "$what" "$TMP/$c-after" "$TMP/run/checkpoint.safetensors"
     done
+    r=$(cat "$TMP/ro-new.rc" 2>/dev/null || echo missing)
+    [ "$r" != 0 ] && [ "$r" != missing ] && [ "$r" -lt 128 ] && pass || fail "--out on a read-only file system: exit $r"
+    cp "$TMP/ro-new.err" "$TMP/err"
+    one_line "--out on a read-only file system"
+    grep -q "mnt-ro/new.*Read-only file system" "$TMP/err" && pass ||
+        fail "--out on a read-only file system: message: $(cat "$TMP/err")"
+    [ ! -e "$TMP/ro-new.exists" ] && pass || fail "--out on a read-only file system: folder made"
 else
     echo "note: not root or no mount namespaces: the tmpfs and read-only cases did not run" >&2
 fi
