@@ -1,4 +1,5 @@
 /* nmt: subcommands in the manner of git. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,11 +49,20 @@ static int run(const command *c, int argc, char **argv)
         cli_error("not implemented yet");
         return 1;
     }
-    return c->run(argc, argv);
+    int rc = c->run(argc, argv);
+    /* output lost to a full disk or a file size limit is no success */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        cli_error("standard output: write failed");
+        rc = 1;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
+    /* Past a file size limit (ulimit -f) a write must fail with EFBIG, which
+     * every command reports, rather than kill the program mid-file. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

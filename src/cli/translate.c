@@ -479,12 +479,12 @@ static FILE *open_output(const char *path)
 
 static int close_output(FILE *f, const char *path)
 {
-    if (!f || f == stdout)
-        return f && fflush(f) ? -1 : 0;
+    if (!f)
+        return 0;
     int bad = ferror(f);
-    bad |= fclose(f) != 0;
+    bad |= (f == stdout ? fflush(f) : fclose(f)) != 0;
     if (bad)
-        cli_error("%s: write failed", path);
+        cli_error("%s: write failed", f == stdout ? "standard output" : path);
     return bad ? -1 : 0;
 }
 
@@ -550,11 +550,8 @@ int cmd_translate(int argc, char **argv)
         }
         int bad = write_window(out, align, res, n, prog.base, a.n_best_given);
         free_window(lines, res, n);
-        if (bad) {
-            const char *what = align && ferror(align) ? a.alignments : a.output;
-            cli_error("%s: write failed", what ? what : "standard output");
-            goto done;
-        }
+        if (bad)
+            goto done; /* close_output below names what failed */
         prog.base += n;
         if (rc == 0)
             break;

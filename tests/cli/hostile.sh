@@ -208,6 +208,24 @@ refused "translate --alignments under a file" "afile/a\\.json: cannot write" "$N
 refused "train --out holds a run" "already holds a run" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" \
     "${SMALL[@]}" --out "$TMP/run"
 
+# ---- outputs that fail while being written ------------------------------------------
+# past a file size limit (SIGXFSZ is ignored: the write fails, the program says
+# so) and to a full device; a failed -o file is removed
+for i in $(seq 1 300); do echo "ein Hund läuft ."; done >"$TMP/many.de"
+sed 's/.*/a dog runs ./' "$TMP/many.de" >"$TMP/many.en"
+limited() { bash -c 'ulimit -f 1; exec "$@"' - "$@"; }
+refused "translate -o past a file size limit" "out\\.txt: write failed" limited "$NMT" translate -q \
+    -m "$MODEL" -i "$TMP/many.de" -o "$TMP/out.txt"
+refused "translate --alignments past a file size limit" "a\\.json: write failed" limited "$NMT" translate -q \
+    -m "$MODEL" -i "$TMP/many.de" -o "$TMP/out.txt" --alignments "$TMP/a.json"
+[ ! -e "$TMP/a.json" ] && pass || fail "a failed --alignments file was left"
+to_full() { "$@" >/dev/full; }
+refused "translate to a full device" "standard output: write failed" to_full "$NMT" translate -q \
+    -m "$MODEL" -i "$TMP/many.de"
+refused "score to a full device" "standard output: write failed" to_full "$NMT" score -m "$MODEL" \
+    --src "$TMP/many.de" --tgt "$TMP/many.en"
+refused "info to a full device" "standard output: write failed" to_full "$NMT" info -v "$MODEL"
+
 # ---- --resume of a folder with no (good) checkpoint --------------------------------
 refused "resume: no checkpoint" "nockpt: no checkpoint" "$NMT" train --resume "$TMP/nockpt"
 refused "resume: missing folder" "nope-dir: no checkpoint" "$NMT" train --resume "$TMP/nope-dir"
