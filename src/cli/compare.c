@@ -490,7 +490,7 @@ static int write_chart(const char *path, const run_result *r, int n, int lowerca
     }
     nmt_svg_chart chart = {
         .title = "BLEU by source sentence length",
-        .x_title = "source sentence length in words (buckets 1-10, 11-20, ..., 51+)",
+        .x_title = "source sentence length in words (points at the middles of 1-10, 11-20, ..., 51+)",
         .y_title = lowercase ? "BLEU (case-insensitive)" : "BLEU",
         .series = series,
         .n_series = n,
