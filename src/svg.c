@@ -192,8 +192,8 @@ static void axis_range(const nmt_svg_chart *c, int axis, double *lo, double *hi,
     double mn = axis ? c->y_min : c->x_min, mx = axis ? c->y_max : c->x_max;
     int fixed = mn != mx;
     if (!fixed) {
-        mn = INFINITY;
-        mx = -INFINITY;
+        mn = (double)INFINITY;
+        mx = -(double)INFINITY;
         for (int s = 0; s < c->n_series; s++)
             for (size_t k = 0; k < c->series[s].n; k++) {
                 double v = axis ? c->series[s].y[k] : c->series[s].x[k];

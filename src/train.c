@@ -243,8 +243,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     t->st.epoch = 1;
     t->st.lr = s->lr;
     t->st.best_bleu = -1;
-    t->st.best_ppl = INFINITY;
-    t->lowest_ppl = INFINITY;
+    t->st.best_ppl = (double)INFINITY;
+    t->lowest_ppl = (double)INFINITY;
     t->st.best_step = -1;
     /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
     nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
