@@ -192,6 +192,16 @@ static double get_double(meta_reader *r, const char *key, int allow_inf)
     return x;
 }
 
+/* A double in [min, max) (metadata is not covered by the crc32: a value the
+ * command line would refuse is refused here too). */
+static double get_double_in(meta_reader *r, const char *key, double min, double max)
+{
+    double x = get_double(r, key, 0);
+    if (r->rc == NMT_OK && !(x >= min && x < max))
+        bad(r, key, get(r, key));
+    return x;
+}
+
 static uint64_t get_u64(meta_reader *r, const char *key)
 {
     const char *v = get(r, key);
@@ -232,7 +242,7 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->hidden = get_int(&r, "train.hidden", 1, 1 << 20);
     s->att_dim = get_int(&r, "train.att_dim", 1, 1 << 20);
     s->out_dim = get_int(&r, "train.out_dim", 1, 1 << 20);
-    s->batch_size = get_int(&r, "train.batch_size", 1, 1 << 24);
+    s->batch_size = get_int(&r, "train.batch_size", 1, 1000000);
     s->max_len = get_int(&r, "train.max_len", 0, 1 << 24);
     s->min_count = get_int(&r, "train.min_count", 1, 1 << 30);
     s->max_vocab = get_int(&r, "train.max_vocab", 0, 1 << 30);
@@ -241,9 +251,9 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     v = get(&r, "train.optimizer");
     if (v && nmt_optim_parse(v, &s->optimizer))
         bad(&r, "train.optimizer", v);
-    s->lr = get_double(&r, "train.lr", 0);
-    s->clip = get_double(&r, "train.clip", 0);
-    s->dropout = (float)get_double(&r, "train.dropout", 0);
+    s->lr = get_double_in(&r, "train.lr", 1e-300, 1e300);
+    s->clip = get_double_in(&r, "train.clip", 0, 1e300);
+    s->dropout = (float)get_double_in(&r, "train.dropout", 0, 1);
     s->epochs = get_int(&r, "train.epochs", 0, 1 << 30);
     s->max_steps = get_i64(&r, "train.max_steps", -1, INT64_MAX);
     s->seed = get_u64(&r, "train.seed");

@@ -274,6 +274,20 @@ model_case "header length beyond the file" "$TMP/bad/beyond.safetensors" ".*beyo
 model_case "malformed header" "$TMP/bad/malformed.safetensors" "malformed header"
 model_case "shapes that disagree" "$TMP/bad/shapes.safetensors" ".*has shape \\[32, 8\\] but the settings.*need \\[36, 8\\]"
 model_case "crc mismatch" "$TMP/bad/crc.safetensors" "crc32 mismatch"
+# settings in the metadata (not covered by the crc32) that the command line
+# would refuse: a resume refuses them too
+{ head -c $((8 + hsize)) "$TMP/model.safetensors" | LC_ALL=C sed 's/"train\.dropout":"[0-9.]*"/"train.dropout":"1"/'
+  tail -c +$((9 + hsize)) "$TMP/model.safetensors"; } >"$TMP/bad/dropout.safetensors"
+hl=$(( $(wc -c <"$TMP/bad/dropout.safetensors") - fsize + hsize ))
+printf "$(printf '\\%03o' $((hl & 255)) $((hl >> 8 & 255)) 0 0 0 0 0 0)" |
+    dd of="$TMP/bad/dropout.safetensors" bs=1 conv=notrunc status=none
+rm -rf "$TMP/resume-bad" && mkdir -p "$TMP/resume-bad"
+cp "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors"
+expect_fail "train --resume: dropout 1 in the checkpoint" "checkpoint: bad value '1' for 'train\\.dropout'" \
+    "$NMT" train --resume "$TMP/resume-bad" -q
+one_line "train --resume: dropout 1 in the checkpoint"
+cmp -s "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors" && pass ||
+    fail "train --resume: dropout 1: the checkpoint was changed"
 refused "info: a directory" "adir.*directory" "$NMT" info "$TMP/adir"
 refused "score: a directory as model" "adir.*directory" "$NMT" score -m "$TMP/adir" --src "$TMP/de" --tgt "$TMP/en"
 refused "translate: a corpus as model" "de: " "$NMT" translate -q -m "$TMP/de" -i "$TMP/de" -o "$TMP/out.txt"
