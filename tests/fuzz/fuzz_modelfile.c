@@ -7,7 +7,9 @@
  * report. A model that loads must be what it claims: each tensor the model
  * holds equal to the file's tensor of that name, the vocabularies as large as
  * the settings, and usable: one sentence is encoded and one decoder step
- * taken, as `nmt translate` and `nmt info -v` would. A broken invariant traps.
+ * taken, as `nmt translate` and `nmt info -v` would; the training settings of
+ * a checkpoint are read as `nmt train --resume` reads them (the metadata is
+ * not covered by the crc32). A broken invariant traps.
  * Seeds: tests/fuzz/modelfile/ (small models written by nmt train). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "fuzz_file.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "nmt/train.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -76,6 +79,20 @@ static void run_model(const nmt_model *m)
     nmt_infer_free(st);
 }
 
+/* A checkpoint's settings: refused with a message, or within the ranges the
+ * command line allows. */
+static void read_settings(const nmt_file *f)
+{
+    nmt_train_settings s;
+    if (nmt_train_settings_from_file(&s, f) != NMT_OK) {
+        CHECK(nmt_error_message()[0]);
+        return;
+    }
+    CHECK(s.src_path && s.tgt_path);
+    CHECK(s.batch_size >= 1 && s.emb >= 1 && s.hidden >= 1 && s.threads >= 1);
+    CHECK(s.lr > 0 && s.clip >= 0 && s.dropout >= 0 && s.dropout < 1);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     nmt_model *m = NULL, *m2 = NULL;
@@ -86,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         list_file(f);
         check_model(m, f);
         run_model(m);
+        read_settings(f);
     } else {
         CHECK(!m && !f);
         CHECK(nmt_error_message()[0]); /* a refusal must say why */
