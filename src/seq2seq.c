@@ -69,7 +69,7 @@ static void layout(nmt_workspace *w, carver *c)
     for (int d = 0; d < w->D; d++) {
         enc_direction *e = &w->dir[d];
         e->gates = carve(c, Ts * B * GH);
-        e->hh = carve(c, Ts * B * GH);
+        e->hh = carve(c, (gru ? Ts : 1) * B * GH);
         e->h = carve(c, (Ts + 1) * B * H);
         e->c = lstm ? carve(c, (Ts + 1) * B * H) : NULL;
         e->dgates = carve(c, Ts * B * GH);
@@ -87,7 +87,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->tgt_mask = carve(c, Tt * B * E);
     w->dtgt_x = carve(c, Tt * B * E);
     w->gates = carve(c, Tt * B * GH);
-    w->hh = carve(c, Tt * B * GH);
+    w->hh = carve(c, (gru ? Tt : 1) * B * GH);
     w->dgates = carve(c, Tt * B * GH);
     w->dhh = gru ? carve(c, Tt * B * GH) : w->dgates;
     w->ws = carve(c, Tt * B * A);
@@ -99,7 +99,9 @@ static void layout(nmt_workspace *w, carver *c)
     w->t_in = carve(c, Tt * B * O);
     w->t_mask = carve(c, Tt * B * O);
     w->dt = carve(c, Tt * B * O);
-    w->logits = carve(c, Tt * B * (size_t)w->Vt);
+    w->logits = carve(c, (size_t)w->out_rows * w->Vt);
+    w->dW_out = carve(c, (size_t)w->Vt * O);
+    w->db_out = carve(c, (size_t)w->Vt);
     w->ds_out = carve(c, Tt * B * H);
     for (int k = 0; k < 2; k++) {
         w->dh[k] = carve(c, B * H);
@@ -125,6 +127,10 @@ int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int
     w->G = cell_gates(cfg->cell), w->E = cfg->emb, w->H = cfg->hidden;
     w->D = cfg->bidirectional ? 2 : 1, w->A = w->attention ? cfg->att_dim : 0;
     w->O = cfg->out_dim, w->Vt = cfg->tgt_vocab;
+    /* whole steps of at least 256 rows: big enough for an efficient product,
+     * small enough (6 MB at B = 64, Vt = 6000) to stay in cache */
+    int steps = (256 + max_B - 1) / max_B;
+    w->out_rows = max_B * (steps < max_tgt_T ? steps : max_tgt_T);
     carver c = {NULL, 0};
     layout(w, &c); /* a dry run to size the one allocation */
     size_t bytes = c.used * sizeof(real);
@@ -165,6 +171,13 @@ const double *nmt_workspace_sentence_nll(const nmt_workspace *ws)
 
 /* ---- forward ---- */
 
+/* Where step t's W_hh h_prev lives: GRU keeps every step's, the others
+ * reuse one step's buffer. */
+static size_t hh_at(const nmt_workspace *ws, size_t t, size_t step_size)
+{
+    return ws->cell == NMT_CELL_GRU ? t * step_size : 0;
+}
+
 static void set_active(unsigned char *active, const int *len, int T, int B)
 {
     for (int t = 0; t < T; t++)
@@ -192,9 +205,10 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
         for (int k = 0; k < Ts; k++) {
             int t = d == 0 ? k : Ts - 1 - k;
             int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
-            linear_forward(e->hh + t * BGH, e->h + prev * BH, w.enc_W_hh[d], NULL, B, H, GH, H, 0);
+            real *hh = e->hh + hh_at(ws, t, BGH);
+            linear_forward(hh, e->h + prev * BH, w.enc_W_hh[d], NULL, B, H, GH, H, 0);
             cell_forward(e->h + next * BH, e->c ? e->c + next * BH : NULL, e->gates + t * BGH,
-                         e->hh + t * BGH, e->h + prev * BH, e->c ? e->c + prev * BH : NULL,
+                         hh, e->h + prev * BH, e->c ? e->c + prev * BH : NULL,
                          ws->src_active + (size_t)t * B, ws->cell, B, H);
         }
     }
@@ -263,9 +277,40 @@ static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_ba
     return NMT_OK;
 }
 
+/* The vocabulary projection and the loss of rows r0 .. r0+rows-1 (whole
+ * steps) into ws->logits; returns their summed -log p. */
+static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
+                                   const nmt_batch *b, double *nll, size_t r0, int rows)
+{
+    int O = ws->O, Vt = ws->Vt;
+    linear_forward(ws->logits, t_in + r0 * O, w->out_W, w->out_b, rows, O, Vt, O, 0);
+    return cross_entropy_forward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0, nll, rows,
+                                 ws->B, Vt);
+}
+
+static void output_grad_clear(nmt_workspace *ws)
+{
+    memset(ws->dW_out, 0, (size_t)ws->Vt * ws->O * sizeof(real));
+    memset(ws->db_out, 0, (size_t)ws->Vt * sizeof(real));
+}
+
+/* Turns the chunk's log-probabilities into its gradient: dt of its rows, and
+ * its share of dW_out, db_out. */
+static void output_chunk_backward(nmt_workspace *ws, const weights *w, const real *t_in,
+                                  const nmt_batch *b, size_t r0, int rows)
+{
+    int O = ws->O, Vt = ws->Vt;
+    cross_entropy_backward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0,
+                           (real)(1.0 / ws->n_tokens), rows, Vt);
+    memset(ws->dt + r0 * O, 0, (size_t)rows * O * sizeof(real));
+    linear_backward(ws->dt + r0 * O, ws->dW_out, ws->db_out, ws->logits, t_in + r0 * O,
+                    w->out_W, rows, O, Vt, O);
+}
+
 nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                      float dropout, nmt_rng *rng)
 {
+    ws->output_grad_done = 0;
     if (check_batch(m, ws, b))
         return (nmt_real)NAN;
     weights w;
@@ -292,7 +337,7 @@ nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
     for (int i = 0; i < Tt; i++) {
         size_t at = (size_t)i * B;
         decoder_step_forward(m, &w, ws, ws->s + (i + 1) * BH, ws->sc + (i + 1) * BH,
-                             ws->gates + at * GH, ws->hh + at * GH, ws->ws + at * ws->A,
+                             ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->ws + at * ws->A,
                              ws->alpha + at * Ts, ws->ctx + at * DH, ws->s + i * BH,
                              ws->sc + i * BH, ws->tgt_active + at, b->src_len, NULL, B, B, Ts);
     }
@@ -304,13 +349,21 @@ nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
         dropout_forward(ws->t_in, ws->t_mask, rng, (real)dropout, N * O);
         t_in = ws->t_in;
     }
-    linear_forward(ws->logits, t_in, w.out_W, w.out_b, (int)N, O, ws->Vt, O, 0);
-    memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
-    double total = cross_entropy_forward(ws->logits, b->tgt_out, ws->tgt_active, ws->nll,
-                                         (int)N, B, ws->Vt);
     ws->n_tokens = 0;
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
+    memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
+    int fuse = ws->fuse_output_grad;
+    if (fuse)
+        output_grad_clear(ws);
+    double total = 0;
+    for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
+        int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
+        total += output_chunk_forward(ws, &w, t_in, b, ws->nll, r0, rows);
+        if (fuse)
+            output_chunk_backward(ws, &w, t_in, b, r0, rows);
+    }
+    ws->output_grad_done = fuse;
     return (nmt_real)(total / ws->n_tokens);
 }
 
@@ -340,7 +393,7 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
         for (int b = 0; b < B; b++)
             add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
         cell_backward(e->dgates + t * BGH, e->dhh + t * BGH, dh_prev, dc_prev, dh, dc,
-                      e->gates + t * BGH, e->hh + t * BGH, e->h + prev * BH,
+                      e->gates + t * BGH, e->hh + hh_at(ws, t, BGH), e->h + prev * BH,
                       e->c ? e->c + next * BH : NULL, e->c ? e->c + prev * BH : NULL,
                       ws->src_active + (size_t)t * B, ws->cell, B, H);
         gemm(0, 0, B, H, GH, 1, e->dhh + t * BGH, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
@@ -364,13 +417,20 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, A = ws->A, O = ws->O;
     size_t BH = (size_t)B * H, N = (size_t)Tt * B;
 
-    /* Output side, all steps at once. */
-    cross_entropy_backward(ws->logits, b->tgt_out, ws->tgt_active, (real)(1.0 / ws->n_tokens),
-                           (int)N, ws->Vt);
-    real *dlogits = ws->logits;
-    memset(ws->dt, 0, N * O * sizeof(real));
-    linear_backward(ws->dt, g.out_W, g.out_b, dlogits, ws->dropped ? ws->t_in : ws->t, w.out_W,
-                    (int)N, O, ws->Vt, O);
+    /* Output side: the vocabulary projection's gradient, unless the forward
+     * made it already; then everything else over all steps at once. */
+    const real *t_in = ws->dropped ? ws->t_in : ws->t;
+    if (!ws->output_grad_done) {
+        output_grad_clear(ws);
+        for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
+            int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
+            output_chunk_forward(ws, &w, t_in, b, NULL, r0, rows);
+            output_chunk_backward(ws, &w, t_in, b, r0, rows);
+        }
+    }
+    add(g.out_W, ws->dW_out, (size_t)ws->Vt * O);
+    add(g.out_b, ws->db_out, (size_t)ws->Vt);
+    ws->fuse_output_grad = 1; /* this workspace trains: fuse from now on */
     if (ws->dropped)
         dropout_backward(ws->dt, ws->t_mask, N * O);
     deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t, ws->dt, ws->t,
@@ -388,7 +448,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         size_t at = (size_t)i * B;
         add(dh, ws->ds_out + at * H, BH);
         cell_backward(ws->dgates + at * GH, ws->dhh + at * GH, dh_prev, dc_prev, dh, dc,
-                      ws->gates + at * GH, ws->hh + at * GH, ws->s + i * BH,
+                      ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
                       ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H);
         gemm(0, 0, B, H, GH, 1, ws->dhh + at * GH, GH, w.dec_W_hh, H, 1, dh_prev, H);
         real *dctx = ws->dctx + at * DH;

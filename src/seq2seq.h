@@ -19,7 +19,9 @@ void weights_resolve(weights *w, const nmt_model *m, real *base);
 
 /* One direction of the encoder: everything its backward needs. */
 typedef struct enc_direction {
-    real *gates, *hh;     /* [T, B, G*H] activated gates, W_hh h_prev */
+    real *gates;          /* [T, B, G*H] activated gates */
+    real *hh;             /* W_hh h_prev: [T, B, G*H] for GRU (its backward
+                           * needs U_n h), else one step's [B, G*H] */
     real *h, *c;          /* [T+1, B, H] states (c: LSTM only) */
     real *dgates, *dhh;   /* [T, B, G*H] (dhh == dgates unless GRU) */
 } enc_direction;
@@ -42,12 +44,24 @@ struct nmt_workspace {
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
     real *tgt_x, *tgt_mask, *dtgt_x;        /* [Tt, B, E] */
-    real *gates, *hh, *dgates, *dhh;        /* [Tt, B, G*H] */
+    real *gates, *dgates, *dhh;             /* [Tt, B, G*H] */
+    real *hh;                               /* as in enc_direction */
     real *ws, *dws;                         /* [Tt, B, A] */
     real *alpha;                            /* [Tt, B, Ts] */
     real *ctx, *dctx;                       /* [Tt, B, D*H] */
     real *t, *t_in, *t_mask, *dt;           /* [Tt, B, O] */
-    real *logits;                           /* [Tt, B, Vt] */
+    /* The vocabulary projection runs over chunks of out_rows rows (whole
+     * steps), so that only [out_rows, Vt] logits are ever held, not
+     * [Tt, B, Vt]. Once the workspace has seen a backward it is taken to be
+     * training, and the forward also turns each chunk into its gradient:
+     * dt, and dW_out/db_out summed over the chunks, which nmt_backward adds
+     * to the model's. Otherwise nmt_backward recomputes the chunks, with the
+     * same operations in the same order, so both give identical bits. */
+    int out_rows;
+    int fuse_output_grad;                   /* set by the first backward */
+    int output_grad_done;                   /* the last forward did it */
+    real *logits;                           /* [out_rows, Vt] */
+    real *dW_out, *db_out;                  /* [Vt, O], [Vt] */
     real *ds_out;                           /* [Tt, B, H] */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
     double *nll;                            /* [B] */

@@ -259,6 +259,53 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
 }
 END_TEST
 
+/* The vocabulary projection's gradient is made in the forward once the
+ * workspace has seen a backward, and recomputed by the backward before that:
+ * both must give the same bits (resume restarts with a fresh workspace), on a
+ * batch long enough to span several chunks of the projection. */
+START_TEST(output_gradient_same_fused_or_not)
+{
+    int k = _i;
+    nmt_model *m = make(k, 5 + k);
+    nmt_batch bt;
+    fixture_batch(&bt, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 200);
+    ck_assert_int_gt(bt.tgt_T * bt.B, 2 * 258); /* three chunks of 258 rows */
+    nmt_workspace *ws, *ws2;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, bt.src_T, bt.tgt_T), 0);
+    ck_assert_int_eq(nmt_workspace_create(&ws2, m, 3, bt.src_T, bt.tgt_T), 0);
+    float *first = malloc(m->n_params * sizeof(float));
+    nmt_model_zero_grad(m);
+    float l1 = nmt_forward(m, ws, &bt, 0, NULL);
+    nmt_backward(m, ws, &bt); /* recomputes the projection */
+    memcpy(first, m->grads, m->n_params * sizeof(float));
+    for (int again = 0; again < 2; again++) {
+        /* ws now fuses; ws2 is fresh and recomputes */
+        nmt_workspace *w = again ? ws2 : ws;
+        nmt_model_zero_grad(m);
+        float l2 = nmt_forward(m, w, &bt, 0, NULL);
+        nmt_backward(m, w, &bt);
+        ck_assert(l1 == l2);
+        for (int t = 0; t < m->n_tensors; t++) {
+            const nmt_tensor_info *ti = &m->tensors[t];
+            ck_assert_msg(memcmp(first + ti->offset, m->grads + ti->offset,
+                                 ti->size * sizeof(float)) == 0,
+                          "config %d, %s: %s differs", k, again ? "fresh" : "fused", ti->name);
+        }
+    }
+    /* and the gradient is not trivially zero */
+    const nmt_tensor_info *out = nmt_model_tensor(m, "out.W");
+    double norm = 0;
+    for (size_t i = 0; i < out->size; i++)
+        norm += (double)first[out->offset + i] * (double)first[out->offset + i];
+    ck_assert(norm > 0);
+    free(first);
+    nmt_workspace_free(ws);
+    nmt_workspace_free(ws2);
+    fixture_batch_free(&bt);
+    nmt_model_free(m);
+}
+END_TEST
+
 START_TEST(dropout_is_seeded_and_off_at_zero)
 {
     nmt_model *m = make(8, 3);
@@ -385,6 +432,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, init_is_reproducible_with_the_papers_statistics, 0, 3);
     tcase_add_test(tc, uniform_init_draws_within_its_scale);
     tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 12);
+    tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 12);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);
     tcase_add_loop_test(tc, inference_matches_training, 0, 12);
