@@ -28,6 +28,8 @@ for opt in src tgt valid-src valid-tgt out resume init-from cell attention bidir
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 grep -q "adadelta" "$TMP/out" && pass || fail "help lacks adadelta"
+grep -q -- "--init uniform|bahdanau" "$TMP/out" && pass || fail "help lacks --init"
+grep -q -- "--init-scale" "$TMP/out" && pass || fail "help lacks --init-scale"
 expect_ok "help via nmt help" "$NMT" help train
 grep -q -- "--early-stop" "$TMP/out" && pass || fail "nmt help train"
 
@@ -90,6 +92,62 @@ expect_fail "init-from with --hidden" "--hidden cannot be used with --init-from"
     --hidden 8 --out "$TMP/x"
 expect_fail "resume with --lr" "--lr cannot be changed on --resume" "$NMT" train \
     --resume "$TMP/init" --lr 0.1
+
+# --- --init uniform (default) and --init bahdanau --------------------------------
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+# stats FILE NAME: "max_abs rms n_zero" of one tensor, read from the file with
+# the standard library only.
+stats() {
+    "$PY" - "$1" "$2" <<'EOF'
+import json, math, struct, sys
+with open(sys.argv[1], "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    head = json.loads(f.read(n))
+    lo, hi = head[sys.argv[2]]["data_offsets"]
+    f.seek(8 + n + lo)
+    x = struct.unpack("<%df" % ((hi - lo) // 4), f.read(hi - lo))
+print("%g %g %d" % (max(abs(v) for v in x), math.sqrt(sum(v * v for v in x) / len(x)),
+                    sum(v == 0 for v in x)))
+EOF
+}
+# within X LO HI: LO <= X <= HI
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+INIT=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --max-steps 0)
+expect_ok "init default" "${INIT[@]}" --out "$TMP/i-def"
+expect_ok "init uniform 0.1" "${INIT[@]}" --init uniform --init-scale 0.1 --out "$TMP/i-u1"
+expect_ok "init uniform 0.05" "${INIT[@]}" --init-scale 0.05 --out "$TMP/i-u05"
+expect_ok "init bahdanau" "${INIT[@]}" --init bahdanau --out "$TMP/i-b"
+same_data "$TMP/i-def/checkpoint.safetensors" "$TMP/i-u1/checkpoint.safetensors" && pass ||
+    fail "the default init is not --init uniform --init-scale 0.1"
+# uniform in [-x, x]: the largest of thousands of draws is near x, the rms x/sqrt(3)
+read -r mx rms zeros < <(stats "$TMP/i-def/checkpoint.safetensors" out.W)
+within "$mx" 0.095 0.1 && within "$rms" 0.052 0.063 && pass ||
+    fail "default out.W: max $mx rms $rms, expected uniform in [-0.1, 0.1]"
+read -r mx rms zeros < <(stats "$TMP/i-u05/checkpoint.safetensors" out.W)
+within "$mx" 0.0475 0.05 && within "$rms" 0.026 0.0315 && pass ||
+    fail "--init-scale 0.05 out.W: max $mx rms $rms"
+read -r mx rms zeros < <(stats "$TMP/i-def/checkpoint.safetensors" att.v)
+[ "$zeros" = 0 ] && within "$mx" 0.01 0.1 && pass || fail "default att.v: max $mx zeros $zeros"
+# the recurrent matrices stay orthogonal (rows of unit norm) under both
+for d in i-def i-b; do
+    read -r mx rms zeros < <(stats "$TMP/$d/checkpoint.safetensors" dec.W_hh)
+    within "$rms" 0.24 0.26 && pass || fail "$d dec.W_hh rms $rms, expected 1/sqrt(16)"
+done
+# the paper's: N(0, 0.01^2), attention N(0, 0.001^2), att.v 0
+read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" out.W)
+within "$rms" 0.009 0.011 && pass || fail "bahdanau out.W rms $rms, expected 0.01"
+read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" att.U)
+within "$rms" 0.0009 0.0011 && pass || fail "bahdanau att.U rms $rms, expected 0.001"
+read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" att.v)
+[ "$mx" = 0 ] && pass || fail "bahdanau att.v is not 0 (max $mx)"
+refused "unknown init" "--init: unknown value 'xavier'" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init xavier
+refused "init-scale with bahdanau" "--init-scale goes with --init uniform" --src "$TMP/tiny.de" \
+    --tgt "$TMP/tiny.en" --init bahdanau --init-scale 0.1
+refused "init-scale 0" "--init-scale" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init-scale 0
+expect_fail "init with --init-from" "--init cannot be used with --init-from" "$NMT" train \
+    --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init-from "$TMP/init/checkpoint.safetensors" \
+    --init bahdanau --out "$TMP/x"
 
 # --- same seed and threads: the same weights -------------------------------------
 RUN=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --seed 7
