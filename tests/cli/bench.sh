@@ -70,6 +70,7 @@ for l in ("enc_in", "gate_hh", "dec_ctx", "att_U", "deep_out", "out_fwd", "out_d
          and labels[l]["gflops_max"] >= labels[l]["gflops_median"], "sgemm " + l)
 need(labels["out_fwd"]["N"] == R["flops"]["tgt_vocab"], "output shape uses the vocabulary")
 f = R["flops"]
+need(pos(s["nmt_steps_per_cpu_s"]) and pos(s["torch_steps_per_cpu_s"]), "steps per CPU-second")
 need(f["steps"] == R["config"]["steps"] and f["padded_flops"] >= f["useful_flops"] > 0, "flops")
 # steps/s and tokens/s describe the same window of the same batches
 n = R["nmt_train"][0]
