@@ -71,9 +71,10 @@ int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_voca
  * N(0, 0.01^2); LSTM forget-gate bias 1. */
 void nmt_model_init(nmt_model *m, uint64_t seed);
 /* The same but every matrix other than the recurrent ones, and att.v, drawn
- * uniformly from [-scale, scale] (the init of later toolkits, e.g. 0.1): with
- * the paper's small weights a short run sits for hundreds of steps at the
- * loss of a target language model before the source starts to matter. */
+ * uniformly from [-scale, scale] (the init of later toolkits, e.g. 0.1; nmt
+ * train's default): with the paper's small weights and adam the deep output's
+ * tanh saturates into a constant that fits the target unigram, and training
+ * sits at that loss for hundreds to thousands of steps. */
 void nmt_model_init_uniform(nmt_model *m, uint64_t seed, double scale);
 int nmt_model_alloc_grads(nmt_model *m);
 void nmt_model_zero_grad(nmt_model *m);
