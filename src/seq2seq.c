@@ -58,11 +58,18 @@ static real *carve(carver *c, size_t n)
     return p;
 }
 
+/* The gate gradients of the recurrences are kept for a window of GRAD_WINDOW
+ * steps: each full window's weight gradients are one product of
+ * GRAD_WINDOW * B rows (512 at B = 64, as efficient as all steps at once)
+ * and [T, B, G*H] is never held. */
+#define GRAD_WINDOW 8
+
 static void layout(nmt_workspace *w, carver *c)
 {
     size_t B = w->max_B, Ts = w->max_Ts, Tt = w->max_Tt, GH = (size_t)w->G * w->H;
     size_t H = w->H, E = w->E, DH = (size_t)w->D * w->H, A = w->A, O = w->O;
     int lstm = w->cell == NMT_CELL_LSTM, gru = w->cell == NMT_CELL_GRU;
+    size_t WIN = GRAD_WINDOW;
     w->src_x = carve(c, Ts * B * E);
     w->src_mask = carve(c, Ts * B * E);
     w->dsrc_x = carve(c, Ts * B * E);
@@ -72,8 +79,8 @@ static void layout(nmt_workspace *w, carver *c)
         e->hh = carve(c, (gru ? Ts : 1) * B * GH);
         e->h = carve(c, (Ts + 1) * B * H);
         e->c = lstm ? carve(c, (Ts + 1) * B * H) : NULL;
-        e->dgates = carve(c, Ts * B * GH);
-        e->dhh = gru ? carve(c, Ts * B * GH) : e->dgates;
+        e->dgates = carve(c, WIN * B * GH);
+        e->dhh = gru ? carve(c, WIN * B * GH) : e->dgates;
     }
     w->enc = carve(c, Ts * B * DH);
     w->denc = carve(c, Ts * B * DH);
@@ -88,8 +95,8 @@ static void layout(nmt_workspace *w, carver *c)
     w->dtgt_x = carve(c, Tt * B * E);
     w->gates = carve(c, Tt * B * GH);
     w->hh = carve(c, (gru ? Tt : 1) * B * GH);
-    w->dgates = carve(c, Tt * B * GH);
-    w->dhh = gru ? carve(c, Tt * B * GH) : w->dgates;
+    w->dgates = carve(c, WIN * B * GH);
+    w->dhh = gru ? carve(c, WIN * B * GH) : w->dgates;
     w->ws = carve(c, Tt * B * A);
     w->dws = carve(c, Tt * B * A);
     w->alpha = carve(c, Tt * B * Ts);
@@ -381,7 +388,7 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
 {
     enc_direction *e = &ws->dir[d];
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
-    size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
+    size_t BH = (size_t)B * H, BGH = (size_t)B * GH, BE = (size_t)B * E;
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
     for (int b = 0; b < B; b++)
         memcpy(dh + (size_t)b * H, ws->dz + (size_t)b * DH + d * H, H * sizeof(real));
@@ -390,22 +397,41 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
         /* Reverse of the forward order. */
         int t = d == 0 ? Ts - 1 - k : k;
         int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
+        size_t slot = (size_t)(t % GRAD_WINDOW) * BGH;
         for (int b = 0; b < B; b++)
             add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
-        cell_backward(e->dgates + t * BGH, e->dhh + t * BGH, dh_prev, dc_prev, dh, dc,
+        cell_backward(e->dgates + slot, e->dhh + slot, dh_prev, dc_prev, dh, dc,
                       e->gates + t * BGH, e->hh + hh_at(ws, t, BGH), e->h + prev * BH,
                       e->c ? e->c + next * BH : NULL, e->c ? e->c + prev * BH : NULL,
                       ws->src_active + (size_t)t * B, ws->cell, B, H);
-        gemm(0, 0, B, H, GH, 1, e->dhh + t * BGH, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
+        gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
+        /* The window [t0, t0 + n) is complete when its last step in this
+         * direction's order is done: then its weight gradients. h_prev of
+         * step t is state t for the forward direction, t+1 for the backward. */
+        int t0 = t - t % GRAD_WINDOW;
+        int n = Ts - t0 < GRAD_WINDOW ? Ts - t0 : GRAD_WINDOW;
+        if (t != (d == 0 ? t0 : t0 + n - 1))
+            continue;
+        const real *h_prev = e->h + (size_t)(d == 0 ? t0 : t0 + 1) * BH;
+        gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, H, 1, g->enc_W_hh[d], H);
+        linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates,
+                        ws->src_x + t0 * BE, w->enc_W_ih[d], n * B, E, GH, E);
     }
-    /* The weight gradients over all steps at once. h_prev of step t is state
-     * t for the forward direction and t+1 for the backward one. */
-    const real *h_prev = e->h + (d == 0 ? 0 : BH);
-    gemm(1, 0, GH, H, Ts * B, 1, e->dhh, GH, h_prev, H, 1, g->enc_W_hh[d], H);
-    linear_backward(ws->dsrc_x, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->src_x,
-                    w->enc_W_ih[d], Ts * B, E, GH, E);
+}
+
+/* The decoder's weight gradients of steps i0 .. i0+n-1, whose gate gradients
+ * are the window's; step i read state i. */
+static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws, int i0, int n)
+{
+    int B = ws->B, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
+    size_t at = (size_t)i0 * B;
+    gemm(1, 0, GH, H, n * B, 1, ws->dhh, GH, ws->s + at * H, H, 1, g->dec_W_hh, H);
+    linear_backward(ws->dtgt_x + at * E, g->dec_W_ih, g->dec_b, ws->dgates, ws->tgt_x + at * E,
+                    w->dec_W_ih, n * B, E, GH, E + DH);
+    linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx + at * DH, w->dec_W_ih + E,
+                    n * B, DH, GH, E + DH);
 }
 
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
@@ -445,14 +471,14 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     memset(dh, 0, BH * sizeof(real));
     memset(dc, 0, BH * sizeof(real));
     for (int i = Tt - 1; i >= 0; i--) {
-        size_t at = (size_t)i * B;
+        size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
         add(dh, ws->ds_out + at * H, BH);
-        cell_backward(ws->dgates + at * GH, ws->dhh + at * GH, dh_prev, dc_prev, dh, dc,
+        cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
                       ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
                       ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H);
-        gemm(0, 0, B, H, GH, 1, ws->dhh + at * GH, GH, w.dec_W_hh, H, 1, dh_prev, H);
+        gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
         real *dctx = ws->dctx + at * DH;
-        gemm(0, 0, B, DH, GH, 1, ws->dgates + at * GH, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
+        gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             attention_backward(ws->dws + at * A, ws->duh, ws->denc, g.att_v, dctx,
                                ws->alpha + at * Ts, ws->ws + at * A, ws->uh, ws->enc, w.att_v,
@@ -463,13 +489,9 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         }
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
+        if (i % GRAD_WINDOW == 0) /* the window's first step: it is complete */
+            decoder_window_grads(&w, &g, ws, i, Tt - i < GRAD_WINDOW ? Tt - i : GRAD_WINDOW);
     }
-    /* Decoder weight gradients over all steps; step i read state i. */
-    gemm(1, 0, GH, H, (int)N, 1, ws->dhh, GH, ws->s, H, 1, g.dec_W_hh, H);
-    linear_backward(ws->dtgt_x, g.dec_W_ih, g.dec_b, ws->dgates, ws->tgt_x, w.dec_W_ih, (int)N,
-                    E, GH, E + DH);
-    linear_backward(NULL, g.dec_W_ih + E, NULL, ws->dgates, ws->ctx, w.dec_W_ih + E, (int)N, DH,
-                    GH, E + DH);
     if (ws->attention) {
         linear_backward(NULL, g.att_W, NULL, ws->dws, ws->s, w.att_W, (int)N, H, A, H);
         linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->enc, w.att_U, Ts * B, DH, A, DH);

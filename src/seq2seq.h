@@ -23,7 +23,8 @@ typedef struct enc_direction {
     real *hh;             /* W_hh h_prev: [T, B, G*H] for GRU (its backward
                            * needs U_n h), else one step's [B, G*H] */
     real *h, *c;          /* [T+1, B, H] states (c: LSTM only) */
-    real *dgates, *dhh;   /* [T, B, G*H] (dhh == dgates unless GRU) */
+    real *dgates, *dhh;   /* [GRAD_WINDOW, B, G*H], step t in slot t % GRAD_WINDOW
+                           * (dhh == dgates unless GRU) */
 } enc_direction;
 
 struct nmt_workspace {
@@ -44,7 +45,8 @@ struct nmt_workspace {
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
     real *tgt_x, *tgt_mask, *dtgt_x;        /* [Tt, B, E] */
-    real *gates, *dgates, *dhh;             /* [Tt, B, G*H] */
+    real *gates;                            /* [Tt, B, G*H] */
+    real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
     real *ws, *dws;                         /* [Tt, B, A] */
     real *alpha;                            /* [Tt, B, Ts] */

@@ -44,6 +44,16 @@ static const int ex_s1[] = {7, 4, 9}, ex_t1[] = {6, 5};
 static const int *const ex_src[] = {ex_s1, ex_s1}, *const ex_tgt[] = {ex_t1, ex_t1};
 static const int ex_src_n[] = {0, 3}, ex_tgt_n[] = {0, 2};
 
+/* Sentences longer than the backward's window of gate gradients (8 steps),
+ * so that several windows carry real gradient; ids avoid 9 (source) and 8
+ * (target) like the fixture's. */
+static const int lg_s0[] = {4, 5, 6, 7, 8, 4, 5, 6, 7, 8, 4, 6, 8, 5, 7, 4, 6, 8, 5};
+static const int lg_s1[] = {8, 7, 6, 5, 4, 8, 7, 6, 5, 4, 6};
+static const int lg_t0[] = {4, 5, 6, 7, 4, 5, 6, 7, 4, 6, 5, 7, 4, 6, 5, 7, 4};
+static const int lg_t1[] = {7, 6, 5, 4, 7, 6, 5, 4, 5};
+static const int *const lg_src[] = {lg_s0, lg_s1}, *const lg_tgt[] = {lg_t0, lg_t1};
+static const int lg_src_n[] = {19, 11}, lg_tgt_n[] = {17, 9};
+
 static double check_config(int k, float dropout, int extra_pad, int edge)
 {
     nmt_config cfg = fixture_config(k, E, H, A, O, VS, VT);
@@ -52,7 +62,9 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
     randomize(m, 1000 + (uint64_t)k);
     nmt_batch b;
-    if (edge)
+    if (edge == 2)
+        fixture_batch(&b, 2, lg_src, lg_src_n, lg_tgt, lg_tgt_n, extra_pad);
+    else if (edge)
         fixture_batch(&b, 2, ex_src, ex_src_n, ex_tgt, ex_tgt_n, extra_pad);
     else
         fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, extra_pad);
@@ -97,8 +109,8 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
      * <pad> on both sides, the unused ids. */
     const nmt_tensor_info *se = nmt_model_tensor(m, "src_emb");
     const nmt_tensor_info *te = nmt_model_tensor(m, "tgt_emb");
-    int unused_src[] = {NMT_PAD, NMT_UNK, NMT_BOS, edge ? 5 : 9};
-    int unused_tgt[] = {NMT_PAD, NMT_UNK, NMT_EOS, edge ? 4 : 8};
+    int unused_src[] = {NMT_PAD, NMT_UNK, NMT_BOS, edge == 1 ? 5 : 9};
+    int unused_tgt[] = {NMT_PAD, NMT_UNK, NMT_EOS, edge == 1 ? 4 : 8};
     for (int u = 0; u < 4; u++)
         for (int e = 0; e < E; e++) {
             ck_assert(m->grads[se->offset + (size_t)unused_src[u] * E + e] == 0);
@@ -142,6 +154,13 @@ START_TEST(shortest_sentences)
 }
 END_TEST
 
+/* Sentences of 9 to 19 tokens: gradients made window by window. */
+START_TEST(long_sentences)
+{
+    check_config(_i, 0, 1, 2);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("gradcheck");
@@ -151,6 +170,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, extra_padding, 0, 12);
     tcase_add_loop_test(tc, with_dropout, 0, 12);
     tcase_add_loop_test(tc, shortest_sentences, 0, 12);
+    tcase_add_loop_test(tc, long_sentences, 0, 12);
     suite_add_tcase(s, tc);
     return s;
 }
