@@ -1,6 +1,7 @@
 # The hostile-input catalogue (issue 9) in one place, over nmt train, score,
-# translate and info. Every refusal ends in exactly one line on stderr naming
-# what is wrong, a non-zero exit that is not a signal, and no output left
+# translate and info (and align for model files). Every refusal ends in
+# exactly one line on stderr naming what is wrong, a non-zero exit that is not
+# a signal, and no output left
 # behind (no --out folder, no -o file, nothing on standard output). A 10 MB
 # line is skipped by --max-len or refused; CRLF files are accepted and read
 # as the LF ones. A checkpoint write that fails (file size limit, full disk,
@@ -255,6 +256,8 @@ model_case() { # model_case NAME FILE PATTERN: PATTERN follows the file's name
     refused "info: $name" "$base: $pattern" "$NMT" info "$file"
     refused "score: $name" "$base: $pattern" "$NMT" score -m "$file" --src "$TMP/de" --tgt "$TMP/en"
     refused "translate: $name" "$base: $pattern" "$NMT" translate -q -m "$file" -i "$TMP/de" -o "$TMP/out.txt"
+    refused "align: $name" "$base: $pattern" "$NMT" align -m "$file" --src "$TMP/de" --tgt "$TMP/en" \
+        -o "$TMP/out.txt"
     refused "train --init-from: $name" "$base: $pattern" "$NMT" train --init-from "$file" --src "$TMP/de" \
         --tgt "$TMP/en" -q --out "$TMP/out-dir"
     [ -e "$file" ] || return 0 # a missing checkpoint is the --resume case above
