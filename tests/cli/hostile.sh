@@ -3,9 +3,9 @@
 # exactly one line on stderr naming what is wrong, a non-zero exit that is not
 # a signal, and no output left behind (no --out folder, no -o file, nothing
 # on standard output). A 10 MB line is skipped by --max-len or refused; CRLF
-# files are accepted and read as the LF ones. A checkpoint write that fails (file size limit, full disk,
-# read-only folder) keeps the previous checkpoint byte for byte, valid, and
-# ends the run with one clear message.
+# files are accepted and read as the LF ones. A checkpoint write that fails
+# (file size limit, full disk, read-only folder) keeps the previous checkpoint
+# byte for byte, valid, and ends the run with one clear message.
 . "$(dirname "$0")/lib.sh"
 
 # ---- helpers -----------------------------------------------------------------
