@@ -167,10 +167,14 @@ static int decoder_for(nmt_decoder **d, const nmt_model *m, int B, int src_T)
     return nmt_decoder_create(d, m, B, src_T, &o);
 }
 
-static int bleu_create(nmt_bleu **b)
+/* A model trained on lowercased text can only produce lowercase, so its
+ * validation BLEU is case-insensitive (sacreBLEU --lc), as nmt compare does;
+ * otherwise every capital in the references would count as a miss. */
+static int bleu_create(nmt_bleu **b, const nmt_model *m)
 {
     nmt_bleu_opts o;
     nmt_bleu_opts_init(&o);
+    o.lowercase = m->cfg.lowercase;
     return nmt_bleu_create(b, &o);
 }
 
@@ -187,7 +191,7 @@ int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size, dou
     if (!rc)
         rc = decoder_for(&vt.decoder, m, batch_size, src_T);
     if (!rc)
-        rc = bleu_create(&vt.bleu);
+        rc = bleu_create(&vt.bleu, m);
     if (!rc)
         rc = validate_with(m, &vt, v, batch_size, ppl, bleu);
     nmt_bleu_free(vt.bleu);
@@ -267,7 +271,7 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (!rc && t->valid.corpus)
         rc = decoder_for(&t->decoder, m, s->batch_size, src_T);
     if (!rc && t->valid.corpus)
-        rc = bleu_create(&t->bleu);
+        rc = bleu_create(&t->bleu, m);
     if (rc) {
         nmt_trainer_free(t);
         return rc;
