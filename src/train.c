@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nmt/error.h"
 #include "nmt/text.h"
@@ -299,13 +300,24 @@ static int log_trim(const char *path, int64_t step)
     while (keep < n && strtoll(lines[keep], NULL, 10) <= step)
         keep++;
     if (keep < n) {
-        FILE *f = fopen(path, "wb");
+        /* Into a temporary file renamed over the log, so that a kill during
+         * the rewrite leaves the old rows rather than a cut log. */
+        size_t len = strlen(path) + 8;
+        char *tmp = malloc(len);
+        FILE *f = tmp ? (snprintf(tmp, len, "%s.trim", path), fopen(tmp, "wb")) : NULL;
         if (!f)
             rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite: %s", path, strerror(errno));
         for (size_t i = 0; f && i < keep; i++)
             fprintf(f, "%s\n", lines[i]);
-        if (f && fclose(f))
-            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        if (f) {
+            int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+            bad |= fclose(f) != 0;
+            if (bad || rename(tmp, path)) {
+                rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+                remove(tmp);
+            }
+        }
+        free(tmp);
     }
     nmt_free_lines(lines, n);
     return rc;
