@@ -8,40 +8,7 @@
 #include "nmt/error.h"
 #include "nmt/text.h"
 #include "test_common.h"
-
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-    strcpy(tmpdir, "/tmp/nmt-test-corpus-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char paths[4][256];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 256, "%s/%s", tmpdir, name);
-    return p;
-}
-
-static const char *write_file(const char *name, const void *data, size_t n)
-{
-    const char *p = tmp_path(name);
-    FILE *f = fopen(p, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-    fclose(f);
-    return p;
-}
+#include "test_files.h"
 
 static const char *write_text(const char *name, const char *text)
 {
