@@ -5,7 +5,10 @@
  * computed by the caller. The tanh is recomputed in backward rather than kept:
  * keeping it would take Tt * B * Ts * A floats (170 MB at the bench's
  * longest batch), recomputing it costs one vectorized pass. */
+#include <string.h>
+
 #include "layers.h"
+#include "pool.h"
 
 real attention_score(const real *v, const real *w, const real *u, int A)
 {
@@ -36,12 +39,13 @@ static void score_backward(real *restrict du, real *restrict dw, real *restrict 
     }
 }
 
-void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
-                       const real *enc, const real *v, const int *len, const int *src_of,
-                       int R, int B, int T, int A, int DH)
+/* Rows r0 .. r1-1 of attention_forward. */
+static void forward_rows(real *ctx, real *alpha, const real *ws, const real *uh,
+                         const real *enc, const real *v, const int *len, const int *src_of,
+                         int r0, int r1, int B, int T, int A, int DH)
 {
     /* ctx: [R, DH], alpha: [R, T], ws: [R, A], uh: [T, B, A], enc: [T, B, DH] */
-    for (int r = 0; r < R; r++) {
+    for (int r = r0; r < r1; r++) {
         int b = src_of ? src_of[r] : r, n = len[b];
         const real *w = ws + (size_t)r * A;
         real *al = alpha + (size_t)r * T;
@@ -72,13 +76,16 @@ void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
     }
 }
 
-void attention_backward(real *dws, real *duh, real *denc, real *dv, const real *dctx,
-                        const real *alpha, const real *ws, const real *uh, const real *enc,
-                        const real *v, const int *len, int R, int B, int T, int A, int DH)
+/* Rows r0 .. r1-1 of attention_backward, their share of dv added to dv. */
+static void backward_rows(real *dws, real *duh, real *denc, real *dv, const real *dctx,
+                          const real *alpha, const real *ws, const real *uh, const real *enc,
+                          const real *v, const int *len, int r0, int r1, int B, int T, int A,
+                          int DH)
 {
     /* dws: [R, A], duh: [T, B, A], denc: [T, B, DH], dv: [A], dctx: [R, DH],
-     * alpha: [R, T]; row r attends source r (training has R = B) */
-    for (int r = 0; r < R; r++) {
+     * alpha: [R, T]; row r attends source r (training has R = B), so rows
+     * write disjoint parts of duh and denc */
+    for (int r = r0; r < r1; r++) {
         int b = r, n = len[b];
         const real *al = alpha + (size_t)r * T, *dc = dctx + (size_t)r * DH;
         const real *w = ws + (size_t)r * A;
@@ -104,4 +111,60 @@ void attention_backward(real *dws, real *duh, real *denc, real *dv, const real *
             score_backward(du, dw, dv, ds, w, u, v, A);
         }
     }
+}
+
+/* ---- the rows spread over the pool's threads ---- */
+
+typedef struct att_job {
+    real *ctx, *alpha, *dws, *duh, *denc, *dv_part;
+    const real *ws, *uh, *enc, *v, *dctx, *alpha_in;
+    const int *len, *src_of;
+    int R, B, T, A, DH;
+} att_job;
+
+static void forward_chunk(void *arg, int c, int n)
+{
+    const att_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->R, 1, c, n, &lo, &hi);
+    forward_rows(j->ctx, j->alpha, j->ws, j->uh, j->enc, j->v, j->len, j->src_of, lo, hi, j->B,
+                 j->T, j->A, j->DH);
+}
+
+void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
+                       const real *enc, const real *v, const int *len, const int *src_of,
+                       int R, int B, int T, int A, int DH)
+{
+    att_job j = {.ctx = ctx, .alpha = alpha, .ws = ws, .uh = uh, .enc = enc, .v = v,
+                 .len = len, .src_of = src_of, .R = R, .B = B, .T = T, .A = A, .DH = DH};
+    int n = pool_threads();
+    pool_run(forward_chunk, &j, n < R ? n : R);
+}
+
+static void backward_chunk(void *arg, int c, int n)
+{
+    const att_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->R, 1, c, n, &lo, &hi);
+    real *dv = j->dv_part + (size_t)c * j->A;
+    memset(dv, 0, (size_t)j->A * sizeof *dv);
+    backward_rows(j->dws, j->duh, j->denc, dv, j->dctx, j->alpha_in, j->ws, j->uh, j->enc, j->v,
+                  j->len, lo, hi, j->B, j->T, j->A, j->DH);
+}
+
+void attention_backward(real *dws, real *duh, real *denc, real *dv, real *dv_part,
+                        const real *dctx, const real *alpha, const real *ws, const real *uh,
+                        const real *enc, const real *v, const int *len, int R, int B, int T,
+                        int A, int DH)
+{
+    /* A fixed number of chunks, whatever the threads: dv's partial sums are
+     * then added in the same order, and the bits do not depend on threads. */
+    int n = R < ATT_BACKWARD_CHUNKS ? R : ATT_BACKWARD_CHUNKS;
+    att_job j = {.dws = dws, .duh = duh, .denc = denc, .dv_part = dv_part, .dctx = dctx,
+                 .alpha_in = alpha, .ws = ws, .uh = uh, .enc = enc, .v = v, .len = len, .R = R,
+                 .B = B, .T = T, .A = A, .DH = DH};
+    pool_run(backward_chunk, &j, n);
+    for (int c = 0; c < n; c++)
+        for (int k = 0; k < A; k++)
+            dv[k] += dv_part[(size_t)c * A + k];
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "layers.h"
+#include "pool.h"
 
 /* One active row of each cell. The arrays of a row are distinct (restrict),
  * which lets the compiler vectorize the loops over k. */
@@ -45,9 +46,9 @@ static void gru_row(real *restrict h, real *restrict g, const real *restrict u,
     }
 }
 
-void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
-                  const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
-                  int H)
+static void cell_forward_rows(real *h, real *c, real *gates, const real *hh, const real *h_prev,
+                              const real *c_prev, const unsigned char *active, nmt_cell cell,
+                              int B, int H)
 {
     /* h, c, h_prev, c_prev: [B, H]; gates, hh: [B, G*H] */
     int GH = cell_gates(cell) * H;
@@ -90,10 +91,10 @@ static void lstm_row_backward(real *restrict dg, real *restrict dc_prev,
     }
 }
 
-void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
-                   const real *dc, const real *gates, const real *hh, const real *h_prev,
-                   const real *c, const real *c_prev, const unsigned char *active,
-                   nmt_cell cell, int B, int H)
+static void cell_backward_rows(real *dgates, real *dhh, real *dh_prev, real *dc_prev,
+                               const real *dh, const real *dc, const real *gates, const real *hh,
+                               const real *h_prev, const real *c, const real *c_prev,
+                               const unsigned char *active, nmt_cell cell, int B, int H)
 {
     /* dgates, dhh, gates, hh: [B, G*H]; the rest [B, H] */
     int GH = cell_gates(cell) * H;
@@ -136,4 +137,68 @@ void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const 
             }
         }
     }
+}
+
+/* ---- the rows spread over the pool's threads ---- */
+
+/* Rows are independent; a chunk is a block of them. Below this many rows a
+ * step is not worth handing over. */
+#define CELL_MIN_ROWS 16
+
+typedef struct cell_job {
+    real *h, *c, *gates, *dgates, *dhh, *dh_prev, *dc_prev;
+    const real *hh, *h_prev, *c_prev, *dh, *dc, *c_now, *gates_in; /* gates_in: backward */
+    const unsigned char *active;
+    nmt_cell cell;
+    int B, H;
+} cell_job;
+
+static int cell_chunks(int B)
+{
+    int n = pool_threads(), most = B / CELL_MIN_ROWS;
+    return n < most ? n : most > 1 ? most : 1;
+}
+
+#define ROWS(p, lo, width) ((p) ? (p) + (size_t)(lo) * (width) : NULL)
+
+static void cell_forward_chunk(void *arg, int chunk, int n_chunks)
+{
+    const cell_job *j = arg;
+    int lo, hi, H = j->H, GH = cell_gates(j->cell) * H;
+    pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
+    cell_forward_rows(ROWS(j->h, lo, H), ROWS(j->c, lo, H), ROWS(j->gates, lo, GH),
+                      ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, H), ROWS(j->c_prev, lo, H),
+                      j->active + lo, j->cell, hi - lo, H);
+}
+
+void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
+                  const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
+                  int H)
+{
+    cell_job j = {.h = h, .c = c, .gates = gates, .hh = hh, .h_prev = h_prev,
+                  .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H};
+    pool_run(cell_forward_chunk, &j, cell_chunks(B));
+}
+
+static void cell_backward_chunk(void *arg, int chunk, int n_chunks)
+{
+    const cell_job *j = arg;
+    int lo, hi, H = j->H, GH = cell_gates(j->cell) * H;
+    pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
+    cell_backward_rows(ROWS(j->dgates, lo, GH), ROWS(j->dhh, lo, GH), ROWS(j->dh_prev, lo, H),
+                       ROWS(j->dc_prev, lo, H), ROWS(j->dh, lo, H), ROWS(j->dc, lo, H),
+                       ROWS(j->gates_in, lo, GH), ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, H),
+                       ROWS(j->c_now, lo, H), ROWS(j->c_prev, lo, H), j->active + lo, j->cell,
+                       hi - lo, H);
+}
+
+void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
+                   const real *dc, const real *gates, const real *hh, const real *h_prev,
+                   const real *c, const real *c_prev, const unsigned char *active,
+                   nmt_cell cell, int B, int H)
+{
+    cell_job j = {.dgates = dgates, .dhh = dhh, .dh_prev = dh_prev, .dc_prev = dc_prev,
+                  .dh = dh, .dc = dc, .gates_in = gates, .hh = hh, .h_prev = h_prev,
+                  .c_now = c, .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H};
+    pool_run(cell_backward_chunk, &j, cell_chunks(B));
 }

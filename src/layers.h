@@ -31,16 +31,12 @@ typedef nmt_real real;
 #endif
 
 /* C[M,N] = alpha * op(A) op(B) + beta * C, row-major; ta/tb say whether A
- * ([K,M] instead of [M,K]) and B ([N,K] instead of [K,N]) are transposed. */
-static inline void gemm(int ta, int tb, int M, int N, int K, real alpha,
-                        const real *A, int lda, const real *B, int ldb, real beta,
-                        real *C, int ldc)
-{
-    if (M <= 0 || N <= 0)
-        return;
-    NMT_GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-             M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
+ * ([K,M] instead of [M,K]) and B ([N,K] instead of [K,N]) are transposed.
+ * Large products are cut along the longer of M and N over the pool's
+ * threads (linear.c); every element is still one kernel's sum over K, so the
+ * result does not depend on the number of threads. */
+void gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
+          const real *B, int ldb, real beta, real *C, int ldc);
 
 /* exp, tanh and the logistic function for the element-wise loops. In float
  * they are branch-free (a polynomial and a power of two built from its bits)
@@ -172,10 +168,13 @@ void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
                        const real *enc, const real *v, const int *len, const int *src_of,
                        int R, int B, int T, int A, int DH);
 /* Backward: given dctx [R, DH], adds to denc [T, B, DH], duh [T, B, A], dv [A]
- * and writes dws [R, A] (the caller turns it into dW_a and ds_prev). */
-void attention_backward(real *dws, real *duh, real *denc, real *dv, const real *dctx,
-                        const real *alpha, const real *ws, const real *uh, const real *enc,
-                        const real *v, const int *len, int R, int B, int T, int A, int DH);
+ * and writes dws [R, A] (the caller turns it into dW_a and ds_prev). dv_part
+ * [ATT_BACKWARD_CHUNKS, A] is scratch for the chunks' shares of dv. */
+#define ATT_BACKWARD_CHUNKS 8
+void attention_backward(real *dws, real *duh, real *denc, real *dv, real *dv_part,
+                        const real *dctx, const real *alpha, const real *ws, const real *uh,
+                        const real *enc, const real *v, const int *len, int R, int B, int T,
+                        int A, int DH);
 /* v . tanh(w + u) over A elements: the score of one source position. */
 real attention_score(const real *v, const real *w, const real *u, int A);
 

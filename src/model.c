@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "layers.h"
+#include "pool.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
 
@@ -185,7 +186,7 @@ const nmt_tensor_info *nmt_model_tensor(const nmt_model *m, const char *name)
 
 void nmt_set_threads(int n)
 {
-    openblas_set_num_threads(n > 0 ? n : 1);
+    pool_set_threads(n);
 }
 
 /* ---- initialisation ---- */

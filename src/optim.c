@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
 #include "nmt/error.h"
 #include "nmt/train.h"
 
@@ -78,24 +79,55 @@ void nmt_optim_free(nmt_optim *o)
     o->n_moments = 0;
 }
 
-static void sgd_step(float *p, const float *g, size_t n, float lr)
+/* The updates and the norm run over chunks of the parameters on the pool's
+ * threads (they read and write every parameter, gradient and moment: memory
+ * bound, and two cores move more than one). */
+typedef struct optim_job {
+    const nmt_optim *o;
+    float *p;
+    const float *g;
+    float step_size, inv_sqrt_bc2; /* Adam */
+    double *sq_part;               /* grad norm: [NORM_CHUNKS] */
+} optim_job;
+
+/* A fixed number of chunks for the norm, whatever the threads: the partial
+ * sums are added in the same order, so the norm does not depend on threads. */
+#define NORM_CHUNKS 16
+
+static void chunk_bounds(size_t n, int c, int n_chunks, size_t *lo, size_t *hi)
 {
-    for (size_t i = 0; i < n; i++)
+    /* multiples of 16 elements, so that chunks do not share a cache line */
+    size_t blocks = (n + 15) / 16;
+    *lo = blocks * (size_t)c / (size_t)n_chunks * 16;
+    *hi = blocks * (size_t)(c + 1) / (size_t)n_chunks * 16;
+    *lo = *lo < n ? *lo : n;
+    *hi = *hi < n ? *hi : n;
+}
+
+static void sgd_chunk(void *arg, int c, int n_chunks)
+{
+    const optim_job *j = arg;
+    size_t lo, hi;
+    chunk_bounds(j->o->n, c, n_chunks, &lo, &hi);
+    float lr = (float)j->o->lr, *p = j->p;
+    const float *g = j->g;
+    for (size_t i = lo; i < hi; i++)
         p[i] -= lr * g[i];
 }
 
 /* The bias corrections are computed once per step in double; the per-element
  * work stays in float like the parameters. */
-static void adam_step(nmt_optim *o, float *p, const float *g)
+static void adam_chunk(void *arg, int c, int n_chunks)
 {
-    o->t++;
-    double bc1 = 1.0 - pow(o->beta1, (double)o->t);
-    double bc2 = 1.0 - pow(o->beta2, (double)o->t);
-    float step_size = (float)(o->lr / bc1);
-    float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+    const optim_job *j = arg;
+    const nmt_optim *o = j->o;
+    size_t lo, hi;
+    chunk_bounds(o->n, c, n_chunks, &lo, &hi);
     float b1 = (float)o->beta1, b2 = (float)o->beta2, eps = (float)o->eps;
-    float *m = o->moment[0], *v = o->moment[1];
-    for (size_t i = 0; i < o->n; i++) {
+    float step_size = j->step_size, inv_sqrt_bc2 = j->inv_sqrt_bc2;
+    float *m = o->moment[0], *v = o->moment[1], *p = j->p;
+    const float *g = j->g;
+    for (size_t i = lo; i < hi; i++) {
         m[i] = b1 * m[i] + (1.0f - b1) * g[i];
         v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
         float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
@@ -103,12 +135,16 @@ static void adam_step(nmt_optim *o, float *p, const float *g)
     }
 }
 
-static void adadelta_step(nmt_optim *o, float *p, const float *g)
+static void adadelta_chunk(void *arg, int c, int n_chunks)
 {
-    o->t++;
+    const optim_job *j = arg;
+    const nmt_optim *o = j->o;
+    size_t lo, hi;
+    chunk_bounds(o->n, c, n_chunks, &lo, &hi);
     float rho = (float)o->rho, eps = (float)o->ada_eps, lr = (float)o->lr;
-    float *sq_avg = o->moment[0], *acc_delta = o->moment[1];
-    for (size_t i = 0; i < o->n; i++) {
+    float *sq_avg = o->moment[0], *acc_delta = o->moment[1], *p = j->p;
+    const float *g = j->g;
+    for (size_t i = lo; i < hi; i++) {
         sq_avg[i] = rho * sq_avg[i] + (1.0f - rho) * g[i] * g[i];
         float delta = sqrtf(acc_delta[i] + eps) / sqrtf(sq_avg[i] + eps) * g[i];
         acc_delta[i] = rho * acc_delta[i] + (1.0f - rho) * delta * delta;
@@ -116,27 +152,58 @@ static void adadelta_step(nmt_optim *o, float *p, const float *g)
     }
 }
 
+static int update_chunks(size_t n)
+{
+    size_t t = (size_t)pool_threads(), most = n / 65536 + 1;
+    return (int)(t < most ? t : most);
+}
+
 void nmt_optim_step(nmt_optim *o, float *params, const float *grads)
 {
+    optim_job j = {.o = o, .p = params, .g = grads};
+    o->t++;
     switch (o->kind) {
     case NMT_OPTIM_SGD:
-        o->t++;
-        sgd_step(params, grads, o->n, (float)o->lr);
+        pool_run(sgd_chunk, &j, update_chunks(o->n));
         break;
-    case NMT_OPTIM_ADAM:
-        adam_step(o, params, grads);
+    case NMT_OPTIM_ADAM: {
+        double bc1 = 1.0 - pow(o->beta1, (double)o->t);
+        double bc2 = 1.0 - pow(o->beta2, (double)o->t);
+        j.step_size = (float)(o->lr / bc1);
+        j.inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+        pool_run(adam_chunk, &j, update_chunks(o->n));
         break;
+    }
     case NMT_OPTIM_ADADELTA:
-        adadelta_step(o, params, grads);
+        pool_run(adadelta_chunk, &j, update_chunks(o->n));
         break;
     }
 }
 
+typedef struct norm_job {
+    const float *g;
+    size_t n;
+    double part[NORM_CHUNKS];
+} norm_job;
+
+static void norm_chunk(void *arg, int c, int n_chunks)
+{
+    norm_job *j = arg;
+    size_t lo, hi;
+    chunk_bounds(j->n, c, n_chunks, &lo, &hi);
+    double sum = 0.0;
+    for (size_t i = lo; i < hi; i++)
+        sum += (double)j->g[i] * (double)j->g[i];
+    j->part[c] = sum;
+}
+
 double nmt_grad_norm(const float *grads, size_t n)
 {
+    norm_job j = {.g = grads, .n = n};
+    pool_run(norm_chunk, &j, NORM_CHUNKS);
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)grads[i] * (double)grads[i];
+    for (int c = 0; c < NORM_CHUNKS; c++)
+        sum += j.part[c];
     return sqrt(sum);
 }
 

@@ -4,6 +4,46 @@
 #include <string.h>
 
 #include "layers.h"
+#include "pool.h"
+
+/* Element-wise passes are cut into chunks of at least this many elements;
+ * fewer are not worth handing to another thread. */
+#define MIN_CHUNK 16384
+
+static int n_chunks(size_t n)
+{
+    size_t most = n / MIN_CHUNK, t = (size_t)pool_threads();
+    return (int)(t < most ? t : most > 1 ? most : 1);
+}
+
+typedef struct rows_job {
+    real *x;
+    const real *y;
+    const int32_t *target;
+    const unsigned char *active;
+    real scale;
+    int N, V;
+} rows_job;
+
+/* x = tanh(x) over a chunk of N * V elements */
+static void tanh_chunk(void *arg, int c, int n)
+{
+    const rows_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
+    for (size_t i = (size_t)lo * j->V; i < (size_t)hi * j->V; i++)
+        j->x[i] = fast_tanh(j->x[i]);
+}
+
+/* x *= 1 - y^2 (the derivative of y = tanh) */
+static void tanh_backward_chunk(void *arg, int c, int n)
+{
+    const rows_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
+    for (size_t i = (size_t)lo * j->V; i < (size_t)hi * j->V; i++)
+        j->x[i] *= 1 - j->y[i] * j->y[i];
+}
 
 void deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
@@ -14,8 +54,8 @@ void deep_output_forward(real *t, const real *s, const real *c, const real *e,
     linear_forward(t, s, W_t, b_t, N, H, O, ld, 0);
     linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
     linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
-    for (size_t i = 0; i < (size_t)N * O; i++)
-        t[i] = fast_tanh(t[i]);
+    rows_job j = {.x = t, .N = N, .V = O};
+    pool_run(tanh_chunk, &j, n_chunks((size_t)N * O));
 }
 
 void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, real *dt,
@@ -25,8 +65,8 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, 
 {
     /* ds: [N, H], dc: [N, DH], de: [N, E], dW_t: [O, H + DH + E], dt, t: [N, O] */
     int ld = H + DH + E;
-    for (size_t i = 0; i < (size_t)N * O; i++)
-        dt[i] *= 1 - t[i] * t[i];
+    rows_job j = {.x = dt, .y = t, .N = N, .V = O};
+    pool_run(tanh_backward_chunk, &j, n_chunks((size_t)N * O));
     if (!accumulate) {
         memset(ds, 0, (size_t)N * H * sizeof *ds);
         memset(dc, 0, (size_t)N * DH * sizeof *dc);
@@ -37,7 +77,7 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, 
     linear_backward(de, dW_t + H + DH, NULL, dt, e, W_t + H + DH, N, E, O, ld);
 }
 
-void log_softmax_forward(real *x, int N, int V)
+static void log_softmax_rows(real *x, int N, int V)
 {
     /* x: [N, V]; max and sum in lanes (see lanes_total) so that they vectorize */
     for (int n = 0; n < N; n++) {
@@ -84,8 +124,8 @@ double cross_entropy_forward(real *logits, const int32_t *target, const unsigned
     return total;
 }
 
-void cross_entropy_backward(real *logp, const int32_t *target, const unsigned char *active,
-                            real scale, int N, int V)
+static void cross_entropy_backward_rows(real *logp, const int32_t *target,
+                                       const unsigned char *active, real scale, int N, int V)
 {
     /* logp: [N, V] in, dlogits out */
     for (int n = 0; n < N; n++) {
@@ -98,4 +138,34 @@ void cross_entropy_backward(real *logp, const int32_t *target, const unsigned ch
             row[k] = scale * fast_exp(row[k]);
         row[target[n]] -= scale;
     }
+}
+
+static void log_softmax_chunk(void *arg, int c, int n)
+{
+    const rows_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
+    log_softmax_rows(j->x + (size_t)lo * j->V, hi - lo, j->V);
+}
+
+void log_softmax_forward(real *x, int N, int V)
+{
+    rows_job j = {.x = x, .N = N, .V = V};
+    pool_run(log_softmax_chunk, &j, n_chunks((size_t)N * V));
+}
+
+static void cross_entropy_backward_chunk(void *arg, int c, int n)
+{
+    const rows_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
+    cross_entropy_backward_rows(j->x + (size_t)lo * j->V, j->target + lo, j->active + lo,
+                                j->scale, hi - lo, j->V);
+}
+
+void cross_entropy_backward(real *logp, const int32_t *target, const unsigned char *active,
+                            real scale, int N, int V)
+{
+    rows_job j = {.x = logp, .target = target, .active = active, .scale = scale, .N = N, .V = V};
+    pool_run(cross_entropy_backward_chunk, &j, n_chunks((size_t)N * V));
 }

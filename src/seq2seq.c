@@ -108,6 +108,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->dt = carve(c, Tt * B * O);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
     w->dW_out = carve(c, (size_t)w->Vt * O);
+    w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
     w->db_out = carve(c, (size_t)w->Vt);
     w->ds_out = carve(c, Tt * B * H);
     for (int k = 0; k < 2; k++) {
@@ -480,7 +481,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         real *dctx = ws->dctx + at * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
-            attention_backward(ws->dws + at * A, ws->duh, ws->denc, g.att_v, dctx,
+            attention_backward(ws->dws + at * A, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
                                ws->alpha + at * Ts, ws->ws + at * A, ws->uh, ws->enc, w.att_v,
                                b->src_len, B, B, Ts, A, DH);
             gemm(0, 0, B, H, A, 1, ws->dws + at * A, A, w.att_W, H, 1, dh_prev, H);

@@ -49,6 +49,7 @@ struct nmt_workspace {
     real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
     real *ws, *dws;                         /* [Tt, B, A] */
+    real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
     real *ctx, *dctx;                       /* [Tt, B, D*H] */
     real *t, *t_in, *t_mask, *dt;           /* [Tt, B, O] */
