@@ -158,7 +158,7 @@ void attention_backward(real *dws, real *duh, real *denc, real *dv, real *dv_par
                         int A, int DH)
 {
     /* A fixed number of chunks, whatever the threads: dv's partial sums are
-     * then added in the same order, and the bits do not depend on threads. */
+     * added in the same order however the chunks were shared out. */
     int n = R < ATT_BACKWARD_CHUNKS ? R : ATT_BACKWARD_CHUNKS;
     att_job j = {.dws = dws, .duh = duh, .denc = denc, .dv_part = dv_part, .dctx = dctx,
                  .alpha_in = alpha, .ws = ws, .uh = uh, .enc = enc, .v = v, .len = len, .R = R,

@@ -32,9 +32,10 @@ typedef nmt_real real;
 
 /* C[M,N] = alpha * op(A) op(B) + beta * C, row-major; ta/tb say whether A
  * ([K,M] instead of [M,K]) and B ([N,K] instead of [K,N]) are transposed.
- * Large products are cut along the longer of M and N over the pool's
- * threads (linear.c); every element is still one kernel's sum over K, so the
- * result does not depend on the number of threads. */
+ * Large products are cut along the longer of M and N into one chunk per
+ * thread of the pool (linear.c). The cut depends on the shape and the number
+ * of threads only, so a run is reproducible at a given number of threads
+ * (OpenBLAS may round the blocks of another cut differently). */
 void gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
           const real *B, int ldb, real beta, real *C, int ldc);
 

@@ -91,7 +91,8 @@ typedef struct optim_job {
 } optim_job;
 
 /* A fixed number of chunks for the norm, whatever the threads: the partial
- * sums are added in the same order, so the norm does not depend on threads. */
+ * sums are added in the same order, so the norm does not depend on threads
+ * or on which thread took which chunk. */
 #define NORM_CHUNKS 16
 
 static void chunk_bounds(size_t n, int c, int n_chunks, size_t *lo, size_t *hi)
