@@ -37,6 +37,13 @@ void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n)
     }
 }
 
+void dropout_mask(real *mask, nmt_rng *rng, real p, size_t n)
+{
+    real keep = (real)1 / ((real)1 - p);
+    for (size_t i = 0; i < n; i++)
+        mask[i] = (real)nmt_rng_uniform(rng) < p ? 0 : keep;
+}
+
 void dropout_backward(real *dx, const real *mask, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -137,6 +137,9 @@ void embed_backward(real *dtable, const real *dout, const int32_t *ids, const in
 /* Inverted dropout: mask[n] drawn from rng (0 or 1/(1-p)), x *= mask. */
 void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n);
 void dropout_backward(real *dx, const real *mask, size_t n);
+/* Only the mask of dropout_forward (the same draws): for an input that is
+ * multiplied by it later. */
+void dropout_mask(real *mask, nmt_rng *rng, real p, size_t n);
 
 /* ---- cell.c ---- */
 /* One step of a batch of B rows. `gates` [B, G*H] holds W_ih x + b on entry
@@ -185,11 +188,12 @@ real attention_score(const real *v, const real *w, const real *u, int A);
 void deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
                          int O);
-/* dt [N, O] is turned into the pre-activation gradient in place; adds to
- * dW_t, db_t, and writes ds [N, H], dc [N, DH], de [N, E] (accumulate into
- * them when accumulate != 0). */
-void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, real *dt,
-                          const real *t, const real *s, const real *c, const real *e,
+/* Given dpre [N, O], the gradient of the pre-activation W_t [s ; c ; e] + b_t
+ * (the caller applies tanh's derivative, chunk by chunk), adds to dW_t, db_t,
+ * and writes ds [N, H], dc [N, DH], de [N, E] (accumulate into them when
+ * accumulate != 0). */
+void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
+                          const real *dpre, const real *s, const real *c, const real *e,
                           const real *W_t, int N, int H, int DH, int E, int O,
                           int accumulate);
 /* In place: logits [N, V] become log-probabilities (every row). */

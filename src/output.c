@@ -18,7 +18,6 @@ static int n_chunks(size_t n)
 
 typedef struct rows_job {
     real *x;
-    const real *y;
     const int32_t *target;
     const unsigned char *active;
     real scale;
@@ -35,15 +34,6 @@ static void tanh_chunk(void *arg, int c, int n)
         j->x[i] = fast_tanh(j->x[i]);
 }
 
-/* x *= 1 - y^2 (the derivative of y = tanh) */
-static void tanh_backward_chunk(void *arg, int c, int n)
-{
-    const rows_job *j = arg;
-    int lo, hi;
-    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
-    for (size_t i = (size_t)lo * j->V; i < (size_t)hi * j->V; i++)
-        j->x[i] *= 1 - j->y[i] * j->y[i];
-}
 
 void deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
@@ -58,23 +48,21 @@ void deep_output_forward(real *t, const real *s, const real *c, const real *e,
     pool_run(tanh_chunk, &j, n_chunks((size_t)N * O));
 }
 
-void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t, real *dt,
-                          const real *t, const real *s, const real *c, const real *e,
+void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
+                          const real *dpre, const real *s, const real *c, const real *e,
                           const real *W_t, int N, int H, int DH, int E, int O,
                           int accumulate)
 {
-    /* ds: [N, H], dc: [N, DH], de: [N, E], dW_t: [O, H + DH + E], dt, t: [N, O] */
+    /* ds: [N, H], dc: [N, DH], de: [N, E], dW_t: [O, H + DH + E], dpre: [N, O] */
     int ld = H + DH + E;
-    rows_job j = {.x = dt, .y = t, .N = N, .V = O};
-    pool_run(tanh_backward_chunk, &j, n_chunks((size_t)N * O));
     if (!accumulate) {
         memset(ds, 0, (size_t)N * H * sizeof *ds);
         memset(dc, 0, (size_t)N * DH * sizeof *dc);
         memset(de, 0, (size_t)N * E * sizeof *de);
     }
-    linear_backward(ds, dW_t, db_t, dt, s, W_t, N, H, O, ld);
-    linear_backward(dc, dW_t + H, NULL, dt, c, W_t + H, N, DH, O, ld);
-    linear_backward(de, dW_t + H + DH, NULL, dt, e, W_t + H + DH, N, E, O, ld);
+    linear_backward(ds, dW_t, db_t, dpre, s, W_t, N, H, O, ld);
+    linear_backward(dc, dW_t + H, NULL, dpre, c, W_t + H, N, DH, O, ld);
+    linear_backward(de, dW_t + H + DH, NULL, dpre, e, W_t + H + DH, N, E, O, ld);
 }
 
 static void log_softmax_rows(real *x, int N, int V)

@@ -72,7 +72,6 @@ static void layout(nmt_workspace *w, carver *c)
     size_t WIN = GRAD_WINDOW;
     w->src_x = carve(c, Ts * B * E);
     w->src_mask = carve(c, Ts * B * E);
-    w->dsrc_x = carve(c, Ts * B * E);
     for (int d = 0; d < w->D; d++) {
         enc_direction *e = &w->dir[d];
         e->gates = carve(c, Ts * B * GH);
@@ -93,19 +92,21 @@ static void layout(nmt_workspace *w, carver *c)
     w->tgt_x = carve(c, Tt * B * E);
     w->tgt_mask = carve(c, Tt * B * E);
     w->dtgt_x = carve(c, Tt * B * E);
-    w->gates = carve(c, Tt * B * GH);
+    /* the decoder's gates and the source embeddings' gradient share memory */
+    w->gates = carve(c, Tt * B * GH > Ts * B * E ? Tt * B * GH : Ts * B * E);
+    w->dsrc_x = w->gates;
     w->hh = carve(c, (gru ? Tt : 1) * B * GH);
     w->dgates = carve(c, WIN * B * GH);
     w->dhh = gru ? carve(c, WIN * B * GH) : w->dgates;
     w->ws = carve(c, Tt * B * A);
-    w->dws = carve(c, Tt * B * A);
+    w->dws = carve(c, WIN * B * A);
     w->alpha = carve(c, Tt * B * Ts);
     w->ctx = carve(c, Tt * B * DH);
     w->dctx = carve(c, Tt * B * DH);
     w->t = carve(c, Tt * B * O);
-    w->t_in = carve(c, Tt * B * O);
     w->t_mask = carve(c, Tt * B * O);
-    w->dt = carve(c, Tt * B * O);
+    w->chunk_in = carve(c, (size_t)w->out_rows * O);
+    w->chunk_dt = carve(c, (size_t)w->out_rows * O);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
     w->dW_out = carve(c, (size_t)w->Vt * O);
     w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
@@ -285,13 +286,28 @@ static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_ba
     return NMT_OK;
 }
 
+/* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
+ * with dropout t times its mask (made here, chunk by chunk, rather than
+ * held for all rows). */
+static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
+{
+    size_t O = (size_t)ws->O;
+    const real *t = ws->t + r0 * O;
+    if (!ws->dropped)
+        return t;
+    const real *mask = ws->t_mask + r0 * O;
+    for (size_t i = 0; i < (size_t)rows * O; i++)
+        ws->chunk_in[i] = t[i] * mask[i];
+    return ws->chunk_in;
+}
+
 /* The vocabulary projection and the loss of rows r0 .. r0+rows-1 (whole
  * steps) into ws->logits; returns their summed -log p. */
 static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
                                    const nmt_batch *b, double *nll, size_t r0, int rows)
 {
     int O = ws->O, Vt = ws->Vt;
-    linear_forward(ws->logits, t_in + r0 * O, w->out_W, w->out_b, rows, O, Vt, O, 0);
+    linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
     return cross_entropy_forward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0, nll, rows,
                                  ws->B, Vt);
 }
@@ -302,17 +318,43 @@ static void output_grad_clear(nmt_workspace *ws)
     memset(ws->db_out, 0, (size_t)ws->Vt * sizeof(real));
 }
 
-/* Turns the chunk's log-probabilities into its gradient: dt of its rows, and
- * its share of dW_out, db_out. */
+/* Turns the chunk's log-probabilities into its gradient: its share of
+ * dW_out, db_out, and the gradient of the deep output's pre-activation of
+ * its rows, through dropout and tanh, which replaces those rows of t. */
 static void output_chunk_backward(nmt_workspace *ws, const weights *w, const real *t_in,
                                   const nmt_batch *b, size_t r0, int rows)
 {
     int O = ws->O, Vt = ws->Vt;
+    size_t n = (size_t)rows * O;
     cross_entropy_backward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0,
                            (real)(1.0 / ws->n_tokens), rows, Vt);
-    memset(ws->dt + r0 * O, 0, (size_t)rows * O * sizeof(real));
-    linear_backward(ws->dt + r0 * O, ws->dW_out, ws->db_out, ws->logits, t_in + r0 * O,
-                    w->out_W, rows, O, Vt, O);
+    real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
+    memset(dt, 0, n * sizeof(real));
+    linear_backward(dt, ws->dW_out, ws->db_out, ws->logits, t_in, w->out_W, rows, O, Vt, O);
+    if (ws->dropped)
+        dropout_backward(dt, ws->t_mask + r0 * O, n);
+    for (size_t i = 0; i < n; i++)
+        t[i] = dt[i] * (1 - t[i] * t[i]);
+}
+
+/* Every chunk of the vocabulary projection: the loss (and nll) and, when
+ * grad, the gradient of t. Returns the summed -log p. */
+static double output_chunks(nmt_workspace *ws, const weights *w, const nmt_batch *b,
+                            double *nll, int grad)
+{
+    size_t N = (size_t)ws->Tt * ws->B;
+    double total = 0;
+    if (grad)
+        output_grad_clear(ws);
+    for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
+        int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
+        const real *t_in = chunk_input(ws, r0, rows);
+        total += output_chunk_forward(ws, w, t_in, b, nll, r0, rows);
+        if (grad)
+            output_chunk_backward(ws, w, t_in, b, r0, rows);
+    }
+    ws->t_holds_grad = grad;
+    return total;
 }
 
 nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
@@ -351,27 +393,14 @@ nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
     }
     deep_output_forward(ws->t, ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, w.out_b_t, (int)N, H,
                         DH, E, O);
-    real *t_in = ws->t;
-    if (ws->dropped) {
-        memcpy(ws->t_in, ws->t, N * O * sizeof(real));
-        dropout_forward(ws->t_in, ws->t_mask, rng, (real)dropout, N * O);
-        t_in = ws->t_in;
-    }
+    if (ws->dropped)
+        dropout_mask(ws->t_mask, rng, (real)dropout, N * O);
     ws->n_tokens = 0;
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
     memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
-    int fuse = ws->fuse_output_grad;
-    if (fuse)
-        output_grad_clear(ws);
-    double total = 0;
-    for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
-        int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
-        total += output_chunk_forward(ws, &w, t_in, b, ws->nll, r0, rows);
-        if (fuse)
-            output_chunk_backward(ws, &w, t_in, b, r0, rows);
-    }
-    ws->output_grad_done = fuse;
+    double total = output_chunks(ws, &w, b, ws->nll, ws->fuse_output_grad);
+    ws->output_grad_done = ws->fuse_output_grad;
     return (nmt_real)(total / ws->n_tokens);
 }
 
@@ -433,6 +462,10 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
                     w->dec_W_ih, n * B, E, GH, E + DH);
     linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx + at * DH, w->dec_W_ih + E,
                     n * B, DH, GH, E + DH);
+    /* W_a s_prev: step i read state i */
+    if (ws->attention)
+        linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
+                        H);
 }
 
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
@@ -446,21 +479,12 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
 
     /* Output side: the vocabulary projection's gradient, unless the forward
      * made it already; then everything else over all steps at once. */
-    const real *t_in = ws->dropped ? ws->t_in : ws->t;
-    if (!ws->output_grad_done) {
-        output_grad_clear(ws);
-        for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
-            int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
-            output_chunk_forward(ws, &w, t_in, b, NULL, r0, rows);
-            output_chunk_backward(ws, &w, t_in, b, r0, rows);
-        }
-    }
+    if (!ws->output_grad_done)
+        output_chunks(ws, &w, b, NULL, 1);
     add(g.out_W, ws->dW_out, (size_t)ws->Vt * O);
     add(g.out_b, ws->db_out, (size_t)ws->Vt);
     ws->fuse_output_grad = 1; /* this workspace trains: fuse from now on */
-    if (ws->dropped)
-        dropout_backward(ws->dt, ws->t_mask, N * O);
-    deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t, ws->dt, ws->t,
+    deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t, ws->t,
                          ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, (int)N, H, DH, E, O, 0);
 
     /* Decoder recurrence, last step first. */
@@ -473,6 +497,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     memset(dc, 0, BH * sizeof(real));
     for (int i = Tt - 1; i >= 0; i--) {
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
+        real *dws = ws->dws + (size_t)(i % GRAD_WINDOW) * B * A;
         add(dh, ws->ds_out + at * H, BH);
         cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
                       ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
@@ -481,10 +506,10 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         real *dctx = ws->dctx + at * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
-            attention_backward(ws->dws + at * A, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
+            attention_backward(dws, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
                                ws->alpha + at * Ts, ws->ws + at * A, ws->uh, ws->enc, w.att_v,
                                b->src_len, B, B, Ts, A, DH);
-            gemm(0, 0, B, H, A, 1, ws->dws + at * A, A, w.att_W, H, 1, dh_prev, H);
+            gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
         } else {
             add(ws->dz, dctx, (size_t)B * DH);
         }
@@ -494,7 +519,6 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
             decoder_window_grads(&w, &g, ws, i, Tt - i < GRAD_WINDOW ? Tt - i : GRAD_WINDOW);
     }
     if (ws->attention) {
-        linear_backward(NULL, g.att_W, NULL, ws->dws, ws->s, w.att_W, (int)N, H, A, H);
         linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->enc, w.att_U, Ts * B, DH, A, DH);
     }
     /* s_0 = tanh(W_init z + b_init); dh now holds d s_0. */

@@ -37,7 +37,7 @@ struct nmt_workspace {
     double n_tokens;
 
     unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
-    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E] */
+    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E] (dsrc_x: see gates) */
     enc_direction dir[2];
     real *enc, *denc;                       /* [Ts, B, D*H] */
     real *uh, *duh;                         /* [Ts, B, A] */
@@ -45,19 +45,29 @@ struct nmt_workspace {
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
     real *tgt_x, *tgt_mask, *dtgt_x;        /* [Tt, B, E] */
-    real *gates;                            /* [Tt, B, G*H] */
+    real *gates;                            /* [Tt, B, G*H]; the same memory as
+                                             * dsrc_x, which is used only after
+                                             * the decoder's backward */
     real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
-    real *ws, *dws;                         /* [Tt, B, A] */
+    real *ws;                               /* [Tt, B, A] */
+    real *dws;                              /* [GRAD_WINDOW, B, A], as dgates */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
     real *ctx, *dctx;                       /* [Tt, B, D*H] */
-    real *t, *t_in, *t_mask, *dt;           /* [Tt, B, O] */
+    real *t, *t_mask;                       /* [Tt, B, O]; t_mask with dropout */
+    /* Each chunk of the vocabulary projection, once its gradient is known,
+     * overwrites its rows of t with the gradient of the deep output's
+     * pre-activation (t is no longer needed then): no [Tt, B, O] gradient is
+     * held. `t_holds_grad` says that t has been overwritten. */
+    int t_holds_grad;
+    real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
+                                             * input and the gradient of a chunk */
     /* The vocabulary projection runs over chunks of out_rows rows (whole
      * steps), so that only [out_rows, Vt] logits are ever held, not
      * [Tt, B, Vt]. Once the workspace has seen a backward it is taken to be
      * training, and the forward also turns each chunk into its gradient:
-     * dt, and dW_out/db_out summed over the chunks, which nmt_backward adds
+     * t's rows, and dW_out/db_out summed over the chunks, which nmt_backward adds
      * to the model's. Otherwise nmt_backward recomputes the chunks, with the
      * same operations in the same order, so both give identical bits. */
     int out_rows;
