@@ -11,12 +11,12 @@ void embed_forward(real *out, const int32_t *ids, const real *table, int n, int 
 }
 
 void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
-                    int T, int B, int E)
+                    int t0, int T, int B, int E)
 {
-    /* dtable: [V, E], dout: [T, B, E], ids: [T, B], len: [B] */
+    /* dtable: [V, E], dout: [T, B, E], ids: [T, B] (steps t0 .. t0+T-1), len: [B] */
     for (int t = 0; t < T; t++)
         for (int b = 0; b < B; b++) {
-            if (t >= len[b])
+            if (t0 + t >= len[b])
                 continue; /* padding is not a word: its row gets nothing */
             size_t p = (size_t)t * B + b;
             real *row = dtable + (size_t)ids[p] * E;

@@ -131,9 +131,10 @@ void linear_backward(real *din, real *dW, real *dbias, const real *dout, const r
 /* ---- embed.c ---- */
 /* out[T*B, E] = table[ids] (pad positions too: they are never read as data). */
 void embed_forward(real *out, const int32_t *ids, const real *table, int n, int E);
-/* dtable[ids[p]] += dout[p] for the real positions p (t < len[b]) only. */
+/* dtable[ids[p]] += dout[p] for the real positions p (t < len[b]) only; dout
+ * and ids hold steps t0 .. t0+T-1. */
 void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
-                    int T, int B, int E);
+                    int t0, int T, int B, int E);
 /* Inverted dropout: mask[n] drawn from rng (0 or 1/(1-p)), x *= mask. */
 void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n);
 void dropout_backward(real *dx, const real *mask, size_t n);

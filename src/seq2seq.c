@@ -91,7 +91,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->sc = carve(c, (Tt + 1) * B * H);
     w->tgt_x = carve(c, Tt * B * E);
     w->tgt_mask = carve(c, Tt * B * E);
-    w->dtgt_x = carve(c, Tt * B * E);
+    w->dtgt_x = carve(c, WIN * B * E);
     /* the decoder's gates and the source embeddings' gradient share memory */
     w->gates = carve(c, Tt * B * GH > Ts * B * E ? Tt * B * GH : Ts * B * E);
     w->dsrc_x = w->gates;
@@ -102,7 +102,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->dws = carve(c, WIN * B * A);
     w->alpha = carve(c, Tt * B * Ts);
     w->ctx = carve(c, Tt * B * DH);
-    w->dctx = carve(c, Tt * B * DH);
+    w->dctx = carve(c, WIN * B * DH);
     w->t = carve(c, Tt * B * O);
     w->t_mask = carve(c, Tt * B * O);
     w->chunk_in = carve(c, (size_t)w->out_rows * O);
@@ -111,7 +111,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->dW_out = carve(c, (size_t)w->Vt * O);
     w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
     w->db_out = carve(c, (size_t)w->Vt);
-    w->ds_out = carve(c, Tt * B * H);
+    w->ds_out = carve(c, WIN * B * H);
     for (int k = 0; k < 2; k++) {
         w->dh[k] = carve(c, B * H);
         w->dc[k] = carve(c, B * H);
@@ -452,13 +452,15 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
 }
 
 /* The decoder's weight gradients of steps i0 .. i0+n-1, whose gate gradients
- * are the window's; step i read state i. */
-static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws, int i0, int n)
+ * are the window's (step i read state i), and the window's target
+ * embeddings' gradient. */
+static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws,
+                                 const nmt_batch *b, int i0, int n)
 {
     int B = ws->B, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t at = (size_t)i0 * B;
     gemm(1, 0, GH, H, n * B, 1, ws->dhh, GH, ws->s + at * H, H, 1, g->dec_W_hh, H);
-    linear_backward(ws->dtgt_x + at * E, g->dec_W_ih, g->dec_b, ws->dgates, ws->tgt_x + at * E,
+    linear_backward(ws->dtgt_x, g->dec_W_ih, g->dec_b, ws->dgates, ws->tgt_x + at * E,
                     w->dec_W_ih, n * B, E, GH, E + DH);
     linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx + at * DH, w->dec_W_ih + E,
                     n * B, DH, GH, E + DH);
@@ -466,6 +468,9 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     if (ws->attention)
         linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
+    if (ws->dropped)
+        dropout_backward(ws->dtgt_x, ws->tgt_mask + at * E, (size_t)n * B * E);
+    embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
@@ -475,17 +480,16 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     weights_resolve(&g, m, m->grads);
     int B = ws->B, Ts = ws->Ts, Tt = ws->Tt;
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, A = ws->A, O = ws->O;
-    size_t BH = (size_t)B * H, N = (size_t)Tt * B;
+    size_t BH = (size_t)B * H;
 
     /* Output side: the vocabulary projection's gradient, unless the forward
-     * made it already; then everything else over all steps at once. */
+     * made it already. It leaves in t the gradient of the deep output's
+     * pre-activation. */
     if (!ws->output_grad_done)
         output_chunks(ws, &w, b, NULL, 1);
     add(g.out_W, ws->dW_out, (size_t)ws->Vt * O);
     add(g.out_b, ws->db_out, (size_t)ws->Vt);
     ws->fuse_output_grad = 1; /* this workspace trains: fuse from now on */
-    deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t, ws->t,
-                         ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, (int)N, H, DH, E, O, 0);
 
     /* Decoder recurrence, last step first. */
     memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
@@ -497,13 +501,23 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     memset(dc, 0, BH * sizeof(real));
     for (int i = Tt - 1; i >= 0; i--) {
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
-        real *dws = ws->dws + (size_t)(i % GRAD_WINDOW) * B * A;
-        add(dh, ws->ds_out + at * H, BH);
+        size_t row = (size_t)(i % GRAD_WINDOW) * B; /* the step's first row in a window */
+        real *dws = ws->dws + row * A;
+        int i0 = i - i % GRAD_WINDOW, n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
+        if (i == i0 + n - 1) {
+            /* A new window: the deep output's backward for its rows, products
+             * of n * B rows, into the window's ds_out, dctx and dtgt_x. */
+            size_t a0 = (size_t)i0 * B;
+            deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t,
+                                 ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx + a0 * DH,
+                                 ws->tgt_x + a0 * E, w.out_W_t, n * B, H, DH, E, O, 0);
+        }
+        add(dh, ws->ds_out + row * H, BH);
         cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
                       ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
                       ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H);
         gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
-        real *dctx = ws->dctx + at * DH;
+        real *dctx = ws->dctx + row * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             attention_backward(dws, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
@@ -515,8 +529,8 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         }
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
-        if (i % GRAD_WINDOW == 0) /* the window's first step: it is complete */
-            decoder_window_grads(&w, &g, ws, i, Tt - i < GRAD_WINDOW ? Tt - i : GRAD_WINDOW);
+        if (i == i0) /* the window's first step: it is complete */
+            decoder_window_grads(&w, &g, ws, b, i0, n);
     }
     if (ws->attention) {
         linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->enc, w.att_U, Ts * B, DH, A, DH);
@@ -530,10 +544,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     for (int d = 0; d < ws->D; d++)
         encode_backward(&w, &g, ws, d, B, Ts);
 
-    if (ws->dropped) {
+    if (ws->dropped)
         dropout_backward(ws->dsrc_x, ws->src_mask, (size_t)Ts * B * E);
-        dropout_backward(ws->dtgt_x, ws->tgt_mask, N * E);
-    }
-    embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, Ts, B, E);
-    embed_backward(g.tgt_emb, ws->dtgt_x, b->tgt_in, b->tgt_len, Tt, B, E);
+    embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
 }

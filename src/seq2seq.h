@@ -44,7 +44,13 @@ struct nmt_workspace {
     real *z, *dz;                           /* [B, D*H] */
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
-    real *tgt_x, *tgt_mask, *dtgt_x;        /* [Tt, B, E] */
+    real *tgt_x, *tgt_mask;                 /* [Tt, B, E] */
+    /* The gradients of the decoder's per-step inputs, kept for one window of
+     * GRAD_WINDOW steps like dgates (the deep output's backward runs window
+     * by window): */
+    real *dtgt_x;                           /* [GRAD_WINDOW, B, E] */
+    real *dctx;                             /* [GRAD_WINDOW, B, D*H] */
+    real *ds_out;                           /* [GRAD_WINDOW, B, H] */
     real *gates;                            /* [Tt, B, G*H]; the same memory as
                                              * dsrc_x, which is used only after
                                              * the decoder's backward */
@@ -54,7 +60,7 @@ struct nmt_workspace {
     real *dws;                              /* [GRAD_WINDOW, B, A], as dgates */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
-    real *ctx, *dctx;                       /* [Tt, B, D*H] */
+    real *ctx;                              /* [Tt, B, D*H] */
     real *t, *t_mask;                       /* [Tt, B, O]; t_mask with dropout */
     /* Each chunk of the vocabulary projection, once its gradient is known,
      * overwrites its rows of t with the gradient of the deep output's
@@ -75,7 +81,6 @@ struct nmt_workspace {
     int output_grad_done;                   /* the last forward did it */
     real *logits;                           /* [out_rows, Vt] */
     real *dW_out, *db_out;                  /* [Vt, O], [Vt] */
-    real *ds_out;                           /* [Tt, B, H] */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
     double *nll;                            /* [B] */
     real *block;                            /* the one allocation */
