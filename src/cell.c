@@ -48,13 +48,13 @@ static void gru_row(real *restrict h, real *restrict g, const real *restrict u,
 
 static void cell_forward_rows(real *h, real *c, real *gates, const real *hh, const real *h_prev,
                               const real *c_prev, const unsigned char *active, nmt_cell cell,
-                              int B, int H)
+                              int B, int H, int ldh)
 {
-    /* h, c, h_prev, c_prev: [B, H]; gates, hh: [B, G*H] */
+    /* h, h_prev: [B, H] with row stride ldh; c, c_prev: [B, H]; gates, hh: [B, G*H] */
     int GH = cell_gates(cell) * H;
     for (int b = 0; b < B; b++) {
-        real *hb = h + (size_t)b * H;
-        const real *hp = h_prev + (size_t)b * H;
+        real *hb = h + (size_t)b * ldh;
+        const real *hp = h_prev + (size_t)b * ldh;
         if (!active[b]) {
             memcpy(hb, hp, (size_t)H * sizeof *hb);
             if (cell == NMT_CELL_LSTM)
@@ -94,7 +94,7 @@ static void lstm_row_backward(real *restrict dg, real *restrict dc_prev,
 static void cell_backward_rows(real *dgates, real *dhh, real *dh_prev, real *dc_prev,
                                const real *dh, const real *dc, const real *gates, const real *hh,
                                const real *h_prev, const real *c, const real *c_prev,
-                               const unsigned char *active, nmt_cell cell, int B, int H)
+                               const unsigned char *active, nmt_cell cell, int B, int H, int ldh)
 {
     /* dgates, dhh, gates, hh: [B, G*H]; the rest [B, H] */
     int GH = cell_gates(cell) * H;
@@ -123,7 +123,7 @@ static void cell_backward_rows(real *dgates, real *dhh, real *dh_prev, real *dc_
             lstm_row_backward(dg, dc_prev + (size_t)b * H, dhp, dhb, dc + (size_t)b * H, g,
                               c + (size_t)b * H, c_prev + (size_t)b * H, H);
         } else {
-            const real *u = hh + (size_t)b * GH, *hp = h_prev + (size_t)b * H;
+            const real *u = hh + (size_t)b * GH, *hp = h_prev + (size_t)b * ldh;
             for (int k = 0; k < H; k++) {
                 real r = g[k], z = g[H + k], n = g[2 * H + k];
                 real dn = dhb[k] * (1 - z) * (1 - n * n);
@@ -150,7 +150,7 @@ typedef struct cell_job {
     const real *hh, *h_prev, *c_prev, *dh, *dc, *c_now, *gates_in; /* gates_in: backward */
     const unsigned char *active;
     nmt_cell cell;
-    int B, H;
+    int B, H, ldh;
 } cell_job;
 
 static int cell_chunks(int B)
@@ -166,17 +166,17 @@ static void cell_forward_chunk(void *arg, int chunk, int n_chunks)
     const cell_job *j = arg;
     int lo, hi, H = j->H, GH = cell_gates(j->cell) * H;
     pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
-    cell_forward_rows(ROWS(j->h, lo, H), ROWS(j->c, lo, H), ROWS(j->gates, lo, GH),
-                      ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, H), ROWS(j->c_prev, lo, H),
-                      j->active + lo, j->cell, hi - lo, H);
+    cell_forward_rows(ROWS(j->h, lo, j->ldh), ROWS(j->c, lo, H), ROWS(j->gates, lo, GH),
+                      ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, j->ldh), ROWS(j->c_prev, lo, H),
+                      j->active + lo, j->cell, hi - lo, H, j->ldh);
 }
 
 void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
                   const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
-                  int H)
+                  int H, int ldh)
 {
     cell_job j = {.h = h, .c = c, .gates = gates, .hh = hh, .h_prev = h_prev,
-                  .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H};
+                  .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H, .ldh = ldh};
     pool_run(cell_forward_chunk, &j, cell_chunks(B));
 }
 
@@ -187,18 +187,19 @@ static void cell_backward_chunk(void *arg, int chunk, int n_chunks)
     pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
     cell_backward_rows(ROWS(j->dgates, lo, GH), ROWS(j->dhh, lo, GH), ROWS(j->dh_prev, lo, H),
                        ROWS(j->dc_prev, lo, H), ROWS(j->dh, lo, H), ROWS(j->dc, lo, H),
-                       ROWS(j->gates_in, lo, GH), ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, H),
-                       ROWS(j->c_now, lo, H), ROWS(j->c_prev, lo, H), j->active + lo, j->cell,
-                       hi - lo, H);
+                       ROWS(j->gates_in, lo, GH), ROWS(j->hh, lo, GH),
+                       ROWS(j->h_prev, lo, j->ldh), ROWS(j->c_now, lo, H), ROWS(j->c_prev, lo, H),
+                       j->active + lo, j->cell, hi - lo, H, j->ldh);
 }
 
 void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
                    const real *dc, const real *gates, const real *hh, const real *h_prev,
                    const real *c, const real *c_prev, const unsigned char *active,
-                   nmt_cell cell, int B, int H)
+                   nmt_cell cell, int B, int H, int ldh)
 {
     cell_job j = {.dgates = dgates, .dhh = dhh, .dh_prev = dh_prev, .dc_prev = dc_prev,
                   .dh = dh, .dc = dc, .gates_in = gates, .hh = hh, .h_prev = h_prev,
-                  .c_now = c, .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H};
+                  .c_now = c, .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H,
+                  .ldh = ldh};
     pool_run(cell_backward_chunk, &j, cell_chunks(B));
 }

@@ -146,10 +146,11 @@ void dropout_mask(real *mask, nmt_rng *rng, real p, size_t n);
 /* One step of a batch of B rows. `gates` [B, G*H] holds W_ih x + b on entry
  * and the activated gates on exit; `hh` [B, G*H] is W_hh h_prev (kept: the
  * GRU backward needs U_n h). Rows with active[b] == 0 copy h_prev and c_prev
- * (c only for LSTM; c may be NULL otherwise). */
+ * (c only for LSTM; c may be NULL otherwise). h and h_prev have a row stride
+ * of ldh (>= H), so that the encoder writes its states into place. */
 void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
                   const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
-                  int H);
+                  int H, int ldh);
 /* Backward of cell_forward given dh [B, H] (and dc [B, H] for LSTM, consumed).
  * Writes dgates [B, G*H] (gradient of W_ih x + b), dhh [B, G*H] (gradient of
  * W_hh h_prev; may alias dgates for rnn and lstm), dh_prev [B, H] without the
@@ -158,7 +159,7 @@ void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_p
 void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
                    const real *dc, const real *gates, const real *hh, const real *h_prev,
                    const real *c, const real *c_prev, const unsigned char *active,
-                   nmt_cell cell, int B, int H);
+                   nmt_cell cell, int B, int H, int ldh);
 static inline int cell_gates(nmt_cell cell)
 {
     return cell == NMT_CELL_LSTM ? 4 : cell == NMT_CELL_GRU ? 3 : 1;

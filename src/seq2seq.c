@@ -76,12 +76,13 @@ static void layout(nmt_workspace *w, carver *c)
         enc_direction *e = &w->dir[d];
         e->gates = carve(c, Ts * B * GH);
         e->hh = carve(c, (gru ? Ts : 1) * B * GH);
-        e->h = carve(c, (Ts + 1) * B * H);
         e->c = lstm ? carve(c, (Ts + 1) * B * H) : NULL;
         e->dgates = carve(c, WIN * B * GH);
         e->dhh = gru ? carve(c, WIN * B * GH) : e->dgates;
     }
-    w->enc = carve(c, Ts * B * DH);
+    /* enc has a row of padding before and after: the states that are no
+     * output, fwd state 0 and bwd state Ts (see enc_state) */
+    w->enc = carve(c, (Ts + 2) * B * DH) + (c->base ? B * DH : 0);
     w->denc = carve(c, Ts * B * DH);
     w->uh = carve(c, Ts * B * A);
     w->duh = carve(c, Ts * B * A);
@@ -194,12 +195,23 @@ static void set_active(unsigned char *active, const int *len, int T, int B)
             active[(size_t)t * B + b] = t < len[b];
 }
 
+/* The encoder's hidden states live in enc itself, whose row j is
+ * h_j = [fwd state j+1 ; bwd state j]: direction d's state k is [B, H] with a
+ * row stride of D*H, at enc row k-1 (fwd) or k (bwd), and the states that
+ * are no output (fwd 0, bwd Ts) fall on enc's padding rows. */
+static real *enc_state(const nmt_workspace *ws, int d, int k)
+{
+    size_t BDH = (size_t)ws->B * ws->D * ws->H;
+    return d == 0 ? ws->enc + ((ptrdiff_t)k - 1) * (ptrdiff_t)BDH : ws->enc + k * BDH + ws->H;
+}
+
 void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
 {
     weights w;
     weights_resolve(&w, m, m->params);
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
+    ws->B = B;
     for (int d = 0; d < ws->D; d++) {
         enc_direction *e = &ws->dir[d];
         linear_forward(e->gates, ws->src_x, w.enc_W_ih[d], w.enc_b[d], Ts * B, E, GH, E, 0);
@@ -208,32 +220,28 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
          * rows keep their state, so each sentence's backward pass really
          * starts from 0 at its own last token. */
         int first = d == 0 ? 0 : Ts;
-        memset(e->h + first * BH, 0, BH * sizeof(real));
+        real *h0 = enc_state(ws, d, first);
+        for (int b = 0; b < B; b++)
+            memset(h0 + (size_t)b * DH, 0, H * sizeof(real));
         if (e->c)
             memset(e->c + first * BH, 0, BH * sizeof(real));
         for (int k = 0; k < Ts; k++) {
             int t = d == 0 ? k : Ts - 1 - k;
             int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
             real *hh = e->hh + hh_at(ws, t, BGH);
-            linear_forward(hh, e->h + prev * BH, w.enc_W_hh[d], NULL, B, H, GH, H, 0);
-            cell_forward(e->h + next * BH, e->c ? e->c + next * BH : NULL, e->gates + t * BGH,
-                         hh, e->h + prev * BH, e->c ? e->c + prev * BH : NULL,
-                         ws->src_active + (size_t)t * B, ws->cell, B, H);
+            const real *h_prev = enc_state(ws, d, prev);
+            gemm(0, 1, B, GH, H, 1, h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
+            cell_forward(enc_state(ws, d, next), e->c ? e->c + next * BH : NULL,
+                         e->gates + t * BGH, hh, h_prev, e->c ? e->c + prev * BH : NULL,
+                         ws->src_active + (size_t)t * B, ws->cell, B, H, DH);
         }
     }
-    /* h_j = [fwd state after j ; bwd state at j]; z = [fwd last ; bwd first]. */
-    for (int t = 0; t < Ts; t++)
-        for (int b = 0; b < B; b++) {
-            real *o = ws->enc + ((size_t)t * B + b) * DH;
-            memcpy(o, ws->dir[0].h + (t + 1) * BH + (size_t)b * H, H * sizeof(real));
-            if (ws->D == 2)
-                memcpy(o + H, ws->dir[1].h + t * BH + (size_t)b * H, H * sizeof(real));
-        }
+    /* z = [fwd last ; bwd first] */
     for (int b = 0; b < B; b++) {
         real *o = ws->z + (size_t)b * DH;
-        memcpy(o, ws->dir[0].h + Ts * BH + (size_t)b * H, H * sizeof(real));
+        memcpy(o, enc_state(ws, 0, Ts) + (size_t)b * DH, H * sizeof(real));
         if (ws->D == 2)
-            memcpy(o + H, ws->dir[1].h + (size_t)b * H, H * sizeof(real));
+            memcpy(o + H, enc_state(ws, 1, 0) + (size_t)b * DH, H * sizeof(real));
     }
     linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
     for (size_t i = 0; i < BH; i++)
@@ -263,7 +271,7 @@ void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_worksp
     }
     linear_forward(gates, ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
     linear_forward(hh, s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
-    cell_forward(s_new, c_new, gates, hh, s_prev, c_prev, active, m->cfg.cell, R, H);
+    cell_forward(s_new, c_new, gates, hh, s_prev, c_prev, active, m->cfg.cell, R, H, H);
 }
 
 static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
@@ -431,9 +439,9 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
         for (int b = 0; b < B; b++)
             add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
         cell_backward(e->dgates + slot, e->dhh + slot, dh_prev, dc_prev, dh, dc,
-                      e->gates + t * BGH, e->hh + hh_at(ws, t, BGH), e->h + prev * BH,
+                      e->gates + t * BGH, e->hh + hh_at(ws, t, BGH), enc_state(ws, d, prev),
                       e->c ? e->c + next * BH : NULL, e->c ? e->c + prev * BH : NULL,
-                      ws->src_active + (size_t)t * B, ws->cell, B, H);
+                      ws->src_active + (size_t)t * B, ws->cell, B, H, DH);
         gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
@@ -444,8 +452,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
         int n = Ts - t0 < GRAD_WINDOW ? Ts - t0 : GRAD_WINDOW;
         if (t != (d == 0 ? t0 : t0 + n - 1))
             continue;
-        const real *h_prev = e->h + (size_t)(d == 0 ? t0 : t0 + 1) * BH;
-        gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, H, 1, g->enc_W_hh[d], H);
+        const real *h_prev = enc_state(ws, d, d == 0 ? t0 : t0 + 1);
+        gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
         linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates,
                         ws->src_x + t0 * BE, w->enc_W_ih[d], n * B, E, GH, E);
     }
@@ -515,7 +523,8 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         add(dh, ws->ds_out + row * H, BH);
         cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
                       ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
-                      ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H);
+                      ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H,
+                      H);
         gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
         real *dctx = ws->dctx + row * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);

@@ -22,7 +22,8 @@ typedef struct enc_direction {
     real *gates;          /* [T, B, G*H] activated gates */
     real *hh;             /* W_hh h_prev: [T, B, G*H] for GRU (its backward
                            * needs U_n h), else one step's [B, G*H] */
-    real *h, *c;          /* [T+1, B, H] states (c: LSTM only) */
+    real *c;              /* [T+1, B, H] cell states (LSTM only); the
+                           * hidden states are kept in enc (seq2seq.c) */
     real *dgates, *dhh;   /* [GRAD_WINDOW, B, G*H], step t in slot t % GRAD_WINDOW
                            * (dhh == dgates unless GRU) */
 } enc_direction;
@@ -39,7 +40,8 @@ struct nmt_workspace {
     unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
     real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E] (dsrc_x: see gates) */
     enc_direction dir[2];
-    real *enc, *denc;                       /* [Ts, B, D*H] */
+    real *enc, *denc;                       /* [Ts, B, D*H]; enc has a row of
+                                             * padding before and after */
     real *uh, *duh;                         /* [Ts, B, A] */
     real *z, *dz;                           /* [B, D*H] */
 
