@@ -109,9 +109,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->chunk_in = carve(c, (size_t)w->out_rows * O);
     w->chunk_dt = carve(c, (size_t)w->out_rows * O);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
-    w->dW_out = carve(c, (size_t)w->Vt * O);
     w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
-    w->db_out = carve(c, (size_t)w->Vt);
     w->ds_out = carve(c, WIN * B * H);
     for (int k = 0; k < 2; k++) {
         w->dh[k] = carve(c, B * H);
@@ -320,17 +318,11 @@ static double output_chunk_forward(nmt_workspace *ws, const weights *w, const re
                                  ws->B, Vt);
 }
 
-static void output_grad_clear(nmt_workspace *ws)
-{
-    memset(ws->dW_out, 0, (size_t)ws->Vt * ws->O * sizeof(real));
-    memset(ws->db_out, 0, (size_t)ws->Vt * sizeof(real));
-}
-
-/* Turns the chunk's log-probabilities into its gradient: its share of
- * dW_out, db_out, and the gradient of the deep output's pre-activation of
+/* Turns the chunk's log-probabilities into its gradient: its share of the
+ * model's out.W and out.b gradients (g), and the gradient of the deep output's pre-activation of
  * its rows, through dropout and tanh, which replaces those rows of t. */
-static void output_chunk_backward(nmt_workspace *ws, const weights *w, const real *t_in,
-                                  const nmt_batch *b, size_t r0, int rows)
+static void output_chunk_backward(nmt_workspace *ws, const weights *w, const weights *g,
+                                  const real *t_in, const nmt_batch *b, size_t r0, int rows)
 {
     int O = ws->O, Vt = ws->Vt;
     size_t n = (size_t)rows * O;
@@ -338,37 +330,39 @@ static void output_chunk_backward(nmt_workspace *ws, const weights *w, const rea
                            (real)(1.0 / ws->n_tokens), rows, Vt);
     real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
     memset(dt, 0, n * sizeof(real));
-    linear_backward(dt, ws->dW_out, ws->db_out, ws->logits, t_in, w->out_W, rows, O, Vt, O);
+    linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
     if (ws->dropped)
         dropout_backward(dt, ws->t_mask + r0 * O, n);
     for (size_t i = 0; i < n; i++)
         t[i] = dt[i] * (1 - t[i] * t[i]);
 }
 
-/* Every chunk of the vocabulary projection: the loss (and nll) and, when
- * grad, the gradient of t. Returns the summed -log p. */
-static double output_chunks(nmt_workspace *ws, const weights *w, const nmt_batch *b,
-                            double *nll, int grad)
+/* Every chunk of the vocabulary projection: the loss (and nll) and, with
+ * gradients g, the chunk's gradient (output_chunk_backward). Returns the
+ * summed -log p. */
+static double output_chunks(nmt_workspace *ws, const weights *w, const weights *g,
+                            const nmt_batch *b, double *nll)
 {
     size_t N = (size_t)ws->Tt * ws->B;
     double total = 0;
-    if (grad)
-        output_grad_clear(ws);
     for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
         int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
         const real *t_in = chunk_input(ws, r0, rows);
         total += output_chunk_forward(ws, w, t_in, b, nll, r0, rows);
-        if (grad)
-            output_chunk_backward(ws, w, t_in, b, r0, rows);
+        if (g)
+            output_chunk_backward(ws, w, g, t_in, b, r0, rows);
     }
-    ws->t_holds_grad = grad;
+    ws->output_grad_done = g != NULL;
     return total;
 }
 
-nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                     float dropout, nmt_rng *rng)
+/* The forward pass; with g (the model's gradients), also the vocabulary
+ * projection's gradient, added into g (nmt_forward_backward). */
+static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                             float dropout, nmt_rng *rng, const weights *g)
 {
     ws->output_grad_done = 0;
+    ws->backward_ready = 0;
     if (check_batch(m, ws, b))
         return (nmt_real)NAN;
     weights w;
@@ -407,9 +401,15 @@ nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
     memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
-    double total = output_chunks(ws, &w, b, ws->nll, ws->fuse_output_grad);
-    ws->output_grad_done = ws->fuse_output_grad;
+    double total = output_chunks(ws, &w, g, b, ws->nll);
+    ws->backward_ready = 1;
     return (nmt_real)(total / ws->n_tokens);
+}
+
+nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                     float dropout, nmt_rng *rng)
+{
+    return forward_pass(m, ws, b, dropout, rng, NULL);
 }
 
 /* ---- backward ---- */
@@ -483,6 +483,10 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
 
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
 {
+    /* once per forward: the first backward overwrites what a second needs */
+    if (!ws->backward_ready || !m->grads)
+        return;
+    ws->backward_ready = 0;
     weights w, g;
     weights_resolve(&w, m, m->params);
     weights_resolve(&g, m, m->grads);
@@ -494,10 +498,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
      * made it already. It leaves in t the gradient of the deep output's
      * pre-activation. */
     if (!ws->output_grad_done)
-        output_chunks(ws, &w, b, NULL, 1);
-    add(g.out_W, ws->dW_out, (size_t)ws->Vt * O);
-    add(g.out_b, ws->db_out, (size_t)ws->Vt);
-    ws->fuse_output_grad = 1; /* this workspace trains: fuse from now on */
+        output_chunks(ws, &w, &g, b, NULL);
 
     /* Decoder recurrence, last step first. */
     memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
@@ -556,4 +557,19 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     if (ws->dropped)
         dropout_backward(ws->dsrc_x, ws->src_mask, (size_t)Ts * B * E);
     embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
+}
+
+nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                              float dropout, nmt_rng *rng)
+{
+    if (!m->grads) {
+        nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
+        return (nmt_real)NAN;
+    }
+    weights g;
+    weights_resolve(&g, m, m->grads);
+    nmt_real loss = forward_pass(m, ws, b, dropout, rng, &g);
+    if (ws->backward_ready)
+        nmt_backward(m, ws, b);
+    return loss;
 }

@@ -64,25 +64,21 @@ struct nmt_workspace {
     real *alpha;                            /* [Tt, B, Ts] */
     real *ctx;                              /* [Tt, B, D*H] */
     real *t, *t_mask;                       /* [Tt, B, O]; t_mask with dropout */
-    /* Each chunk of the vocabulary projection, once its gradient is known,
-     * overwrites its rows of t with the gradient of the deep output's
-     * pre-activation (t is no longer needed then): no [Tt, B, O] gradient is
-     * held. `t_holds_grad` says that t has been overwritten. */
-    int t_holds_grad;
-    real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
-                                             * input and the gradient of a chunk */
     /* The vocabulary projection runs over chunks of out_rows rows (whole
      * steps), so that only [out_rows, Vt] logits are ever held, not
-     * [Tt, B, Vt]. Once the workspace has seen a backward it is taken to be
-     * training, and the forward also turns each chunk into its gradient:
-     * t's rows, and dW_out/db_out summed over the chunks, which nmt_backward adds
-     * to the model's. Otherwise nmt_backward recomputes the chunks, with the
-     * same operations in the same order, so both give identical bits. */
+     * [Tt, B, Vt]. nmt_forward_backward turns each chunk into its gradient
+     * during the forward (added to the out.W and out.b gradients); after a
+     * plain nmt_forward, nmt_backward recomputes the chunks with the same
+     * operations in the same order, so both give identical bits. Either way,
+     * once a chunk's gradient is known its rows of t are overwritten with the
+     * gradient of the deep output's pre-activation (t is not needed any
+     * more): no [Tt, B, O] gradient is held. */
     int out_rows;
-    int fuse_output_grad;                   /* set by the first backward */
     int output_grad_done;                   /* the last forward did it */
+    int backward_ready;                     /* a forward's state, not yet used */
     real *logits;                           /* [out_rows, Vt] */
-    real *dW_out, *db_out;                  /* [Vt, O], [Vt] */
+    real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
+                                             * input and the gradient of a chunk */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
     double *nll;                            /* [B] */
     real *block;                            /* the one allocation */

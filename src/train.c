@@ -456,7 +456,8 @@ static int train_step(nmt_trainer *t)
     if (rc)
         return rc;
     nmt_model_zero_grad(t->m);
-    double loss = (double)nmt_forward(t->m, t->ws, &t->batch, t->s.dropout, &t->rng);
+    /* the gradients of a diverged step are made but never applied */
+    double loss = (double)nmt_forward_backward(t->m, t->ws, &t->batch, t->s.dropout, &t->rng);
     char what[96];
     if (!isfinite(loss)) {
         snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");
@@ -468,7 +469,6 @@ static int train_step(nmt_trainer *t)
         snprintf(what, sizeof what, "the perplexity is infinite (loss %.4g)", loss);
         return diverged(t, what);
     }
-    nmt_backward(t->m, t->ws, &t->batch);
     double norm = nmt_clip_grad_norm(t->m->grads, t->m->n_params, t->s.clip);
     if (!isfinite(norm)) {
         snprintf(what, sizeof what, "the gradient norm is %s", isnan(norm) ? "NaN" : "infinite");

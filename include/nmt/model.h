@@ -103,8 +103,15 @@ nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
  * nmt_forward. */
 const double *nmt_workspace_sentence_nll(const nmt_workspace *ws);
-/* Adds d(loss)/d(params) of the last forward into m->grads. */
+/* Adds d(loss)/d(params) of the last forward into m->grads (once: a second
+ * call without a new forward does nothing). */
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
+/* nmt_forward then nmt_backward, for training: the same loss and the same
+ * gradients, bit for bit, but faster: the vocabulary projection's gradient is
+ * made chunk by chunk during the forward instead of recomputing the logits.
+ * m needs gradients (nmt_model_alloc_grads). */
+nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                              float dropout, nmt_rng *rng);
 
 /* ---- inference pass ----------------------------------------------------- */
 
