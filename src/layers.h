@@ -205,9 +205,11 @@ void log_softmax_forward(real *x, int N, int V);
  * active[n]; nll[n % B] (double) gets each row's share when nll != NULL. */
 double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
                              double *nll, int N, int B, int V);
-/* dlogits [N, V] = scale * (p - onehot) on active rows, 0 elsewhere; in place
- * over the log-probabilities that cross_entropy_forward left. */
-void cross_entropy_backward(real *logp, const int32_t *target, const unsigned char *active,
-                            real scale, int N, int V);
+/* The loss and its gradient at once, for training: logits [N, V] become
+ * dlogits = scale * (p - onehot) on active rows, 0 elsewhere, and
+ * logp_target [N] gets each row's log p of its target, the same bits as
+ * cross_entropy_forward's. */
+void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
+                        const unsigned char *active, real scale, int N, int V);
 
 #endif

@@ -34,7 +34,6 @@ static void tanh_chunk(void *arg, int c, int n)
         j->x[i] = fast_tanh(j->x[i]);
 }
 
-
 void deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
                          int O)
@@ -65,32 +64,58 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
     linear_backward(de, dW_t + H + DH, NULL, dpre, e, W_t + H + DH, N, E, O, ld);
 }
 
-static void log_softmax_rows(real *x, int N, int V)
+/* The maximum of a row, in lanes (see lanes_total) so that it vectorizes. */
+static real row_max(const real *row, int V)
 {
-    /* x: [N, V]; max and sum in lanes (see lanes_total) so that they vectorize */
-    for (int n = 0; n < N; n++) {
-        real *row = x + (size_t)n * V;
-        real mx = row[0];
-        real lane[NMT_LANES];
-        int k = 0;
+    real mx = row[0];
+    real lane[NMT_LANES];
+    int k = 0;
+    for (int l = 0; l < NMT_LANES; l++)
+        lane[l] = row[0];
+    for (; k + NMT_LANES <= V; k += NMT_LANES)
         for (int l = 0; l < NMT_LANES; l++)
-            lane[l] = row[0];
+            lane[l] = row[k + l] > lane[l] ? row[k + l] : lane[l];
+    for (int l = 0; l < NMT_LANES; l++)
+        mx = lane[l] > mx ? lane[l] : mx;
+    for (; k < V; k++)
+        mx = row[k] > mx ? row[k] : mx;
+    return mx;
+}
+
+/* sum_k exp(row[k] - mx), in lanes; with e != NULL (which may be row), also
+ * e[k] = exp(row[k] - mx), the very values summed. */
+static real row_exp_sum(real *e, const real *row, real mx, int V)
+{
+    real lane[NMT_LANES] = {0};
+    int k = 0;
+    if (e) {
         for (; k + NMT_LANES <= V; k += NMT_LANES)
-            for (int l = 0; l < NMT_LANES; l++)
-                lane[l] = row[k + l] > lane[l] ? row[k + l] : lane[l];
-        for (int l = 0; l < NMT_LANES; l++)
-            mx = lane[l] > mx ? lane[l] : mx;
-        for (; k < V; k++)
-            mx = row[k] > mx ? row[k] : mx;
-        for (int l = 0; l < NMT_LANES; l++)
-            lane[l] = 0;
-        for (k = 0; k + NMT_LANES <= V; k += NMT_LANES)
+            for (int l = 0; l < NMT_LANES; l++) {
+                e[k + l] = fast_exp(row[k + l] - mx);
+                lane[l] += e[k + l];
+            }
+        for (; k < V; k++) {
+            e[k] = fast_exp(row[k] - mx);
+            lane[k % NMT_LANES] += e[k];
+        }
+    } else {
+        for (; k + NMT_LANES <= V; k += NMT_LANES)
             for (int l = 0; l < NMT_LANES; l++)
                 lane[l] += fast_exp(row[k + l] - mx);
         for (; k < V; k++)
             lane[k % NMT_LANES] += fast_exp(row[k] - mx);
-        real lse = mx + R_LOG(lanes_total(lane));
-        for (k = 0; k < V; k++)
+    }
+    return lanes_total(lane);
+}
+
+static void log_softmax_rows(real *x, int N, int V)
+{
+    /* x: [N, V] */
+    for (int n = 0; n < N; n++) {
+        real *row = x + (size_t)n * V;
+        real mx = row_max(row, V);
+        real lse = mx + R_LOG(row_exp_sum(NULL, row, mx, V));
+        for (int k = 0; k < V; k++)
             row[k] -= lse;
     }
 }
@@ -112,22 +137,6 @@ double cross_entropy_forward(real *logits, const int32_t *target, const unsigned
     return total;
 }
 
-static void cross_entropy_backward_rows(real *logp, const int32_t *target,
-                                       const unsigned char *active, real scale, int N, int V)
-{
-    /* logp: [N, V] in, dlogits out */
-    for (int n = 0; n < N; n++) {
-        real *row = logp + (size_t)n * V;
-        if (!active[n]) {
-            memset(row, 0, (size_t)V * sizeof *row);
-            continue;
-        }
-        for (int k = 0; k < V; k++)
-            row[k] = scale * fast_exp(row[k]);
-        row[target[n]] -= scale;
-    }
-}
-
 static void log_softmax_chunk(void *arg, int c, int n)
 {
     const rows_job *j = arg;
@@ -142,18 +151,43 @@ void log_softmax_forward(real *x, int N, int V)
     pool_run(log_softmax_chunk, &j, n_chunks((size_t)N * V));
 }
 
-static void cross_entropy_backward_chunk(void *arg, int c, int n)
+/* ---- the loss and its gradient in one pass (training) ---- */
+
+typedef struct xent_job {
+    real *logits, *logp_target;
+    const int32_t *target;
+    const unsigned char *active;
+    real scale;
+    int N, V;
+} xent_job;
+
+static void xent_grad_chunk(void *arg, int c, int n_chunks)
 {
-    const rows_job *j = arg;
-    int lo, hi;
-    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
-    cross_entropy_backward_rows(j->x + (size_t)lo * j->V, j->target + lo, j->active + lo,
-                                j->scale, hi - lo, j->V);
+    const xent_job *j = arg;
+    int lo, hi, V = j->V;
+    pool_chunk_range(j->N, 1, c, n_chunks, &lo, &hi);
+    for (int n = lo; n < hi; n++) {
+        real *row = j->logits + (size_t)n * V;
+        int t = j->target[n];
+        real x_t = row[t], mx = row_max(row, V);
+        real sum = row_exp_sum(row, row, mx, V); /* row becomes exp(x - mx) */
+        /* log p of the target as log_softmax_forward rounds it */
+        j->logp_target[n] = x_t - (mx + R_LOG(sum));
+        if (!j->active[n]) {
+            memset(row, 0, (size_t)V * sizeof *row);
+            continue;
+        }
+        real f = j->scale / sum;
+        for (int k = 0; k < V; k++)
+            row[k] *= f;
+        row[t] -= j->scale;
+    }
 }
 
-void cross_entropy_backward(real *logp, const int32_t *target, const unsigned char *active,
-                            real scale, int N, int V)
+void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
+                        const unsigned char *active, real scale, int N, int V)
 {
-    rows_job j = {.x = logp, .target = target, .active = active, .scale = scale, .N = N, .V = V};
-    pool_run(cross_entropy_backward_chunk, &j, n_chunks((size_t)N * V));
+    xent_job j = {.logits = logits, .logp_target = logp_target, .target = target,
+                  .active = active, .scale = scale, .N = N, .V = V};
+    pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
 }

@@ -108,6 +108,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->t_mask = carve(c, Tt * B * O);
     w->chunk_in = carve(c, (size_t)w->out_rows * O);
     w->chunk_dt = carve(c, (size_t)w->out_rows * O);
+    w->chunk_logp = carve(c, (size_t)w->out_rows);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
     w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
     w->ds_out = carve(c, WIN * B * H);
@@ -308,26 +309,41 @@ static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
 }
 
 /* The vocabulary projection and the loss of rows r0 .. r0+rows-1 (whole
- * steps) into ws->logits; returns their summed -log p. */
+ * steps) into ws->logits; returns their summed -log p. With grad, the logits
+ * become their gradient at the same time (cross_entropy_grad). */
 static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
-                                   const nmt_batch *b, double *nll, size_t r0, int rows)
+                                   const nmt_batch *b, double *nll, size_t r0, int rows,
+                                   int grad)
 {
     int O = ws->O, Vt = ws->Vt;
+    const int32_t *target = b->tgt_out + r0;
+    const unsigned char *active = ws->tgt_active + r0;
     linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
-    return cross_entropy_forward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0, nll, rows,
-                                 ws->B, Vt);
+    if (!grad)
+        return cross_entropy_forward(ws->logits, target, active, nll, rows, ws->B, Vt);
+    cross_entropy_grad(ws->logits, ws->chunk_logp, target, active, (real)(1.0 / ws->n_tokens),
+                       rows, Vt);
+    /* summed as cross_entropy_forward sums */
+    double total = 0;
+    for (int n = 0; n < rows; n++) {
+        if (!active[n])
+            continue;
+        double l = -(double)ws->chunk_logp[n];
+        total += l;
+        if (nll)
+            nll[n % ws->B] += l;
+    }
+    return total;
 }
 
-/* Turns the chunk's log-probabilities into its gradient: its share of the
- * model's out.W and out.b gradients (g), and the gradient of the deep output's pre-activation of
- * its rows, through dropout and tanh, which replaces those rows of t. */
+/* Turns the chunk's logit gradient into its share of the model's out.W and
+ * out.b gradients (g), and the gradient of the deep output's pre-activation
+ * of its rows, through dropout and tanh, which replaces those rows of t. */
 static void output_chunk_backward(nmt_workspace *ws, const weights *w, const weights *g,
-                                  const real *t_in, const nmt_batch *b, size_t r0, int rows)
+                                  const real *t_in, size_t r0, int rows)
 {
     int O = ws->O, Vt = ws->Vt;
     size_t n = (size_t)rows * O;
-    cross_entropy_backward(ws->logits, b->tgt_out + r0, ws->tgt_active + r0,
-                           (real)(1.0 / ws->n_tokens), rows, Vt);
     real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
     memset(dt, 0, n * sizeof(real));
     linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
@@ -348,9 +364,9 @@ static double output_chunks(nmt_workspace *ws, const weights *w, const weights *
     for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
         int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
         const real *t_in = chunk_input(ws, r0, rows);
-        total += output_chunk_forward(ws, w, t_in, b, nll, r0, rows);
+        total += output_chunk_forward(ws, w, t_in, b, nll, r0, rows, g != NULL);
         if (g)
-            output_chunk_backward(ws, w, g, t_in, b, r0, rows);
+            output_chunk_backward(ws, w, g, t_in, r0, rows);
     }
     ws->output_grad_done = g != NULL;
     return total;

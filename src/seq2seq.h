@@ -79,6 +79,7 @@ struct nmt_workspace {
     real *logits;                           /* [out_rows, Vt] */
     real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
                                              * input and the gradient of a chunk */
+    real *chunk_logp;                       /* [out_rows] log p of the targets */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
     double *nll;                            /* [B] */
     real *block;                            /* the one allocation */
