@@ -82,7 +82,8 @@ static void layout(nmt_workspace *w, carver *c)
     }
     /* enc has a row of padding before and after: the states that are no
      * output, fwd state 0 and bwd state Ts (see enc_state) */
-    w->enc = carve(c, (Ts + 2) * B * DH) + (c->base ? B * DH : 0);
+    real *enc_rows = carve(c, (Ts + 2) * B * DH);
+    w->enc = enc_rows ? enc_rows + B * DH : NULL; /* NULL in the sizing dry run */
     w->denc = carve(c, Ts * B * DH);
     w->uh = carve(c, Ts * B * A);
     w->duh = carve(c, Ts * B * A);
