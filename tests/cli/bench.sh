@@ -91,4 +91,32 @@ if bad:
     print("bad: " + ", ".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 EOF
+
+# -- --merge: the medians over runs --
+$PY - "$TMP/bench.json" "$TMP" <<'EOF' || fail "could not make the runs to merge"
+import json, sys
+R = json.load(open(sys.argv[1]))
+for k in (2, 3):   # copies with every figure times k
+    S = json.loads(json.dumps(R))
+    S["summary"] = {key: (v * k if isinstance(v, (int, float)) else v)
+                    for key, v in S["summary"].items()}
+    for row in S["sgemm"]:
+        row["gflops_median"] *= k
+    for row in S["growth"]:
+        row["epoch_s"] *= k
+    json.dump(S, open("%s/run%d.json" % (sys.argv[2], k), "w"))
+EOF
+expect_ok "scripts/bench --merge" "$ROOT/scripts/bench" --merge "$TMP/run3.json" "$TMP/bench.json" \
+    "$TMP/run2.json" --out "$TMP/merged.json"
+grep -q "^medians of 3 runs" "$TMP/out" && grep -q "^targets:" "$TMP/out" && pass ||
+    fail "the merged table lacks its header or targets line: $(head -c 600 "$TMP/out")"
+$PY - "$TMP/bench.json" "$TMP/merged.json" <<'EOF' && pass || fail "--merge does not take the medians"
+import json, sys
+one, m = (json.load(open(p)) for p in sys.argv[1:3])
+ok = abs(m["summary"]["nmt_steps_per_s"] - 2 * one["summary"]["nmt_steps_per_s"]) < 1e-9
+ok &= abs(m["sgemm"][-1]["gflops_median"] - 2 * one["sgemm"][-1]["gflops_median"]) < 1e-9
+ok &= abs(m["growth"][0]["epoch_s"] - 2 * one["growth"][0]["epoch_s"]) < 1e-9
+ok &= len(m["merged_from"]) == 3
+sys.exit(0 if ok else 1)
+EOF
 finish
