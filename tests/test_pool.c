@@ -1,6 +1,7 @@
 /* The thread pool (src/pool.h) and the products cut over it (gemm in
  * src/linear.c): every chunk runs exactly once, whatever the threads and
- * however long the workers slept; a cut product equals the whole one. */
+ * however long the workers slept; a cut product equals the whole one; the
+ * model's gradients do not depend on the threads beyond rounding. */
 #include <cblas.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -9,6 +10,9 @@
 #include <time.h>
 
 #include "layers.h"
+#include "model_fixture.h"
+#include "nmt/model.h"
+#include "nmt/rng.h"
 #include "pool.h"
 #include "test_common.h"
 
@@ -163,6 +167,75 @@ START_TEST(cut_product_equals_whole)
 }
 END_TEST
 
+/* The model's loss and gradients at 3 threads (products cut, rows shared)
+ * against 1 thread, for each cell with attention, on a batch large enough
+ * that every product and every element-wise pass is cut: equal up to float
+ * rounding: 1e-4 of the largest, as the parity suite allows float against
+ * double (seen: at most 7e-6; a wrong row offset in a chunk is off by far
+ * more). Weights of +-0.3 keep every gradient well above its rounding. */
+START_TEST(gradients_agree_across_threads)
+{
+    enum { B = 40, D = 96, V = 300 };
+    nmt_config cfg = fixture_config(4 * _i, D, D, D, D, V, V); /* bahdanau, bi */
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
+    ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
+    nmt_rng r;
+    nmt_rng_seed(&r, 7);
+    for (size_t i = 0; i < m->n_params; i++)
+        m->params[i] = 0.6f * (nmt_rng_uniform(&r) - 0.5f);
+    /* B sentence pairs of 3 .. 16 tokens, random ids past the specials */
+    int *src[B], *tgt[B], src_n[B], tgt_n[B];
+    for (int b = 0; b < B; b++) {
+        src_n[b] = 3 + b % 14;
+        tgt_n[b] = 3 + (b * 5) % 14;
+        src[b] = malloc(16 * sizeof(int));
+        tgt[b] = malloc(16 * sizeof(int));
+        for (int t = 0; t < 16; t++) {
+            src[b][t] = 4 + (int)(nmt_rng_uniform(&r) * (V - 4));
+            tgt[b][t] = 4 + (int)(nmt_rng_uniform(&r) * (V - 4));
+        }
+    }
+    nmt_batch bt;
+    fixture_batch(&bt, B, (const int *const *)src, src_n, (const int *const *)tgt, tgt_n, 0);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, B, bt.src_T, bt.tgt_T), 0);
+    float *one = malloc(m->n_params * sizeof *one);
+    double loss[2];
+    for (int k = 0; k < 2; k++) {
+        nmt_set_threads(k ? 3 : 1);
+        nmt_rng drop;
+        nmt_rng_seed(&drop, 11);
+        nmt_model_zero_grad(m);
+        loss[k] = (double)nmt_forward_backward(m, ws, &bt, 0.1f, &drop);
+        if (!k)
+            memcpy(one, m->grads, m->n_params * sizeof *one);
+    }
+    nmt_set_threads(1);
+    ck_assert(isfinite(loss[0]) && fabs(loss[1] - loss[0]) <= 1e-6 * fabs(loss[0]));
+    for (int t = 0; t < m->n_tensors; t++) {
+        const nmt_tensor_info *ti = &m->tensors[t];
+        double top = 0, diff = 0;
+        for (size_t i = ti->offset; i < ti->offset + ti->size; i++) {
+            double a = one[i], b = m->grads[i];
+            top = fabs(a) > top ? fabs(a) : top;
+            diff = fabs(a - b) > diff ? fabs(a - b) : diff;
+        }
+        ck_assert_msg(top > 0, "%s: no gradient", ti->name);
+        ck_assert_msg(diff <= 1e-4 * top, "%s: 1 vs 3 threads differ by %g of %g", ti->name,
+                      diff, top);
+    }
+    free(one);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&bt);
+    for (int b = 0; b < B; b++) {
+        free(src[b]);
+        free(tgt[b]);
+    }
+    nmt_model_free(m);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -173,6 +246,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, threads_can_change);
     tcase_add_test(tc, chunk_ranges_cover_in_order);
     tcase_add_test(tc, cut_product_equals_whole);
+    tcase_add_loop_test(tc, gradients_agree_across_threads, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
