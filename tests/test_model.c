@@ -272,7 +272,7 @@ START_TEST(output_gradient_same_fused_or_not)
     nmt_model *m = make(k, 5 + k);
     nmt_batch bt;
     fixture_batch(&bt, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 200);
-    ck_assert_int_gt(bt.tgt_T * bt.B, 2 * 258); /* three chunks of 258 rows */
+    ck_assert_int_gt(bt.tgt_T * bt.B, 2 * 129); /* three or more chunks of 129 rows */
     nmt_workspace *ws, *ws2;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, bt.src_T, bt.tgt_T), 0);
     ck_assert_int_eq(nmt_workspace_create(&ws2, m, 3, bt.src_T, bt.tgt_T), 0);
