@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -323,6 +324,8 @@ static void help(void)
            "      --batch-size N   sentences decoded together (default %d)\n"
            "      --threads N      threads for the matrix products (default 1)\n"
            "  -q, --quiet          no progress line\n"
+           "  -v, --verbose        at the end, on stderr: sentences, the seconds spent\n"
+           "                       loading the model and translating, sentences/s\n"
            "  -h, --help           this help\n\n"
            "Beam search keeps K hypotheses per sentence and stops when K have produced\n"
            "</s> or none still open can beat the best finished ones; a translation that\n"
@@ -336,7 +339,7 @@ static void help(void)
 typedef struct translate_args {
     const char *model, *input, *output, *alignments;
     translate_opts opts;
-    int n_best_given, threads, quiet;
+    int n_best_given, threads, quiet, verbose;
 } translate_args;
 
 static int parse_args(translate_args *a, int argc, char **argv)
@@ -355,6 +358,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
         {"batch-size", required_argument, NULL, OPT_BATCH},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -364,7 +368,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
     nmt_decode_opts *d = &a->opts.decode;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:i:o:b:qh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:i:o:b:qvh", long_options, NULL)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'i': a->input = optarg; break;
@@ -397,6 +401,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
                 return 2;
             break;
         case 'q': a->quiet = 1; break;
+        case 'v': a->verbose = 1; break;
         case 'h': help(); return -1;
         default: return cli_usage_error();
         }
@@ -419,6 +424,14 @@ static int parse_args(translate_args *a, int argc, char **argv)
         return 2;
     }
     return 0;
+}
+
+/* Monotonic seconds, for -v. */
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct progress_state {
@@ -514,6 +527,7 @@ int cmd_translate(int argc, char **argv)
         cli_error("out of memory");
         goto done;
     }
+    double t_start = now_seconds(), t_loaded = 0, t_translating = 0;
     if (nmt_model_load(&m, a.model, NULL) || translator_create(&t, m, &a.opts) ||
         nmt_reader_open(&in, a.input ? a.input : "-")) {
         cli_lib_error();
@@ -522,6 +536,7 @@ int cmd_translate(int argc, char **argv)
     out = a.output ? open_output(a.output) : stdout;
     if (!out || (a.alignments && !(align = open_output(a.alignments))))
         goto done;
+    t_loaded = now_seconds() - t_start;
     progress_state prog = {0};
     int show = !a.quiet && isatty(STDERR_FILENO);
     for (;;) {
@@ -542,8 +557,11 @@ int cmd_translate(int argc, char **argv)
         }
         if (n == 0)
             break;
-        if (translator_run(t, (const char *const *)lines, n, res, show ? show_progress : NULL,
-                           &prog)) {
+        double t0 = now_seconds();
+        int failed = translator_run(t, (const char *const *)lines, n, res,
+                                    show ? show_progress : NULL, &prog);
+        t_translating += now_seconds() - t0;
+        if (failed) {
             free_window(lines, res, n);
             cli_error("%s: %s", nmt_reader_path(in), nmt_error_message());
             goto done;
@@ -558,6 +576,12 @@ int cmd_translate(int argc, char **argv)
     }
     if (prog.shown)
         fputc('\n', stderr);
+    if (a.verbose)
+        fprintf(stderr,
+                "nmt translate: %zu sentences, model loaded in %.3f s, translated in %.3f s "
+                "(%.1f sentences/s)\n",
+                prog.base, t_loaded, t_translating,
+                t_translating > 0 ? (double)prog.base / t_translating : 0.0);
     status = 0;
 done:
     if (close_output(align, a.alignments) || close_output(out, a.output))

@@ -171,4 +171,9 @@ for p, r in zip(plain, repl):
 assert replaced > 0
 EOF
 
+# -v: one summary line on stderr, nothing added to the translations
+expect_ok "translate -v" "$NMT" translate -m "$M" -i "$TMP/in.de" -o "$TMP/v.txt" -q -v --beam 1
+n_in=$(wc -l <"$TMP/in.de")
+grep -Eq "^nmt translate: $n_in sentences, model loaded in [0-9.]+ s, translated in [0-9.]+ s \([0-9.]+ sentences/s\)$" "$TMP/err" &&
+    [ "$(wc -l <"$TMP/v.txt")" -eq "$n_in" ] && pass || fail "translate -v: $(cat "$TMP/err")"
 finish
