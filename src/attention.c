@@ -137,8 +137,7 @@ void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
 {
     att_job j = {.ctx = ctx, .alpha = alpha, .ws = ws, .uh = uh, .enc = enc, .v = v,
                  .len = len, .src_of = src_of, .R = R, .B = B, .T = T, .A = A, .DH = DH};
-    int n = pool_threads();
-    pool_run(forward_chunk, &j, n < R ? n : R);
+    pool_run(forward_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
 static void backward_chunk(void *arg, int c, int n)

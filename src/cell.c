@@ -155,8 +155,7 @@ typedef struct cell_job {
 
 static int cell_chunks(int B)
 {
-    int n = pool_threads(), most = B / CELL_MIN_ROWS;
-    return n < most ? n : most > 1 ? most : 1;
+    return pool_chunks((size_t)B, CELL_MIN_ROWS);
 }
 
 #define ROWS(p, lo, width) ((p) ? (p) + (size_t)(lo) * (width) : NULL)

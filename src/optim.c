@@ -87,7 +87,6 @@ typedef struct optim_job {
     float *p;
     const float *g;
     float step_size, inv_sqrt_bc2; /* Adam */
-    double *sq_part;               /* grad norm: [NORM_CHUNKS] */
 } optim_job;
 
 /* A fixed number of chunks for the norm, whatever the threads: the partial
@@ -155,8 +154,7 @@ static void adadelta_chunk(void *arg, int c, int n_chunks)
 
 static int update_chunks(size_t n)
 {
-    size_t t = (size_t)pool_threads(), most = n / 65536 + 1;
-    return (int)(t < most ? t : most);
+    return pool_chunks(n, 65536);
 }
 
 void nmt_optim_step(nmt_optim *o, float *params, const float *grads)

@@ -6,18 +6,17 @@
 #include "layers.h"
 #include "pool.h"
 
-/* Element-wise passes are cut into chunks of at least this many elements;
- * fewer are not worth handing to another thread. */
+/* Element-wise passes are cut into chunks of at least this many elements. */
 #define MIN_CHUNK 16384
 
 static int n_chunks(size_t n)
 {
-    size_t most = n / MIN_CHUNK, t = (size_t)pool_threads();
-    return (int)(t < most ? t : most > 1 ? most : 1);
+    return pool_chunks(n, MIN_CHUNK);
 }
 
+/* A pass over the rows of x [N, V]; the rest is for cross_entropy_grad. */
 typedef struct rows_job {
-    real *x;
+    real *x, *logp_target;
     const int32_t *target;
     const unsigned char *active;
     real scale;
@@ -153,30 +152,23 @@ void log_softmax_forward(real *x, int N, int V)
 
 /* ---- the loss and its gradient in one pass (training) ---- */
 
-typedef struct xent_job {
-    real *logits, *logp_target;
-    const int32_t *target;
-    const unsigned char *active;
-    real scale;
-    int N, V;
-} xent_job;
-
 static void xent_grad_chunk(void *arg, int c, int n_chunks)
 {
-    const xent_job *j = arg;
+    const rows_job *j = arg;
     int lo, hi, V = j->V;
     pool_chunk_range(j->N, 1, c, n_chunks, &lo, &hi);
     for (int n = lo; n < hi; n++) {
-        real *row = j->logits + (size_t)n * V;
+        real *row = j->x + (size_t)n * V;
+        if (!j->active[n]) { /* padding: no loss, no gradient */
+            j->logp_target[n] = 0;
+            memset(row, 0, (size_t)V * sizeof *row);
+            continue;
+        }
         int t = j->target[n];
         real x_t = row[t], mx = row_max(row, V);
         real sum = row_exp_sum(row, row, mx, V); /* row becomes exp(x - mx) */
         /* log p of the target as log_softmax_forward rounds it */
         j->logp_target[n] = x_t - (mx + R_LOG(sum));
-        if (!j->active[n]) {
-            memset(row, 0, (size_t)V * sizeof *row);
-            continue;
-        }
         real f = j->scale / sum;
         for (int k = 0; k < V; k++)
             row[k] *= f;
@@ -187,7 +179,7 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
 void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
                         const unsigned char *active, real scale, int N, int V)
 {
-    xent_job j = {.logits = logits, .logp_target = logp_target, .target = target,
-                  .active = active, .scale = scale, .N = N, .V = V};
+    rows_job j = {.x = logits, .logp_target = logp_target, .target = target, .active = active,
+                  .scale = scale, .N = N, .V = V};
     pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
 }

@@ -9,6 +9,8 @@
 #ifndef NMT_POOL_H
 #define NMT_POOL_H
 
+#include <stddef.h>
+
 /* Runs chunk `chunk` of `n_chunks`. */
 typedef void (*pool_fn)(void *ctx, int chunk, int n_chunks);
 
@@ -22,6 +24,16 @@ int pool_threads(void);
  * threads, and returns when all are done. One job at a time: the pool is
  * the process's, and a job must not start another. */
 void pool_run(pool_fn fn, void *ctx, int n_chunks);
+
+/* How many chunks to cut `work` units into (elements, rows): one per thread,
+ * but none smaller than `min_per_chunk` units, and at least one. Below that
+ * size handing a chunk to another thread costs more than it saves. */
+static inline int pool_chunks(size_t work, size_t min_per_chunk)
+{
+    size_t most = work / (min_per_chunk ? min_per_chunk : 1);
+    size_t t = (size_t)pool_threads();
+    return (int)(t < most ? t : most > 1 ? most : 1);
+}
 
 /* The rows [lo, hi) of chunk c when n rows are cut into n_chunks parts whose
  * sizes are multiples of `align` (but the last). */

@@ -587,7 +587,6 @@ nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *
     weights g;
     weights_resolve(&g, m, m->grads);
     nmt_real loss = forward_pass(m, ws, b, dropout, rng, &g);
-    if (ws->backward_ready)
-        nmt_backward(m, ws, b);
+    nmt_backward(m, ws, b); /* nothing if the forward refused the batch */
     return loss;
 }
