@@ -39,6 +39,22 @@ static void score_backward(real *restrict du, real *restrict dw, real *restrict 
     }
 }
 
+/* c [DH] = sum_j al[j] h_j over the n positions of source b: one row of the
+ * context, shared by the forward and its recomputation in training's
+ * backward, so that both give the same bits. */
+static void context_row(real *c, const real *al, const real *enc, int b, int n, int B, int DH)
+{
+    /* al: [n], enc: [T, B, DH] */
+    for (int k = 0; k < DH; k++)
+        c[k] = 0;
+    for (int j = 0; j < n; j++) {
+        const real *h = enc + ((size_t)j * B + b) * DH;
+        real a = al[j];
+        for (int k = 0; k < DH; k++)
+            c[k] += a * h[k];
+    }
+}
+
 /* Rows r0 .. r1-1 of attention_forward. */
 static void forward_rows(real *ctx, real *alpha, const real *ws, const real *uh,
                          const real *enc, const real *v, const int *len, const int *src_of,
@@ -64,15 +80,7 @@ static void forward_rows(real *ctx, real *alpha, const real *ws, const real *uh,
             al[j] *= inv;
         for (int j = n; j < T; j++)
             al[j] = 0; /* padding gets no weight */
-        real *c = ctx + (size_t)r * DH;
-        for (int k = 0; k < DH; k++)
-            c[k] = 0;
-        for (int j = 0; j < n; j++) {
-            const real *h = enc + ((size_t)j * B + b) * DH;
-            real a = al[j];
-            for (int k = 0; k < DH; k++)
-                c[k] += a * h[k];
-        }
+        context_row(ctx + (size_t)r * DH, al, enc, b, n, B, DH);
     }
 }
 
@@ -138,6 +146,24 @@ void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
     att_job j = {.ctx = ctx, .alpha = alpha, .ws = ws, .uh = uh, .enc = enc, .v = v,
                  .len = len, .src_of = src_of, .R = R, .B = B, .T = T, .A = A, .DH = DH};
     pool_run(forward_chunk, &j, pool_chunks((size_t)R, 1));
+}
+
+static void context_chunk(void *arg, int c, int n)
+{
+    const att_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->R, 1, c, n, &lo, &hi);
+    for (int r = lo; r < hi; r++)
+        context_row(j->ctx + (size_t)r * j->DH, j->alpha_in + (size_t)r * j->T, j->enc, r % j->B,
+                    j->len[r % j->B], j->B, j->DH);
+}
+
+void attention_context(real *ctx, const real *alpha, const real *enc, const int *len, int R,
+                       int B, int T, int DH)
+{
+    att_job j = {.ctx = ctx, .alpha_in = alpha, .enc = enc, .len = len, .R = R, .B = B, .T = T,
+                 .DH = DH};
+    pool_run(context_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
 static void backward_chunk(void *arg, int c, int n)

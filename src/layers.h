@@ -173,6 +173,12 @@ static inline int cell_gates(nmt_cell cell)
 void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
                        const real *enc, const real *v, const int *len, const int *src_of,
                        int R, int B, int T, int A, int DH);
+/* ctx [R, DH] again from the alpha [R, T] that attention_forward wrote, for
+ * rows that are whole steps of the batch (row r attends source r % B): the
+ * same bits as the forward's ctx. Training recomputes ctx in its backward
+ * rather than keep [Tt, B, DH] through the whole pass. */
+void attention_context(real *ctx, const real *alpha, const real *enc, const int *len, int R,
+                       int B, int T, int DH);
 /* Backward: given dctx [R, DH], adds to denc [T, B, DH], duh [T, B, A], dv [A]
  * and writes dws [R, A] (the caller turns it into dW_a and ds_prev). dv_part
  * [ATT_BACKWARD_CHUNKS, A] is scratch for the chunks' shares of dv. */

@@ -70,7 +70,6 @@ static void layout(nmt_workspace *w, carver *c)
     size_t H = w->H, E = w->E, DH = (size_t)w->D * w->H, A = w->A, O = w->O;
     int lstm = w->cell == NMT_CELL_LSTM, gru = w->cell == NMT_CELL_GRU;
     size_t WIN = GRAD_WINDOW;
-    w->src_x = carve(c, Ts * B * E);
     w->src_mask = carve(c, Ts * B * E);
     for (int d = 0; d < w->D; d++) {
         enc_direction *e = &w->dir[d];
@@ -91,19 +90,20 @@ static void layout(nmt_workspace *w, carver *c)
     w->dz = carve(c, B * DH);
     w->s = carve(c, (Tt + 1) * B * H);
     w->sc = carve(c, (Tt + 1) * B * H);
-    w->tgt_x = carve(c, Tt * B * E);
     w->tgt_mask = carve(c, Tt * B * E);
+    w->e_win = carve(c, WIN * B * E);
+    w->ctx_win = carve(c, WIN * B * DH);
+    w->ws_win = carve(c, WIN * B * A);
     w->dtgt_x = carve(c, WIN * B * E);
-    /* the decoder's gates and the source embeddings' gradient share memory */
+    /* the decoder's gates and the source embeddings and their gradient
+     * share memory (see src_x) */
     w->gates = carve(c, Tt * B * GH > Ts * B * E ? Tt * B * GH : Ts * B * E);
-    w->dsrc_x = w->gates;
+    w->src_x = w->dsrc_x = w->gates;
     w->hh = carve(c, (gru ? Tt : 1) * B * GH);
     w->dgates = carve(c, WIN * B * GH);
     w->dhh = gru ? carve(c, WIN * B * GH) : w->dgates;
-    w->ws = carve(c, Tt * B * A);
     w->dws = carve(c, WIN * B * A);
     w->alpha = carve(c, Tt * B * Ts);
-    w->ctx = carve(c, Tt * B * DH);
     w->dctx = carve(c, WIN * B * DH);
     w->t = carve(c, Tt * B * O);
     w->t_mask = carve(c, Tt * B * O);
@@ -295,6 +295,18 @@ static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_ba
     return NMT_OK;
 }
 
+/* Embeddings of rows ids[0 .. rows-1] into out [rows, E], times their
+ * dropout mask if given: the same bits, window by window, as looking up and
+ * dropping out every step at once. */
+static void window_embeddings(real *out, const int32_t *ids, const real *table,
+                              const real *mask, int rows, int E)
+{
+    embed_forward(out, ids, table, rows, E);
+    if (mask)
+        for (size_t i = 0; i < (size_t)rows * E; i++)
+            out[i] *= mask[i];
+}
+
 /* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
  * with dropout t times its mask (made here, chunk by chunk, rather than
  * held for all rows). */
@@ -400,19 +412,26 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
         dropout_forward(ws->src_x, ws->src_mask, rng, (real)dropout, (size_t)Ts * B * E);
     seq2seq_encode(m, ws, B, Ts);
 
-    embed_forward(ws->tgt_x, b->tgt_in, w.tgt_emb, Tt * B, E);
     if (ws->dropped)
-        dropout_forward(ws->tgt_x, ws->tgt_mask, rng, (real)dropout, N * E);
-    linear_forward(ws->gates, ws->tgt_x, w.dec_W_ih, w.dec_b, (int)N, E, GH, E + DH, 0);
-    for (int i = 0; i < Tt; i++) {
-        size_t at = (size_t)i * B;
-        decoder_step_forward(m, &w, ws, ws->s + (i + 1) * BH, ws->sc + (i + 1) * BH,
-                             ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->ws + at * ws->A,
-                             ws->alpha + at * Ts, ws->ctx + at * DH, ws->s + i * BH,
-                             ws->sc + i * BH, ws->tgt_active + at, b->src_len, NULL, B, B, Ts);
+        dropout_mask(ws->tgt_mask, rng, (real)dropout, N * E);
+    for (int i0 = 0; i0 < Tt; i0 += GRAD_WINDOW) {
+        int n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
+        size_t a0 = (size_t)i0 * B;
+        window_embeddings(ws->e_win, b->tgt_in + a0, w.tgt_emb,
+                          ws->dropped ? ws->tgt_mask + a0 * E : NULL, n * B, E);
+        linear_forward(ws->gates + a0 * GH, ws->e_win, w.dec_W_ih, w.dec_b, n * B, E, GH, E + DH,
+                       0);
+        for (int k = 0; k < n; k++) {
+            size_t at = a0 + (size_t)k * B;
+            real *s_prev = ws->s + at * H, *c_prev = ws->sc + at * H;
+            decoder_step_forward(m, &w, ws, s_prev + BH, c_prev + BH, ws->gates + at * GH,
+                                 ws->hh + hh_at(ws, at, GH), ws->ws_win + (size_t)k * B * ws->A,
+                                 ws->alpha + at * Ts, ws->ctx_win + (size_t)k * B * DH, s_prev,
+                                 c_prev, ws->tgt_active + at, b->src_len, NULL, B, B, Ts);
+        }
+        deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
+                            w.out_W_t, w.out_b_t, n * B, H, DH, E, O);
     }
-    deep_output_forward(ws->t, ws->s + BH, ws->ctx, ws->tgt_x, w.out_W_t, w.out_b_t, (int)N, H,
-                        DH, E, O);
     if (ws->dropped)
         dropout_mask(ws->t_mask, rng, (real)dropout, N * O);
     ws->n_tokens = 0;
@@ -440,8 +459,10 @@ static void add(real *y, const real *x, size_t n)
 
 /* Backward through one encoder direction, given the gradient of its outputs
  * (denc, column block d) and of its final state (from z). */
-static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int d, int B, int Ts)
+static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
+                            const nmt_batch *batch, int d)
 {
+    int B = ws->B, Ts = ws->Ts;
     enc_direction *e = &ws->dir[d];
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH, BE = (size_t)B * E;
@@ -472,8 +493,31 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws, int
             continue;
         const real *h_prev = enc_state(ws, d, d == 0 ? t0 : t0 + 1);
         gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
-        linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates,
-                        ws->src_x + t0 * BE, w->enc_W_ih[d], n * B, E, GH, E);
+        window_embeddings(ws->e_win, batch->src + t0 * B, w->src_emb,
+                          ws->dropped ? ws->src_mask + t0 * BE : NULL, n * B, E);
+        linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->e_win,
+                        w->enc_W_ih[d], n * B, E, GH, E);
+    }
+}
+
+/* What the forward held for one window only, again for steps i0 .. i0+n-1:
+ * their embeddings (e_win), context vectors (ctx_win) and W_a s (ws_win). */
+static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
+                                  int i0, int n)
+{
+    int B = ws->B, E = ws->E, H = ws->H, DH = ws->D * ws->H, R = n * B;
+    size_t a0 = (size_t)i0 * B;
+    window_embeddings(ws->e_win, b->tgt_in + a0, w->tgt_emb,
+                      ws->dropped ? ws->tgt_mask + a0 * E : NULL, R, E);
+    if (ws->attention) {
+        attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->enc, b->src_len, R, B,
+                          ws->Ts, DH);
+        /* step i read state i */
+        linear_forward(ws->ws_win, ws->s + a0 * H, w->att_W, NULL, R, H, ws->A, H, 0);
+    } else {
+        for (int r = 0; r < R; r++)
+            memcpy(ws->ctx_win + (size_t)r * DH, ws->z + (size_t)(r % B) * DH,
+                   (size_t)DH * sizeof(real));
     }
 }
 
@@ -486,9 +530,9 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     int B = ws->B, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t at = (size_t)i0 * B;
     gemm(1, 0, GH, H, n * B, 1, ws->dhh, GH, ws->s + at * H, H, 1, g->dec_W_hh, H);
-    linear_backward(ws->dtgt_x, g->dec_W_ih, g->dec_b, ws->dgates, ws->tgt_x + at * E,
-                    w->dec_W_ih, n * B, E, GH, E + DH);
-    linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx + at * DH, w->dec_W_ih + E,
+    linear_backward(ws->dtgt_x, g->dec_W_ih, g->dec_b, ws->dgates, ws->e_win, w->dec_W_ih,
+                    n * B, E, GH, E + DH);
+    linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx_win, w->dec_W_ih + E,
                     n * B, DH, GH, E + DH);
     /* W_a s_prev: step i read state i */
     if (ws->attention)
@@ -535,9 +579,10 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
             /* A new window: the deep output's backward for its rows, products
              * of n * B rows, into the window's ds_out, dctx and dtgt_x. */
             size_t a0 = (size_t)i0 * B;
+            decoder_window_inputs(&w, ws, b, i0, n);
             deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t,
-                                 ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx + a0 * DH,
-                                 ws->tgt_x + a0 * E, w.out_W_t, n * B, H, DH, E, O, 0);
+                                 ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
+                                 w.out_W_t, n * B, H, DH, E, O, 0);
         }
         add(dh, ws->ds_out + row * H, BH);
         cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
@@ -549,7 +594,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             attention_backward(dws, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
-                               ws->alpha + at * Ts, ws->ws + at * A, ws->uh, ws->enc, w.att_v,
+                               ws->alpha + at * Ts, ws->ws_win + row * A, ws->uh, ws->enc, w.att_v,
                                b->src_len, B, B, Ts, A, DH);
             gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
         } else {
@@ -570,7 +615,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
 
     memset(ws->dsrc_x, 0, (size_t)Ts * B * E * sizeof(real));
     for (int d = 0; d < ws->D; d++)
-        encode_backward(&w, &g, ws, d, B, Ts);
+        encode_backward(&w, &g, ws, b, d);
 
     if (ws->dropped)
         dropout_backward(ws->dsrc_x, ws->src_mask, (size_t)Ts * B * E);

@@ -38,7 +38,12 @@ struct nmt_workspace {
     double n_tokens;
 
     unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
-    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E] (dsrc_x: see gates) */
+    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E]; src_x and dsrc_x
+                                             * share the decoder gates' memory:
+                                             * src_x is read only by the
+                                             * encoder's input products, before
+                                             * the decoder runs, and dsrc_x is
+                                             * written only after its backward */
     enc_direction dir[2];
     real *enc, *denc;                       /* [Ts, B, D*H]; enc has a row of
                                              * padding before and after */
@@ -46,23 +51,27 @@ struct nmt_workspace {
     real *z, *dz;                           /* [B, D*H] */
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
-    real *tgt_x, *tgt_mask;                 /* [Tt, B, E] */
-    /* The gradients of the decoder's per-step inputs, kept for one window of
-     * GRAD_WINDOW steps like dgates (the deep output's backward runs window
-     * by window): */
+    real *tgt_mask;                         /* [Tt, B, E] */
+    /* The decoder runs in windows of GRAD_WINDOW steps, forward and
+     * backward, and what only its products need is held for one window:
+     * the target embeddings (looked up again from the ids), the context
+     * vectors (recomputed from alpha) and W_a s (recomputed from s). The
+     * backward recomputes them for its window (and the encoder's backward
+     * looks up its window of source embeddings into e_win): keeping
+     * [Tt, B, E + D*H + A] instead would cost 4 KB per target word. */
+    real *e_win;                            /* [GRAD_WINDOW, B, E] */
+    real *ctx_win;                          /* [GRAD_WINDOW, B, D*H] */
+    real *ws_win;                           /* [GRAD_WINDOW, B, A] */
+    /* The gradients of the decoder's per-step inputs, kept for one window: */
     real *dtgt_x;                           /* [GRAD_WINDOW, B, E] */
     real *dctx;                             /* [GRAD_WINDOW, B, D*H] */
     real *ds_out;                           /* [GRAD_WINDOW, B, H] */
-    real *gates;                            /* [Tt, B, G*H]; the same memory as
-                                             * dsrc_x, which is used only after
-                                             * the decoder's backward */
+    real *gates;                            /* [Tt, B, G*H] (see src_x) */
     real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
-    real *ws;                               /* [Tt, B, A] */
     real *dws;                              /* [GRAD_WINDOW, B, A], as dgates */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
-    real *ctx;                              /* [Tt, B, D*H] */
     real *t, *t_mask;                       /* [Tt, B, O]; t_mask with dropout */
     /* The vocabulary projection runs over chunks of out_rows rows (whole
      * steps), so that only [out_rows, Vt] logits are ever held, not
