@@ -26,26 +26,15 @@ void embed_backward(real *dtable, const real *dout, const int32_t *ids, const in
         }
 }
 
-void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n)
-{
-    /* x: [n], mask: [n]; kept units are scaled by 1/(1-p) so that the
-     * expectation is unchanged and inference needs no rescaling. */
-    real keep = (real)1 / ((real)1 - p);
-    for (size_t i = 0; i < n; i++) {
-        mask[i] = (real)nmt_rng_uniform(rng) < p ? 0 : keep;
-        x[i] *= mask[i];
-    }
-}
-
-void dropout_mask(real *mask, nmt_rng *rng, real p, size_t n)
-{
-    real keep = (real)1 / ((real)1 - p);
-    for (size_t i = 0; i < n; i++)
-        mask[i] = (real)nmt_rng_uniform(rng) < p ? 0 : keep;
-}
-
-void dropout_backward(real *dx, const real *mask, size_t n)
+void dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dx[i] *= mask[i];
+        mask[i] = (real)nmt_rng_uniform(rng) >= p;
+}
+
+void dropout_apply(real *x, const unsigned char *mask, real keep, size_t n)
+{
+    /* x, mask: [n]; a dropped unit times 0, as by a float mask of 0 */
+    for (size_t i = 0; i < n; i++)
+        x[i] *= mask[i] ? keep : 0;
 }

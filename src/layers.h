@@ -135,12 +135,13 @@ void embed_forward(real *out, const int32_t *ids, const real *table, int n, int 
  * and ids hold steps t0 .. t0+T-1. */
 void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
                     int t0, int T, int B, int E);
-/* Inverted dropout: mask[n] drawn from rng (0 or 1/(1-p)), x *= mask. */
-void dropout_forward(real *x, real *mask, nmt_rng *rng, real p, size_t n);
-void dropout_backward(real *dx, const real *mask, size_t n);
-/* Only the mask of dropout_forward (the same draws): for an input that is
- * multiplied by it later. */
-void dropout_mask(real *mask, nmt_rng *rng, real p, size_t n);
+/* Inverted dropout: mask[n] drawn from rng, 1 (kept, with probability 1-p)
+ * or 0. A kept unit is scaled by keep = 1/(1-p), so that the expectation is
+ * unchanged and inference needs no rescaling; the scale is the same for every
+ * unit, so the mask is one byte per unit rather than a float. */
+void dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n);
+/* x[i] *= mask[i] ? keep : 0: the forward, and alike the backward of dx. */
+void dropout_apply(real *x, const unsigned char *mask, real keep, size_t n);
 
 /* ---- cell.c ---- */
 /* One step of a batch of B rows. `gates` [B, G*H] holds W_ih x + b on entry

@@ -64,13 +64,19 @@ static real *carve(carver *c, size_t n)
  * and [T, B, G*H] is never held. */
 #define GRAD_WINDOW 8
 
+/* n bytes, carved as whole reals */
+static unsigned char *carve_bytes(carver *c, size_t n)
+{
+    return (unsigned char *)carve(c, (n + sizeof(real) - 1) / sizeof(real));
+}
+
 static void layout(nmt_workspace *w, carver *c)
 {
     size_t B = w->max_B, Ts = w->max_Ts, Tt = w->max_Tt, GH = (size_t)w->G * w->H;
     size_t H = w->H, E = w->E, DH = (size_t)w->D * w->H, A = w->A, O = w->O;
     int lstm = w->cell == NMT_CELL_LSTM, gru = w->cell == NMT_CELL_GRU;
     size_t WIN = GRAD_WINDOW;
-    w->src_mask = carve(c, Ts * B * E);
+    w->src_mask = carve_bytes(c, Ts * B * E);
     for (int d = 0; d < w->D; d++) {
         enc_direction *e = &w->dir[d];
         e->gates = carve(c, Ts * B * GH);
@@ -90,7 +96,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->dz = carve(c, B * DH);
     w->s = carve(c, (Tt + 1) * B * H);
     w->sc = carve(c, (Tt + 1) * B * H);
-    w->tgt_mask = carve(c, Tt * B * E);
+    w->tgt_mask = carve_bytes(c, Tt * B * E);
     w->e_win = carve(c, WIN * B * E);
     w->ctx_win = carve(c, WIN * B * DH);
     w->ws_win = carve(c, WIN * B * A);
@@ -106,7 +112,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->alpha = carve(c, Tt * B * Ts);
     w->dctx = carve(c, WIN * B * DH);
     w->t = carve(c, Tt * B * O);
-    w->t_mask = carve(c, Tt * B * O);
+    w->t_mask = carve_bytes(c, Tt * B * O);
     w->chunk_in = carve(c, (size_t)w->out_rows * O);
     w->chunk_dt = carve(c, (size_t)w->out_rows * O);
     w->chunk_logp = carve(c, (size_t)w->out_rows);
@@ -299,12 +305,11 @@ static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_ba
  * dropout mask if given: the same bits, window by window, as looking up and
  * dropping out every step at once. */
 static void window_embeddings(real *out, const int32_t *ids, const real *table,
-                              const real *mask, int rows, int E)
+                              const unsigned char *mask, real keep, int rows, int E)
 {
     embed_forward(out, ids, table, rows, E);
     if (mask)
-        for (size_t i = 0; i < (size_t)rows * E; i++)
-            out[i] *= mask[i];
+        dropout_apply(out, mask, keep, (size_t)rows * E);
 }
 
 /* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
@@ -316,9 +321,8 @@ static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
     const real *t = ws->t + r0 * O;
     if (!ws->dropped)
         return t;
-    const real *mask = ws->t_mask + r0 * O;
-    for (size_t i = 0; i < (size_t)rows * O; i++)
-        ws->chunk_in[i] = t[i] * mask[i];
+    memcpy(ws->chunk_in, t, (size_t)rows * O * sizeof(real));
+    dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep, (size_t)rows * O);
     return ws->chunk_in;
 }
 
@@ -362,7 +366,7 @@ static void output_chunk_backward(nmt_workspace *ws, const weights *w, const wei
     memset(dt, 0, n * sizeof(real));
     linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
     if (ws->dropped)
-        dropout_backward(dt, ws->t_mask + r0 * O, n);
+        dropout_apply(dt, ws->t_mask + r0 * O, ws->keep, n);
     for (size_t i = 0; i < n; i++)
         t[i] = dt[i] * (1 - t[i] * t[i]);
 }
@@ -402,14 +406,17 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
     size_t BH = (size_t)B * H, N = (size_t)Tt * B;
     ws->B = B, ws->Ts = Ts, ws->Tt = Tt;
     ws->dropped = dropout > 0 && rng;
+    ws->keep = ws->dropped ? (real)1 / ((real)1 - (real)dropout) : 1;
     set_active(ws->src_active, b->src_len, Ts, B);
     set_active(ws->tgt_active, b->tgt_len, Tt, B);
 
     /* Dropout masks are drawn in a fixed order: source embeddings, target
      * embeddings, deep output. */
     embed_forward(ws->src_x, b->src, w.src_emb, Ts * B, E);
-    if (ws->dropped)
-        dropout_forward(ws->src_x, ws->src_mask, rng, (real)dropout, (size_t)Ts * B * E);
+    if (ws->dropped) {
+        dropout_mask(ws->src_mask, rng, (real)dropout, (size_t)Ts * B * E);
+        dropout_apply(ws->src_x, ws->src_mask, ws->keep, (size_t)Ts * B * E);
+    }
     seq2seq_encode(m, ws, B, Ts);
 
     if (ws->dropped)
@@ -418,7 +425,7 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
         int n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
         size_t a0 = (size_t)i0 * B;
         window_embeddings(ws->e_win, b->tgt_in + a0, w.tgt_emb,
-                          ws->dropped ? ws->tgt_mask + a0 * E : NULL, n * B, E);
+                          ws->dropped ? ws->tgt_mask + a0 * E : NULL, ws->keep, n * B, E);
         linear_forward(ws->gates + a0 * GH, ws->e_win, w.dec_W_ih, w.dec_b, n * B, E, GH, E + DH,
                        0);
         for (int k = 0; k < n; k++) {
@@ -494,7 +501,7 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
         const real *h_prev = enc_state(ws, d, d == 0 ? t0 : t0 + 1);
         gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
         window_embeddings(ws->e_win, batch->src + t0 * B, w->src_emb,
-                          ws->dropped ? ws->src_mask + t0 * BE : NULL, n * B, E);
+                          ws->dropped ? ws->src_mask + t0 * BE : NULL, ws->keep, n * B, E);
         linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->e_win,
                         w->enc_W_ih[d], n * B, E, GH, E);
     }
@@ -508,12 +515,15 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     int B = ws->B, E = ws->E, H = ws->H, DH = ws->D * ws->H, R = n * B;
     size_t a0 = (size_t)i0 * B;
     window_embeddings(ws->e_win, b->tgt_in + a0, w->tgt_emb,
-                      ws->dropped ? ws->tgt_mask + a0 * E : NULL, R, E);
+                      ws->dropped ? ws->tgt_mask + a0 * E : NULL, ws->keep, R, E);
     if (ws->attention) {
         attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->enc, b->src_len, R, B,
                           ws->Ts, DH);
-        /* step i read state i */
-        linear_forward(ws->ws_win, ws->s + a0 * H, w->att_W, NULL, R, H, ws->A, H, 0);
+        /* step i read state i; one product per step, as in the forward, for
+         * the same bits (OpenBLAS may round a product of 8 steps otherwise) */
+        for (int k = 0; k < n; k++)
+            linear_forward(ws->ws_win + (size_t)k * B * ws->A, ws->s + (a0 + (size_t)k * B) * H,
+                           w->att_W, NULL, B, H, ws->A, H, 0);
     } else {
         for (int r = 0; r < R; r++)
             memcpy(ws->ctx_win + (size_t)r * DH, ws->z + (size_t)(r % B) * DH,
@@ -539,7 +549,7 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
         linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
     if (ws->dropped)
-        dropout_backward(ws->dtgt_x, ws->tgt_mask + at * E, (size_t)n * B * E);
+        dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep, (size_t)n * B * E);
     embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
@@ -618,7 +628,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         encode_backward(&w, &g, ws, b, d);
 
     if (ws->dropped)
-        dropout_backward(ws->dsrc_x, ws->src_mask, (size_t)Ts * B * E);
+        dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep, (size_t)Ts * B * E);
     embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
 }
 

@@ -38,7 +38,8 @@ struct nmt_workspace {
     double n_tokens;
 
     unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
-    real *src_x, *src_mask, *dsrc_x;        /* [Ts, B, E]; src_x and dsrc_x
+    unsigned char *src_mask;                /* [Ts, B, E] dropout mask */
+    real *src_x, *dsrc_x;                   /* [Ts, B, E]; src_x and dsrc_x
                                              * share the decoder gates' memory:
                                              * src_x is read only by the
                                              * encoder's input products, before
@@ -51,7 +52,7 @@ struct nmt_workspace {
     real *z, *dz;                           /* [B, D*H] */
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
-    real *tgt_mask;                         /* [Tt, B, E] */
+    unsigned char *tgt_mask;                /* [Tt, B, E] dropout mask */
     /* The decoder runs in windows of GRAD_WINDOW steps, forward and
      * backward, and what only its products need is held for one window:
      * the target embeddings (looked up again from the ids), the context
@@ -72,7 +73,9 @@ struct nmt_workspace {
     real *dws;                              /* [GRAD_WINDOW, B, A], as dgates */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
-    real *t, *t_mask;                       /* [Tt, B, O]; t_mask with dropout */
+    real *t;                                /* [Tt, B, O] */
+    unsigned char *t_mask;                  /* [Tt, B, O] dropout mask */
+    real keep;                              /* 1 / (1 - dropout) */
     /* The vocabulary projection runs over chunks of out_rows rows (whole
      * steps), so that only [out_rows, Vt] logits are ever held, not
      * [Tt, B, Vt]. nmt_forward_backward turns each chunk into its gradient

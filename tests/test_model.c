@@ -3,9 +3,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
+#include "pool.h"
 #include "test_common.h"
 
 enum { E = 6, H = 5, A = 4, O = 7, VS = 10, VT = 9 };
@@ -426,6 +428,42 @@ START_TEST(inference_matches_training)
 }
 END_TEST
 
+/* Training's backward recomputes the context vectors from alpha instead of
+ * keeping them: attention_context must give the forward's ctx bit for bit,
+ * for rows that are several steps of a batch, whatever the threads. */
+START_TEST(context_recomputed_bit_for_bit)
+{
+    enum { T = 7, B = 3, STEPS = 4, R = STEPS * B, AD = 17, DH = 24 };
+    static const int len[B] = {7, 3, 5};
+    real enc[T * B * DH], uh[T * B * AD], v[AD], ws[R * AD];
+    real alpha[R * T], ctx[R * DH], again[R * DH];
+    nmt_rng r;
+    nmt_rng_seed(&r, 17);
+    for (int i = 0; i < T * B * DH; i++)
+        enc[i] = nmt_rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < T * B * AD; i++)
+        uh[i] = nmt_rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < R * AD; i++)
+        ws[i] = nmt_rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < AD; i++)
+        v[i] = 2 * nmt_rng_uniform(&r) - 1;
+    int threads = pool_threads();
+    for (int th = 1; th <= 3; th++) {
+        pool_set_threads(th);
+        for (int k = 0; k < STEPS; k++)
+            attention_forward(ctx + k * B * DH, alpha + k * B * T, ws + k * B * AD, uh, enc, v,
+                              len, NULL, B, B, T, AD, DH);
+        memset(again, 0xff, sizeof again);
+        attention_context(again, alpha, enc, len, R, B, T, DH);
+        ck_assert_msg(memcmp(ctx, again, sizeof ctx) == 0, "%d threads", th);
+        /* not trivially: rows differ, and padding has no weight */
+        ck_assert(memcmp(ctx, ctx + DH, DH * sizeof(real)) != 0);
+        ck_assert(alpha[1 * T + 3] == 0 && alpha[1 * T + 2] > 0);
+    }
+    pool_set_threads(threads);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("model");
@@ -440,6 +478,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);
     tcase_add_loop_test(tc, inference_matches_training, 0, 12);
+    tcase_add_test(tc, context_recomputed_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;
 }
