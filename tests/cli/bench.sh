@@ -45,7 +45,8 @@ EOF
 expect_ok "scripts/bench --tiny" "$ROOT/scripts/bench" --tiny --nmt "$NMT_BIN" \
     --corpus "$CORPUS" --out "$TMP/bench.json"
 cp "$TMP/out" "$TMP/table.txt"
-grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" && pass ||
+grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" &&
+    grep -q "^source: [0-9a-z-]" "$TMP/table.txt" && pass ||
     fail "the table lacks its header or targets line: $(head -c 600 "$TMP/table.txt")"
 $PY - "$TMP/bench.json" <<'EOF' && pass || fail "bench.json is incomplete or inconsistent"
 import json, math, sys
