@@ -15,6 +15,7 @@
 
 #include "nmt/error.h"
 #include "nmt/vocab.h"
+#include "seq2seq.h"
 
 /* One extension of an open hypothesis. */
 typedef struct candidate {
@@ -40,7 +41,8 @@ struct nmt_decoder {
     int keep_att;      /* attention rows are recorded */
     nmt_infer *infer;
     /* the rows of one step, [max_B * K] */
-    float *logprobs;   /* [rows, V] */
+    const float *logits; /* [rows, V] the step's, held by the inference state */
+    const float *lse;  /* [rows] their log-sum-exp: log p = logit - lse */
     float *att;        /* [rows, T] the step's attention, when keep_att */
     int32_t *prev;     /* last token of each row */
     int *from;         /* parent row of each next row, for nmt_infer_select */
@@ -82,7 +84,6 @@ void nmt_decoder_free(nmt_decoder *d)
     if (!d)
         return;
     nmt_infer_free(d->infer);
-    free(d->logprobs);
     free(d->att);
     free(d->prev);
     free(d->from);
@@ -155,7 +156,6 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     d->keep_att = opts->attention && m->cfg.attention != NMT_ATT_NONE;
     size_t B = (size_t)max_B, K = (size_t)d->K, rows = B * K, T = (size_t)max_src_T;
     size_t L = (size_t)d->max_len, NB = (size_t)opts->n_best;
-    d->logprobs = array(rows, (size_t)d->V * sizeof(float));
     d->prev = array(rows, sizeof(int32_t));
     d->from = array(rows, sizeof(int));
     d->row_sent = array(rows, sizeof(int));
@@ -174,7 +174,7 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     d->res = array(B * NB, sizeof(nmt_hypothesis));
     d->n_res = array(B, sizeof(int));
     d->res_ids = array(B * NB * L, sizeof(int32_t));
-    int ok = d->logprobs && d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
+    int ok = d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
              d->src_len && d->n_open && d->n_fin && d->fin_count && d->open_score && d->next_score && d->fin &&
              d->hist_tok && d->hist_parent && d->cand && d->res && d->n_res && d->res_ids;
     if (ok && d->keep_att) {
@@ -208,15 +208,17 @@ static size_t hist_at(const nmt_decoder *d, int pos, int b, int slot)
     return ((size_t)pos * (size_t)d->max_B + (size_t)b) * (size_t)d->K + (size_t)slot;
 }
 
-/* The C most probable tokens of one row into top[0..n), best first; on equal
- * log-probabilities the lower id first. <pad> and <s> are never outputs. */
-static int row_top(candidate *top, int C, const float *lp, int V, double base, int slot)
+/* The C most probable tokens of one row (logits and their log-sum-exp) into
+ * top[0..n), best first; on equal log-probabilities the lower id first.
+ * <pad> and <s> are never outputs. */
+static int row_top(candidate *top, int C, const float *logits, float lse, int V, double base,
+                   int slot)
 {
     int n = 0;
     for (int32_t v = NMT_UNK; v < V; v++) {
         if (v == NMT_BOS)
             continue;
-        float x = lp[v];
+        float x = logits[v] - lse; /* rounded as nmt_infer_step rounds it */
         if (n == C && !(x > top[n - 1].lp))
             continue;
         int i = n < C ? n++ : C - 1;
@@ -318,7 +320,8 @@ static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
     double *score = d->open_score + (size_t)b * K;
     int total = 0;
     for (int s = 0; s < n; s++)
-        total += row_top(d->cand + total, C, d->logprobs + (size_t)(r0 + s) * V, V, score[s], s);
+        total += row_top(d->cand + total, C, d->logits + (size_t)(r0 + s) * V, d->lse[r0 + s], V,
+                         score[s], s);
     qsort(d->cand, (size_t)total, sizeof *d->cand, candidate_order);
     if (total > C)
         total = C;
@@ -370,7 +373,8 @@ static int search(nmt_decoder *d, int B, int T)
         d->prev[b] = NMT_BOS;
     }
     for (int pos = 0; R > 0; pos++) {
-        nmt_infer_step(d->model, d->infer, d->prev, d->logprobs, d->keep_att ? d->att : NULL);
+        d->logits = infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
+                                      &d->lse);
         int next = 0, identity = 1;
         for (int r = 0; r < R;) {
             int b = d->row_sent[r], n = d->n_open[b];

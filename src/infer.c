@@ -24,6 +24,7 @@ struct nmt_infer {
     real *ctx;                    /* [max_rows, D*H] */
     real *t;                      /* [max_rows, O] */
     real *logits;                 /* [max_rows, Vt] */
+    real *lse;                    /* [max_rows] log-sum-exp of each row's logits */
 };
 
 void nmt_infer_free(nmt_infer *st)
@@ -48,6 +49,7 @@ void nmt_infer_free(nmt_infer *st)
     free(st->ctx);
     free(st->t);
     free(st->logits);
+    free(st->lse);
     free(st);
 }
 
@@ -87,9 +89,10 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     st->ctx = reals(R * ws->D * H);
     st->t = reals(R * ws->O);
     st->logits = reals(R * ws->Vt);
+    st->lse = reals(R);
     if (!st->src_len || !st->row_src || !st->row_src_next || !st->ids || !st->active ||
         !st->s || !st->c || !st->s_next || !st->c_next || !st->emb || !st->gates || !st->hh ||
-        !st->wsb || !st->alpha || !st->ctx || !st->t || !st->logits) {
+        !st->wsb || !st->alpha || !st->ctx || !st->t || !st->logits || !st->lse) {
         nmt_infer_free(st);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for %d decoding rows", max_rows);
     }
@@ -148,8 +151,8 @@ int nmt_infer_select(nmt_infer *st, const int *from, int R)
     return NMT_OK;
 }
 
-void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float *logprobs,
-                    float *att)
+const float *infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+                               float *att, const float **lse)
 {
     const nmt_workspace *ws = st->ws;
     weights w;
@@ -167,12 +170,24 @@ void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, floa
                          st->row_src, R, st->B, st->T);
     deep_output_forward(st->t, st->s_next, st->ctx, st->emb, w.out_W_t, w.out_b_t, R, H, DH, E, O);
     linear_forward(st->logits, st->t, w.out_W, w.out_b, R, O, Vt, O, 0);
-    log_softmax_forward(st->logits, R, Vt);
-    memcpy(logprobs, st->logits, (size_t)R * Vt * sizeof *logprobs);
+    log_sum_exp_rows(st->lse, st->logits, R, Vt);
     if (att && ws->attention)
         memcpy(att, st->alpha, (size_t)R * st->T * sizeof *att);
     real *tmp = st->s; st->s = st->s_next; st->s_next = tmp;
     tmp = st->c; st->c = st->c_next; st->c_next = tmp;
+    *lse = st->lse;
+    return st->logits;
+}
+
+void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float *logprobs,
+                    float *att)
+{
+    const float *lse;
+    const float *logits = infer_step_logits(m, st, prev, att, &lse);
+    size_t Vt = (size_t)st->ws->Vt;
+    for (int r = 0; r < st->R; r++)
+        for (size_t v = 0; v < Vt; v++)
+            logprobs[r * Vt + v] = logits[r * Vt + v] - lse[r];
 }
 
 int nmt_infer_rows(const nmt_infer *st)

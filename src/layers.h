@@ -207,6 +207,9 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
                           int accumulate);
 /* In place: logits [N, V] become log-probabilities (every row). */
 void log_softmax_forward(real *x, int N, int V);
+/* lse [N] = log sum_v exp(x[n, v]) of logits x [N, V], as log_softmax_forward
+ * computes it: x[n, v] - lse[n] is the very log-probability it writes. */
+void log_sum_exp_rows(real *lse, const real *x, int N, int V);
 /* Softmax cross-entropy with a padding mask: logits [N, V] become
  * log-probabilities; returns the summed -log p[target] over rows with
  * active[n]; nll[n % B] (double) gets each row's share when nll != NULL. */

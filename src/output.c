@@ -16,7 +16,9 @@ static int n_chunks(size_t n)
 
 /* A pass over the rows of x [N, V]; the rest is for cross_entropy_grad. */
 typedef struct rows_job {
-    real *x, *logp_target;
+    real *x;
+    real *row_out; /* a figure per row: log p of the target (cross_entropy_grad),
+                    * the log-sum-exp (log_sum_exp_rows) */
     const int32_t *target;
     const unsigned char *active;
     real scale;
@@ -107,13 +109,19 @@ static real row_exp_sum(real *e, const real *row, real mx, int V)
     return lanes_total(lane);
 }
 
+/* log sum_k exp(row[k]) */
+static real row_log_sum_exp(const real *row, int V)
+{
+    real mx = row_max(row, V);
+    return mx + R_LOG(row_exp_sum(NULL, row, mx, V));
+}
+
 static void log_softmax_rows(real *x, int N, int V)
 {
     /* x: [N, V] */
     for (int n = 0; n < N; n++) {
         real *row = x + (size_t)n * V;
-        real mx = row_max(row, V);
-        real lse = mx + R_LOG(row_exp_sum(NULL, row, mx, V));
+        real lse = row_log_sum_exp(row, V);
         for (int k = 0; k < V; k++)
             row[k] -= lse;
     }
@@ -150,6 +158,21 @@ void log_softmax_forward(real *x, int N, int V)
     pool_run(log_softmax_chunk, &j, n_chunks((size_t)N * V));
 }
 
+static void log_sum_exp_chunk(void *arg, int c, int n)
+{
+    const rows_job *j = arg;
+    int lo, hi;
+    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
+    for (int r = lo; r < hi; r++)
+        j->row_out[r] = row_log_sum_exp(j->x + (size_t)r * j->V, j->V);
+}
+
+void log_sum_exp_rows(real *lse, const real *x, int N, int V)
+{
+    rows_job j = {.x = (real *)x, .row_out = lse, .N = N, .V = V};
+    pool_run(log_sum_exp_chunk, &j, n_chunks((size_t)N * V));
+}
+
 /* ---- the loss and its gradient in one pass (training) ---- */
 
 static void xent_grad_chunk(void *arg, int c, int n_chunks)
@@ -160,7 +183,7 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
     for (int n = lo; n < hi; n++) {
         real *row = j->x + (size_t)n * V;
         if (!j->active[n]) { /* padding: no loss, no gradient */
-            j->logp_target[n] = 0;
+            j->row_out[n] = 0;
             memset(row, 0, (size_t)V * sizeof *row);
             continue;
         }
@@ -168,7 +191,7 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
         real x_t = row[t], mx = row_max(row, V);
         real sum = row_exp_sum(row, row, mx, V); /* row becomes exp(x - mx) */
         /* log p of the target as log_softmax_forward rounds it */
-        j->logp_target[n] = x_t - (mx + R_LOG(sum));
+        j->row_out[n] = x_t - (mx + R_LOG(sum));
         real f = j->scale / sum;
         for (int k = 0; k < V; k++)
             row[k] *= f;
@@ -179,7 +202,7 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
 void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
                         const unsigned char *active, real scale, int N, int V)
 {
-    rows_job j = {.x = logits, .logp_target = logp_target, .target = target, .active = active,
+    rows_job j = {.x = logits, .row_out = logp_target, .target = target, .active = active,
                   .scale = scale, .N = N, .V = V};
     pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
 }

@@ -111,4 +111,13 @@ void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_worksp
                           const unsigned char *active, const int *len, const int *src_of,
                           int R, int B, int T);
 
+/* nmt_infer_step without its last pass over the vocabulary: the rows'
+ * logits [R, Vt] are returned (valid until the next step) and *lse [R] gets
+ * each row's log-sum-exp, so that log p of token v in row r is
+ * logits[r * Vt + v] - lse[r], the very bits nmt_infer_step writes. The beam
+ * search computes it only for the tokens it looks at, rather than writing
+ * and copying [R, Vt] log-probabilities every step. */
+const float *infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+                               float *att, const float **lse);
+
 #endif
