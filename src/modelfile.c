@@ -429,6 +429,21 @@ static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, n
     return rc;
 }
 
+/* Whether a tensor name is one a model can have (with every option on),
+ * whatever its sizes: the tensors a loaded model is made from, or that
+ * check_tensors looks for. */
+static int is_model_tensor(const char *name, void *ctx)
+{
+    (void)ctx;
+    nmt_config full = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
+                       .emb = 1, .hidden = 1, .att_dim = 1, .out_dim = 1, .src_vocab = 1,
+                       .tgt_vocab = 1};
+    nmt_tensor_info all[NMT_MAX_TENSORS];
+    size_t total;
+    int n = nmt_tensor_table(&full, all, &total);
+    return in_table(all, n, name);
+}
+
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
 {
     *out = NULL;
@@ -437,7 +452,10 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
     nmt_file *f = calloc(1, sizeof *f);
     if (!f)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
-    return finish_load(out, f, st_read(&f->st, path), path, file_out);
+    /* Without file_out nothing but the model reads the file: the rest of a
+     * checkpoint (the optimizer's moments) is checked but not held. */
+    int rc = st_read_some(&f->st, path, file_out ? NULL : is_model_tensor, NULL);
+    return finish_load(out, f, rc, path, file_out);
 }
 
 int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const char *name,

@@ -104,6 +104,7 @@ static int tensor_from_json(st_tensor *t, const jval *v, size_t data_size, const
                              "(%zu bytes)", name, t->name, (long long)b, (long long)e, data_size);
     t->begin = (size_t)b;
     t->end = (size_t)e;
+    t->held = 1;
     if ((uint64_t)(e - b) != bytes) {
         char dims[ST_MAX_NDIM * 22 + 4] = "";
         size_t o = 0;
@@ -319,7 +320,72 @@ static int read_exact(FILE *fp, void *buf, size_t n, const char *path)
     return NMT_OK;
 }
 
+/* The data section from fp, holding the tensors that keep accepts (all when
+ * keep is NULL): read in pieces, each added to the CRC and its overlap with
+ * every held tensor copied out, so that only the held bytes are ever in
+ * memory. The tensors tile the section (check_tiling), so each held byte is
+ * copied once. */
+static int read_data(st_file *f, FILE *fp, const char *path,
+                     int (*keep)(const char *name, void *ctx), void *ctx)
+{
+    size_t held = 0;
+    for (int k = 0; k < f->n_tensors; k++) {
+        st_tensor *t = &f->tensors[k];
+        t->held = !keep || keep(t->name, ctx);
+        held += t->held ? t->end - t->begin : 0;
+    }
+    if (!(f->data = malloc(held ? held : 1)))
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu bytes of data", path, held);
+    if (held == f->data_size) { /* everything: straight in */
+        int rc = read_exact(fp, f->data, f->data_size, path);
+        if (!rc)
+            f->data_crc = st_crc32(0, f->data, f->data_size);
+        return rc;
+    }
+    enum { PIECE = 1 << 20 };
+    unsigned char *piece = malloc(PIECE);
+    size_t *at = malloc((f->n_tensors ? f->n_tensors : 1) * sizeof *at);
+    int rc = piece && at ? NMT_OK
+                         : nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for reading", path);
+    size_t next = 0; /* where each held tensor goes in data, in header order */
+    for (int k = 0; !rc && k < f->n_tensors; k++) {
+        at[k] = next;
+        next += f->tensors[k].held ? f->tensors[k].end - f->tensors[k].begin : 0;
+    }
+    uint32_t crc = 0;
+    for (size_t p0 = 0; !rc && p0 < f->data_size; p0 += PIECE) {
+        size_t n = f->data_size - p0 < PIECE ? f->data_size - p0 : PIECE;
+        if ((rc = read_exact(fp, piece, n, path)))
+            break;
+        crc = st_crc32(crc, piece, n);
+        for (int k = 0; k < f->n_tensors; k++) {
+            const st_tensor *t = &f->tensors[k];
+            size_t lo = t->begin > p0 ? t->begin : p0, hi = t->end < p0 + n ? t->end : p0 + n;
+            if (t->held && lo < hi)
+                memcpy(f->data + at[k] + (lo - t->begin), piece + (lo - p0), hi - lo);
+        }
+    }
+    if (!rc) {
+        f->data_crc = crc;
+        for (int k = 0; k < f->n_tensors; k++) {
+            st_tensor *t = &f->tensors[k];
+            size_t size = t->end - t->begin;
+            t->begin = t->held ? at[k] : 0;
+            t->end = t->held ? at[k] + size : 0;
+        }
+    }
+    free(piece);
+    free(at);
+    return rc;
+}
+
 int st_read(st_file *f, const char *path)
+{
+    return st_read_some(f, path, NULL, NULL);
+}
+
+int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
+                 void *ctx)
 {
     memset(f, 0, sizeof *f);
     FILE *fp = fopen(path, "rb");
@@ -347,14 +413,13 @@ int st_read(st_file *f, const char *path)
         rc = parse_header(f, json, path);
     free(json);
     /* only now, with every tensor known to lie inside the file, the data */
-    if (!rc && !(f->data = malloc(f->data_size ? f->data_size : 1)))
-        rc = nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu bytes of data", path,
-                           f->data_size);
     if (!rc)
-        rc = read_exact(fp, f->data, f->data_size, path);
+        rc = read_data(f, fp, path, keep, ctx);
     if (!rc) {
-        f->data_crc = st_crc32(0, f->data, f->data_size);
-        data_to_host(f->data, f->data_size);
+        size_t held = 0;
+        for (int k = 0; k < f->n_tensors; k++)
+            held += f->tensors[k].end - f->tensors[k].begin;
+        data_to_host(f->data, held);
     }
     fclose(fp);
     if (rc)
@@ -379,7 +444,7 @@ void st_free(st_file *f)
 const st_tensor *st_find(const st_file *f, const char *name)
 {
     for (int k = 0; k < f->n_tensors; k++)
-        if (!strcmp(f->tensors[k].name, name))
+        if (f->tensors[k].held && !strcmp(f->tensors[k].name, name))
             return &f->tensors[k];
     return NULL;
 }

@@ -32,7 +32,9 @@ typedef struct st_tensor {
     char *name;
     int ndim;
     int64_t shape[ST_MAX_NDIM];
-    size_t begin, end;  /* bytes, relative to the data section */
+    size_t begin, end;  /* bytes, relative to the data section, or with
+                         * st_read_some to data */
+    int held;           /* its bytes are in data (st_read_some may skip it) */
 } st_tensor;
 
 typedef struct st_kv {
@@ -46,14 +48,24 @@ typedef struct st_file {
     int n_meta;
     uint64_t file_size;
     size_t header_len;   /* N: the JSON's bytes, padding included */
-    size_t data_size;
-    unsigned char *data; /* [data_size], malloc'ed: aligned for floats */
+    size_t data_size;    /* the data section's, as stored */
+    unsigned char *data; /* the held tensors' bytes ([data_size] unless
+                          * st_read_some skipped some), malloc'ed: aligned
+                          * for floats */
     uint32_t data_crc;   /* CRC-32 of the data section as stored */
 } st_file;
 
 /* Reads and validates a whole file. `path` names it in messages. On failure
  * *f is left empty (st_free is still safe). */
 int st_read(st_file *f, const char *path);
+/* st_read, holding the bytes of only the tensors keep(name, ctx) accepts.
+ * The others are checked alike (header, tiling, and the CRC, which covers
+ * the whole data section as stored) but their bytes are read past, not
+ * kept, and st_find does not find them: a model loaded to translate needs
+ * its parameters, not the optimizer's moments beside them in a checkpoint
+ * (two thirds of an Adam checkpoint). keep NULL: st_read. */
+int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
+                 void *ctx);
 /* The same on a file already in memory (for fuzzing); `name` is used in
  * messages in place of a path. The data is copied out of buf. */
 int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name);

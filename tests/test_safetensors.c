@@ -673,6 +673,91 @@ START_TEST(model_variants_refused)
 }
 END_TEST
 
+/* st_read_some holds only the tensors asked for, across the pieces it reads
+ * in (1 MiB), with the same bytes and CRC as st_read; what it skips is not
+ * found. */
+static int keep_not_skip(const char *name, void *ctx)
+{
+    (void)ctx;
+    return strncmp(name, "skip", 4) != 0;
+}
+
+START_TEST(read_some_holds_what_is_asked)
+{
+    make_tmp_dir();
+    enum { NA = 300000, NS = 200001, NB = 500000 }; /* a and b straddle piece boundaries */
+    float *a = malloc(NA * sizeof *a), *sk = malloc(NS * sizeof *sk), *b = malloc(NB * sizeof *b);
+    for (int k = 0; k < NA; k++)
+        a[k] = (float)k * 0.5f;
+    for (int k = 0; k < NS; k++)
+        sk[k] = -1;
+    for (int k = 0; k < NB; k++)
+        b[k] = (float)k - 7;
+    nmt_named_tensor t[4] = {
+        {"a", 1, {NA, 0}, a}, {"skip1", 1, {NS, 0}, sk}, {"b", 1, {NB, 0}, b}, {"skip2", 0, {0, 0}, sk},
+    };
+    const char *path = tmp_path("some.safetensors");
+    ck_assert_int_eq(st_write(path, t, 4, NULL, 0, "crc32"), NMT_OK);
+    st_file all, some;
+    ck_assert_int_eq(st_read(&all, path), NMT_OK);
+    ck_assert_int_eq(st_read_some(&some, path, keep_not_skip, NULL), NMT_OK);
+    ck_assert_uint_eq(some.data_crc, all.data_crc);
+    ck_assert_uint_eq(some.data_size, all.data_size);
+    ck_assert_int_eq(some.n_tensors, 4);
+    ck_assert_ptr_nonnull(st_find(&all, "skip1"));
+    ck_assert_ptr_null(st_find(&some, "skip1"));
+    ck_assert_ptr_null(st_find(&some, "skip2"));
+    const st_tensor *sa = st_find(&some, "a"), *sb = st_find(&some, "b");
+    ck_assert_ptr_nonnull(sa);
+    ck_assert_ptr_nonnull(sb);
+    ck_assert_uint_eq(sa->end - sa->begin, sizeof(float) * NA);
+    ck_assert_uint_eq(sb->end - sb->begin, sizeof(float) * NB);
+    ck_assert_mem_eq(some.data + sa->begin, a, sizeof(float) * NA);
+    ck_assert_mem_eq(some.data + sb->begin, b, sizeof(float) * NB);
+    /* held compactly: together they fill what was allocated for them */
+    ck_assert_uint_eq((sa->begin < sb->begin ? sb->end : sa->end), sizeof(float) * (NA + NB));
+    st_free(&all);
+    st_free(&some);
+    free(a);
+    free(sk);
+    free(b);
+    remove_tmp_dir();
+}
+END_TEST
+
+/* A model loaded without its file (to translate) holds none of the
+ * checkpoint's moments, yet a damaged byte in them is still refused. */
+START_TEST(model_alone_from_a_checkpoint)
+{
+    make_tmp_dir();
+    const char *path = tmp_path("ckpt.safetensors");
+    nmt_model *m = small_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, 1), *back;
+    const nmt_tensor_info *w = nmt_model_tensor(m, "out.W");
+    float *moment = calloc(w->size, sizeof *moment);
+    for (size_t k = 0; k < w->size; k++)
+        moment[k] = (float)k;
+    nmt_named_tensor extra = {"adam.v.out.W", 2, {w->shape[0], w->shape[1]}, moment};
+    ck_assert_int_eq(nmt_model_save(m, path, &extra, 1, NULL, 0), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
+    assert_same_model(m, back);
+    nmt_model_free(back);
+    /* the moment is written last: flip a bit in it */
+    size_t n;
+    unsigned char *raw = read_bytes(path, &n);
+    ck_assert_mem_eq(raw + n - sizeof(float) * w->size, moment, sizeof(float) * w->size);
+    raw[n - 4 * (w->size / 2)] ^= 0x01;
+    write_bytes(path, raw, n);
+    back = (nmt_model *)1;
+    ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_ERR_FORMAT);
+    ck_assert_ptr_null(back);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "crc32 mismatch"));
+    free(raw);
+    free(moment);
+    nmt_model_free(m);
+    remove_tmp_dir();
+}
+END_TEST
+
 START_TEST(crc_checked)
 {
     make_tmp_dir();
@@ -756,6 +841,8 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tm, checkpoint_extras);
     tcase_add_test(tm, model_variants_refused);
     tcase_add_test(tm, crc_checked);
+    tcase_add_test(tm, read_some_holds_what_is_asked);
+    tcase_add_test(tm, model_alone_from_a_checkpoint);
     tcase_add_test(tm, truncated_model_refused);
     suite_add_tcase(s, tm);
     return s;
