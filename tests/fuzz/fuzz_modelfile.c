@@ -2,7 +2,8 @@
  * shapes, crc32, vocabularies) on arbitrary bytes.
  *
  * The bytes are loaded twice, from memory and from a file (two readers of
- * the prefix and the data, which must agree). Every input must end in NMT_OK
+ * the prefix and the data, which must agree; the file's reader keeps only
+ * the model's tensors, and must give the same model). Every input must end in NMT_OK
  * or an error code with a message, never a crash, a leak or a sanitizer
  * report. A model that loads must be what it claims: each tensor the model
  * holds equal to the file's tensor of that name, the vocabularies as large as
@@ -111,6 +112,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the same bytes from a file: the same verdict */
     int rc2 = nmt_model_load(&m2, fuzz_file(0, data, size), NULL);
     CHECK(rc2 == rc || (rc != NMT_OK && rc2 != NMT_OK));
+    /* ... and the same model, though the file reader holds only the model's
+     * tensors (st_read_some) */
+    if (rc == NMT_OK)
+        CHECK(m2->n_params == m->n_params &&
+              !memcmp(m2->params, m->params, m->n_params * sizeof *m->params));
     nmt_file_free(f);
     nmt_model_free(m);
     nmt_model_free(m2);
