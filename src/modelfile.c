@@ -358,8 +358,36 @@ static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const cha
     return rc ? prefix_error(rc, path, key) : NMT_OK;
 }
 
-/* Everything after the container has been read and checked. */
-static int load_model(nmt_model **out, nmt_file *f, const char *path)
+/* When the held bytes are exactly the model's parameters in its own order
+ * (as nmt writes them, and as st_read_some keeps a checkpoint's model
+ * tensors), the model takes the buffer over instead of a copy of it, so that
+ * a process that translates holds its parameters once. The model's own
+ * buffer, never written, is freed. */
+static int adopt_data(nmt_model *m, st_file *st)
+{
+    if (sizeof *m->params != sizeof(float))
+        return 0;
+    size_t held = 0;
+    for (int k = 0; k < st->n_tensors; k++)
+        held += st->tensors[k].end - st->tensors[k].begin;
+    if (held != m->n_params * sizeof(float))
+        return 0;
+    for (int k = 0; k < m->n_tensors; k++) {
+        const nmt_tensor_info *ti = &m->tensors[k];
+        const st_tensor *t = st_find(st, ti->name);
+        if (!t || t->begin != ti->offset * sizeof(float) ||
+            t->end - t->begin != ti->size * sizeof(float))
+            return 0;
+    }
+    free(m->params);
+    m->params = (nmt_real *)(void *)st->data;
+    st->data = NULL;
+    return 1;
+}
+
+/* Everything after the container has been read and checked. With may_adopt
+ * (the file is not kept after), the model may take over the file's data. */
+static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_adopt)
 {
     nmt_config cfg;
     char *src_copy = NULL, *tgt_copy = NULL;
@@ -380,7 +408,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path)
         else
             sv = tv = NULL; /* the model owns them now */
     }
-    if (!rc) {
+    if (!rc && !(may_adopt && adopt_data(m, &f->st))) {
         for (int k = 0; k < m->n_tensors; k++) {
             const nmt_tensor_info *ti = &m->tensors[k];
             const st_tensor *t = st_find(&f->st, ti->name);
@@ -419,7 +447,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path)
 static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, nmt_file **file_out)
 {
     if (!rc)
-        rc = load_model(out, f, path);
+        rc = load_model(out, f, path, !file_out);
     if (rc || !file_out) {
         nmt_file_free(f);
         f = NULL;
