@@ -67,7 +67,7 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     nmt_infer *st = calloc(1, sizeof *st);
     if (!st)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for decoding");
-    int rc = nmt_workspace_create(&st->ws, m, max_B, max_src_T, 1);
+    int rc = workspace_create(&st->ws, m, max_B, max_src_T, 1, 0);
     if (rc) {
         free(st);
         return rc;

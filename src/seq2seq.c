@@ -77,11 +77,14 @@ static void layout(nmt_workspace *w, carver *c)
     int lstm = w->cell == NMT_CELL_LSTM, gru = w->cell == NMT_CELL_GRU;
     size_t WIN = GRAD_WINDOW;
     w->src_mask = carve_bytes(c, Ts * B * E);
+    /* Inference keeps no step for a backward: the encoder's gates for one
+     * window, its cell state for two steps (enc_gates, enc_cell). */
+    int train = w->training;
     for (int d = 0; d < w->D; d++) {
         enc_direction *e = &w->dir[d];
-        e->gates = carve(c, Ts * B * GH);
-        e->hh = carve(c, (gru ? Ts : 1) * B * GH);
-        e->c = lstm ? carve(c, (Ts + 1) * B * H) : NULL;
+        e->gates = carve(c, (train ? Ts : WIN) * B * GH);
+        e->hh = carve(c, (gru && train ? Ts : 1) * B * GH);
+        e->c = lstm ? carve(c, (train ? Ts + 1 : 2) * B * H) : NULL;
         e->dgates = carve(c, WIN * B * GH);
         e->dhh = gru ? carve(c, WIN * B * GH) : e->dgates;
     }
@@ -128,6 +131,12 @@ static void layout(nmt_workspace *w, carver *c)
 int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
                          int max_tgt_T)
 {
+    return workspace_create(out, m, max_B, max_src_T, max_tgt_T, 1);
+}
+
+int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                     int max_tgt_T, int training)
+{
     *out = NULL;
     if (max_B < 1 || max_src_T < 1 || max_tgt_T < 1 || max_B > (1 << 20) ||
         max_src_T > (1 << 16) || max_tgt_T > (1 << 16))
@@ -138,6 +147,7 @@ int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
     const nmt_config *cfg = &m->cfg;
     w->max_B = max_B, w->max_Ts = max_src_T, w->max_Tt = max_tgt_T;
+    w->training = training;
     w->cell = cfg->cell;
     w->attention = cfg->attention == NMT_ATT_BAHDANAU;
     w->G = cell_gates(cfg->cell), w->E = cfg->emb, w->H = cfg->hidden;
@@ -192,7 +202,24 @@ const double *nmt_workspace_sentence_nll(const nmt_workspace *ws)
  * reuse one step's buffer. */
 static size_t hh_at(const nmt_workspace *ws, size_t t, size_t step_size)
 {
-    return ws->cell == NMT_CELL_GRU ? t * step_size : 0;
+    return ws->cell == NMT_CELL_GRU && ws->training ? t * step_size : 0;
+}
+
+/* Encoder step t's gates [B, G*H]: every step's for training, a window's
+ * (windows start at multiples of GRAD_WINDOW) for inference. */
+static real *enc_gates(const nmt_workspace *ws, const enc_direction *e, int t)
+{
+    size_t BGH = (size_t)ws->B * ws->G * ws->H;
+    return e->gates + (size_t)(ws->training ? t : t % GRAD_WINDOW) * BGH;
+}
+
+/* Encoder cell state k (0 .. Ts) [B, H], LSTM only: every state for
+ * training, the last two for inference (a step reads k and writes k +- 1). */
+static real *enc_cell(const nmt_workspace *ws, const enc_direction *e, int k)
+{
+    if (!e->c)
+        return NULL;
+    return e->c + (size_t)(ws->training ? k : k % 2) * ws->B * ws->H;
 }
 
 static void set_active(unsigned char *active, const int *len, int T, int B)
@@ -221,7 +248,6 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
     ws->B = B;
     for (int d = 0; d < ws->D; d++) {
         enc_direction *e = &ws->dir[d];
-        linear_forward(e->gates, ws->src_x, w.enc_W_ih[d], w.enc_b[d], Ts * B, E, GH, E, 0);
         /* The forward direction starts at state 0 and runs t = 0 .. T-1; the
          * backward one starts at state T and runs down. Inactive (padded)
          * rows keep their state, so each sentence's backward pass really
@@ -231,16 +257,23 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
         for (int b = 0; b < B; b++)
             memset(h0 + (size_t)b * DH, 0, H * sizeof(real));
         if (e->c)
-            memset(e->c + first * BH, 0, BH * sizeof(real));
+            memset(enc_cell(ws, e, first), 0, BH * sizeof(real));
         for (int k = 0; k < Ts; k++) {
             int t = d == 0 ? k : Ts - 1 - k;
             int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
+            /* W_ih x + b of a window of steps [t0, t0 + n) when it is entered
+             * (the same products for training and inference, so the same
+             * bits) */
+            int t0 = t - t % GRAD_WINDOW, n = Ts - t0 < GRAD_WINDOW ? Ts - t0 : GRAD_WINDOW;
+            if (t == (d == 0 ? t0 : t0 + n - 1))
+                linear_forward(enc_gates(ws, e, t0), ws->src_x + (size_t)t0 * B * E,
+                               w.enc_W_ih[d], w.enc_b[d], n * B, E, GH, E, 0);
             real *hh = e->hh + hh_at(ws, t, BGH);
             const real *h_prev = enc_state(ws, d, prev);
             gemm(0, 1, B, GH, H, 1, h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
-            cell_forward(enc_state(ws, d, next), e->c ? e->c + next * BH : NULL,
-                         e->gates + t * BGH, hh, h_prev, e->c ? e->c + prev * BH : NULL,
-                         ws->src_active + (size_t)t * B, ws->cell, B, H, DH);
+            cell_forward(enc_state(ws, d, next), enc_cell(ws, e, next), enc_gates(ws, e, t), hh,
+                         h_prev, enc_cell(ws, e, prev), ws->src_active + (size_t)t * B, ws->cell,
+                         B, H, DH);
         }
     }
     /* z = [fwd last ; bwd first] */
@@ -283,6 +316,8 @@ void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_worksp
 
 static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
 {
+    if (!ws->training)
+        return nmt_set_error(NMT_ERR_ARG, "the workspace only encodes (made for inference)");
     if (b->B < 1 || b->B > ws->max_B || b->src_T < 1 || b->src_T > ws->max_Ts ||
         b->tgt_T < 1 || b->tgt_T > ws->max_Tt)
         return nmt_set_error(NMT_ERR_ARG, "batch %d x %d x %d exceeds the workspace %d x %d x %d",

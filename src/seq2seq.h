@@ -30,6 +30,7 @@ typedef struct enc_direction {
 
 struct nmt_workspace {
     int max_B, max_Ts, max_Tt;
+    int training;           /* 0: encoding for inference only (infer.c) */
     int B, Ts, Tt;          /* of the last forward */
     int G, E, H, D, A, O, Vt;
     nmt_cell cell;
@@ -96,6 +97,11 @@ struct nmt_workspace {
     double *nll;                            /* [B] */
     real *block;                            /* the one allocation */
 };
+
+/* nmt_workspace_create; training 0 makes a workspace that only encodes (for
+ * the inference pass), without what a backward would need. */
+int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                     int max_tgt_T, int training);
 
 /* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set:
  * fills dir[], enc, z, uh (with attention) and s[0], sc[0] = s_0, c_0. */

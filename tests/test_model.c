@@ -358,12 +358,26 @@ END_TEST
  * forward's per-sentence NLL; duplicated (beam) rows give the same numbers
  * as their originals; attention weights are a distribution over the real
  * source positions. */
+/* Sentences longer than the encoder's and decoder's windows of 8 steps. */
+static const int lg_s0[] = {4, 5, 6, 7, 8, 4, 5, 6, 7, 8, 4, 6, 8, 5, 7, 4, 6, 8, 5};
+static const int lg_s1[] = {8, 7, 6, 5, 4, 8, 7, 6, 5, 4, 6};
+static const int lg_s2[] = {5, 9, 4};
+static const int lg_t0[] = {4, 5, 6, 7, 4, 5, 6, 7, 4, 6, 5, 7, 4, 6, 5, 7, 4};
+static const int lg_t1[] = {7, 6, 5, 4, 7, 6, 5, 4, 5};
+static const int lg_t2[] = {6, 6, 4, 5, 7, 8, 8, 4, 6, 5};
+static const int *const lg_src[] = {lg_s0, lg_s1, lg_s2}, *const lg_tgt[] = {lg_t0, lg_t1, lg_t2};
+static const int lg_src_n[] = {19, 11, 3}, lg_tgt_n[] = {17, 9, 10};
+
+/* Loops 0-11: the fixture's short sentences; 12-23: long ones. */
 START_TEST(inference_matches_training)
 {
-    int k = _i;
+    int k = _i % 12;
     nmt_model *m = make(k, 500 + k);
     nmt_batch b;
-    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    if (_i < 12)
+        fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    else
+        fixture_batch(&b, 3, lg_src, lg_src_n, lg_tgt, lg_tgt_n, 0);
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     nmt_forward(m, ws, &b, 0, NULL);
@@ -477,7 +491,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 12);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);
-    tcase_add_loop_test(tc, inference_matches_training, 0, 12);
+    tcase_add_loop_test(tc, inference_matches_training, 0, 24);
     tcase_add_test(tc, context_recomputed_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;
