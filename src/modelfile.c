@@ -297,6 +297,18 @@ static int in_table(const nmt_tensor_info *t, int n, const char *name)
     return 0;
 }
 
+/* The tensors a model with every option on has, at unit sizes: what
+ * matters is their names, which do not depend on the cell or the sizes.
+ * Returns their number. */
+static int every_model_tensor(nmt_tensor_info all[NMT_MAX_TENSORS])
+{
+    nmt_config full = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
+                       .emb = 1, .hidden = 1, .att_dim = 1, .out_dim = 1, .src_vocab = 1,
+                       .tgt_vocab = 1};
+    size_t total;
+    return nmt_tensor_table(&full, all, &total);
+}
+
 /* Every tensor the settings need, with exactly the shape they imply; no
  * model tensor the settings do not need. */
 static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *path)
@@ -326,13 +338,7 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
                                  cfg->tgt_vocab, ws);
         }
     }
-    /* the names a model with every option on would have */
-    nmt_config full = *cfg;
-    full.bidirectional = 1;
-    full.attention = NMT_ATT_BAHDANAU;
-    if (full.att_dim < 1)
-        full.att_dim = 1;
-    int n_all = nmt_tensor_table(&full, all, &total);
+    int n_all = every_model_tensor(all);
     for (int k = 0; k < n_all; k++)
         if (!in_table(table, n, all[k].name) && st_find(&f->st, all[k].name))
             return nmt_set_error(NMT_ERR_FORMAT,
@@ -365,12 +371,7 @@ static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const cha
  * buffer, never written, is freed. */
 static int adopt_data(nmt_model *m, st_file *st)
 {
-    if (sizeof *m->params != sizeof(float))
-        return 0;
-    size_t held = 0;
-    for (int k = 0; k < st->n_tensors; k++)
-        held += st->tensors[k].end - st->tensors[k].begin;
-    if (held != m->n_params * sizeof(float))
+    if (sizeof *m->params != sizeof(float) || st->held_size != m->n_params * sizeof(float))
         return 0;
     for (int k = 0; k < m->n_tensors; k++) {
         const nmt_tensor_info *ti = &m->tensors[k];
@@ -457,19 +458,13 @@ static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, n
     return rc;
 }
 
-/* Whether a tensor name is one a model can have (with every option on),
- * whatever its sizes: the tensors a loaded model is made from, or that
- * check_tensors looks for. */
+/* Whether a tensor name is one a model can have: the tensors a loaded model
+ * is made from, or that check_tensors looks for. */
 static int is_model_tensor(const char *name, void *ctx)
 {
     (void)ctx;
-    nmt_config full = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                       .emb = 1, .hidden = 1, .att_dim = 1, .out_dim = 1, .src_vocab = 1,
-                       .tgt_vocab = 1};
     nmt_tensor_info all[NMT_MAX_TENSORS];
-    size_t total;
-    int n = nmt_tensor_table(&full, all, &total);
-    return in_table(all, n, name);
+    return in_table(all, every_model_tensor(all), name);
 }
 
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)

@@ -301,6 +301,7 @@ int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name
                                f->data_size);
         else {
             memcpy(f->data, buf + 8 + f->header_len, f->data_size);
+            f->held_size = f->data_size;
             f->data_crc = st_crc32(0, f->data, f->data_size);
             data_to_host(f->data, f->data_size);
         }
@@ -334,6 +335,7 @@ static int read_data(st_file *f, FILE *fp, const char *path,
         t->held = !keep || keep(t->name, ctx);
         held += t->held ? t->end - t->begin : 0;
     }
+    f->held_size = held;
     if (!(f->data = malloc(held ? held : 1)))
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu bytes of data", path, held);
     if (held == f->data_size) { /* everything: straight in */
@@ -415,12 +417,8 @@ int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, voi
     /* only now, with every tensor known to lie inside the file, the data */
     if (!rc)
         rc = read_data(f, fp, path, keep, ctx);
-    if (!rc) {
-        size_t held = 0;
-        for (int k = 0; k < f->n_tensors; k++)
-            held += f->tensors[k].end - f->tensors[k].begin;
-        data_to_host(f->data, held);
-    }
+    if (!rc)
+        data_to_host(f->data, f->held_size);
     fclose(fp);
     if (rc)
         st_free(f);

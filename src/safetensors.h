@@ -49,9 +49,10 @@ typedef struct st_file {
     uint64_t file_size;
     size_t header_len;   /* N: the JSON's bytes, padding included */
     size_t data_size;    /* the data section's, as stored */
-    unsigned char *data; /* the held tensors' bytes ([data_size] unless
-                          * st_read_some skipped some), malloc'ed: aligned
-                          * for floats */
+    unsigned char *data; /* the held tensors' bytes, malloc'ed: aligned for
+                          * floats */
+    size_t held_size;    /* data's bytes: data_size unless st_read_some
+                          * skipped some tensors */
     uint32_t data_crc;   /* CRC-32 of the data section as stored */
 } st_file;
 

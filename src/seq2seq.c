@@ -205,6 +205,14 @@ static size_t hh_at(const nmt_workspace *ws, size_t t, size_t step_size)
     return ws->cell == NMT_CELL_GRU && ws->training ? t * step_size : 0;
 }
 
+/* The window of GRAD_WINDOW steps (they start at multiples of it) that
+ * holds step t of T: its first step *t0; returns its length. */
+static int window_of(int t, int T, int *t0)
+{
+    *t0 = t - t % GRAD_WINDOW;
+    return T - *t0 < GRAD_WINDOW ? T - *t0 : GRAD_WINDOW;
+}
+
 /* Encoder step t's gates [B, G*H]: every step's for training, a window's
  * (windows start at multiples of GRAD_WINDOW) for inference. */
 static real *enc_gates(const nmt_workspace *ws, const enc_direction *e, int t)
@@ -264,7 +272,7 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
             /* W_ih x + b of a window of steps [t0, t0 + n) when it is entered
              * (the same products for training and inference, so the same
              * bits) */
-            int t0 = t - t % GRAD_WINDOW, n = Ts - t0 < GRAD_WINDOW ? Ts - t0 : GRAD_WINDOW;
+            int t0, n = window_of(t, Ts, &t0);
             if (t == (d == 0 ? t0 : t0 + n - 1))
                 linear_forward(enc_gates(ws, e, t0), ws->src_x + (size_t)t0 * B * E,
                                w.enc_W_ih[d], w.enc_b[d], n * B, E, GH, E, 0);
@@ -336,15 +344,17 @@ static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_ba
     return NMT_OK;
 }
 
-/* Embeddings of rows ids[0 .. rows-1] into out [rows, E], times their
- * dropout mask if given: the same bits, window by window, as looking up and
- * dropping out every step at once. */
-static void window_embeddings(real *out, const int32_t *ids, const real *table,
-                              const unsigned char *mask, real keep, int rows, int E)
+/* Rows r0 .. r0+rows-1 of a batch's embeddings into ws->e_win [rows, E]:
+ * table[ids], times the last forward's dropout mask [T*B, E] when it used
+ * one. The same bits, window by window, as looking up and dropping out every
+ * step at once. */
+static void window_embeddings(nmt_workspace *ws, const int32_t *ids, const real *table,
+                              const unsigned char *mask, size_t r0, int rows)
 {
-    embed_forward(out, ids, table, rows, E);
-    if (mask)
-        dropout_apply(out, mask, keep, (size_t)rows * E);
+    size_t E = (size_t)ws->E;
+    embed_forward(ws->e_win, ids + r0, table, rows, ws->E);
+    if (ws->dropped)
+        dropout_apply(ws->e_win, mask + r0 * E, ws->keep, (size_t)rows * E);
 }
 
 /* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
@@ -459,8 +469,7 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
     for (int i0 = 0; i0 < Tt; i0 += GRAD_WINDOW) {
         int n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
         size_t a0 = (size_t)i0 * B;
-        window_embeddings(ws->e_win, b->tgt_in + a0, w.tgt_emb,
-                          ws->dropped ? ws->tgt_mask + a0 * E : NULL, ws->keep, n * B, E);
+        window_embeddings(ws, b->tgt_in, w.tgt_emb, ws->tgt_mask, a0, n * B);
         linear_forward(ws->gates + a0 * GH, ws->e_win, w.dec_W_ih, w.dec_b, n * B, E, GH, E + DH,
                        0);
         for (int k = 0; k < n; k++) {
@@ -520,8 +529,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
         for (int b = 0; b < B; b++)
             add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
         cell_backward(e->dgates + slot, e->dhh + slot, dh_prev, dc_prev, dh, dc,
-                      e->gates + t * BGH, e->hh + hh_at(ws, t, BGH), enc_state(ws, d, prev),
-                      e->c ? e->c + next * BH : NULL, e->c ? e->c + prev * BH : NULL,
+                      enc_gates(ws, e, t), e->hh + hh_at(ws, t, BGH), enc_state(ws, d, prev),
+                      enc_cell(ws, e, next), enc_cell(ws, e, prev),
                       ws->src_active + (size_t)t * B, ws->cell, B, H, DH);
         gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
@@ -529,14 +538,12 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
         /* The window [t0, t0 + n) is complete when its last step in this
          * direction's order is done: then its weight gradients. h_prev of
          * step t is state t for the forward direction, t+1 for the backward. */
-        int t0 = t - t % GRAD_WINDOW;
-        int n = Ts - t0 < GRAD_WINDOW ? Ts - t0 : GRAD_WINDOW;
+        int t0, n = window_of(t, Ts, &t0);
         if (t != (d == 0 ? t0 : t0 + n - 1))
             continue;
         const real *h_prev = enc_state(ws, d, d == 0 ? t0 : t0 + 1);
         gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
-        window_embeddings(ws->e_win, batch->src + t0 * B, w->src_emb,
-                          ws->dropped ? ws->src_mask + t0 * BE : NULL, ws->keep, n * B, E);
+        window_embeddings(ws, batch->src, w->src_emb, ws->src_mask, (size_t)t0 * B, n * B);
         linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->e_win,
                         w->enc_W_ih[d], n * B, E, GH, E);
     }
@@ -547,10 +554,9 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
 static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
                                   int i0, int n)
 {
-    int B = ws->B, E = ws->E, H = ws->H, DH = ws->D * ws->H, R = n * B;
+    int B = ws->B, H = ws->H, DH = ws->D * ws->H, R = n * B;
     size_t a0 = (size_t)i0 * B;
-    window_embeddings(ws->e_win, b->tgt_in + a0, w->tgt_emb,
-                      ws->dropped ? ws->tgt_mask + a0 * E : NULL, ws->keep, R, E);
+    window_embeddings(ws, b->tgt_in, w->tgt_emb, ws->tgt_mask, a0, R);
     if (ws->attention) {
         attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->enc, b->src_len, R, B,
                           ws->Ts, DH);
@@ -619,7 +625,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
         size_t row = (size_t)(i % GRAD_WINDOW) * B; /* the step's first row in a window */
         real *dws = ws->dws + row * A;
-        int i0 = i - i % GRAD_WINDOW, n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
+        int i0, n = window_of(i, Tt, &i0);
         if (i == i0 + n - 1) {
             /* A new window: the deep output's backward for its rows, products
              * of n * B rows, into the window's ds_out, dctx and dtgt_x. */
