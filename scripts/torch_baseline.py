@@ -637,60 +637,88 @@ def peak_rss_mb():
         return float("nan")
 
 
+def read_batch_log(path):
+    """Yields (step, pairs) from the JSON Lines of `nmt train --batch-log`:
+    each step's pairs as token ids without </s> and <s>."""
+    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    with opener(path, "rt") as f:
+        for line in f:
+            j = json.loads(line)
+            yield j["step"], [(s, t) for s, t in zip(j["src"], j["tgt"])]
+
+
 def cmd_train(a):
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
+    if a.batches and not a.init_from:
+        raise ValueError("--batches needs --init-from (the ids are the model's vocabularies)")
+    if not a.batches and not (a.src and a.tgt):
+        raise ValueError("--src and --tgt are required (or --batches with --init-from)")
     if a.init_from:
         cfg, P = load_model(a.init_from)
-        pairs, _, _ = read_corpus(a.src, a.tgt, cfg.lowercase, a.max_len,
-                                  cfg.src_vocab, cfg.tgt_vocab)
+        pairs = [] if a.batches else read_corpus(a.src, a.tgt, cfg.lowercase, a.max_len,
+                                                 cfg.src_vocab, cfg.tgt_vocab)[0]
     else:
         pairs, sv, tv = read_corpus(a.src, a.tgt, a.lowercase, a.max_len, min_count=a.min_count)
         cfg = Config(cell=a.cell, attention=a.attention, bidirectional=a.bidirectional,
                      emb=a.emb, hidden=a.hidden, att_dim=a.att_dim, out_dim=a.out_dim,
                      lowercase=a.lowercase, src_vocab=sv, tgt_vocab=tv)
         P = init_params(cfg, seed=a.seed)
-    if not pairs:
+    if not pairs and not a.batches:
         raise ValueError("empty corpus")
     P = {k: v.clone().requires_grad_(True) for k, v in P.items()}
     params = [P[n] for n, _ in tensor_table(cfg)]
     opt = (torch.optim.Adam(params, lr=a.lr) if a.optimizer == "adam"
            else torch.optim.SGD(params, lr=a.lr))
     n_par = sum(p.numel() for p in params)
-    print("corpus %d pairs, vocab %d/%d, %d parameters, %d threads"
-          % (len(pairs), len(cfg.src_vocab), len(cfg.tgt_vocab), n_par, a.threads),
-          file=sys.stderr)
-    step, toks, t0 = 0, 0, None
-    n_batches = len(plan_batches(pairs, a.batch_size, False, 0, 0))
-    total = min(a.max_steps or 1 << 62, n_batches * (a.epochs or (1 << 30 if a.max_steps else 1)))
-    warm = a.warmup if total > a.warmup else 0
-    done = False
+    print("corpus %s, vocab %d/%d, %d parameters, %d threads"
+          % ("from " + a.batches if a.batches else "%d pairs" % len(pairs),
+             len(cfg.src_vocab), len(cfg.tgt_vocab), n_par, a.threads), file=sys.stderr)
     epochs = a.epochs or (1 << 30 if a.max_steps else 1)
-    for epoch in range(1, epochs + 1):
-        for bi in plan_batches(pairs, a.batch_size, not a.no_shuffle, a.seed, epoch):
-            if step == warm:
-                t0, toks0, step0 = time.perf_counter(), toks, step
-            loss, _ = batch_loss(cfg, P, [pairs[i] for i in bi], a.dropout)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if a.clip > 0:
-                torch.nn.utils.clip_grad_norm_(params, a.clip)
-            opt.step()
-            step += 1
-            toks += sum(len(pairs[i][1]) + 1 for i in bi)
-            if a.report and step % a.report == 0:
-                print("step %d epoch %d loss %.4f" % (step, epoch, loss.item()), file=sys.stderr)
-            if a.max_steps and step >= a.max_steps:
-                done = True
-                break
-        if done:
+
+    def schedule():
+        """(epoch, pairs of the step): nmt's batches, or this script's plan."""
+        if a.batches:
+            for _, batch in read_batch_log(a.batches):
+                yield 0, batch
+            return
+        for epoch in range(1, epochs + 1):
+            for bi in plan_batches(pairs, a.batch_size, not a.no_shuffle, a.seed, epoch):
+                yield epoch, [pairs[i] for i in bi]
+
+    n_batches = len(plan_batches(pairs, a.batch_size, False, 0, 0)) if pairs else 1 << 30
+    total = min(a.max_steps or 1 << 62, n_batches * epochs)
+    warm = a.warmup if total > a.warmup else 0
+    log = open(a.log, "w") if a.log else None
+    if log:
+        log.write("step\tloss\tgrad_norm\n")
+    step, toks, t0, loss = 0, 0, None, None
+    for epoch, batch in schedule():
+        if step == warm:
+            t0, toks0, step0 = time.perf_counter(), toks, step
+        loss, _ = batch_loss(cfg, P, batch, a.dropout)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(params, a.clip if a.clip > 0 else float("inf"))
+        opt.step()
+        step += 1
+        toks += sum(len(t) + 1 for _, t in batch)
+        if log:
+            log.write("%d\t%.6f\t%.6f\n" % (step, loss.item(), float(norm)))
+            log.flush()
+        if a.report and step % a.report == 0:
+            print("step %d epoch %d loss %.4f" % (step, epoch, loss.item()), file=sys.stderr)
+        if a.max_steps and step >= a.max_steps:
             break
+    if log:
+        log.close()
     el = time.perf_counter() - t0 if t0 is not None else float("nan")
     st = step - step0 if t0 is not None else 0
     res = {"steps": st, "seconds": el, "steps_per_s": st / el if st else float("nan"),
            "tgt_tok_per_s": (toks - toks0) / el if st else float("nan"),
            "warmup_steps": warm, "threads": a.threads, "params": n_par,
-           "last_loss": loss.item(), "peak_rss_mb": peak_rss_mb()}
+           "last_loss": loss.item() if loss is not None else float("nan"),
+           "peak_rss_mb": peak_rss_mb()}
     if a.out:
         save_model(a.out, cfg, P)
     print(json.dumps(res))
@@ -854,9 +882,12 @@ def main(argv=None):
     sub.add_parser("selftest", help="gradcheck and padding invariance of this model")
 
     p = sub.add_parser("train", help="train, report steps/s and tokens/s (speed peer)")
-    p.add_argument("--src", required=True)
-    p.add_argument("--tgt", required=True)
-    p.add_argument("--init-from")
+    p.add_argument("--src")
+    p.add_argument("--tgt")
+    p.add_argument("--init-from", help="start from this model file (nmt's or this script's)")
+    p.add_argument("--batches", help="follow the batches of `nmt train --batch-log FILE` "
+                   "(needs --init-from; --src/--tgt unused)")
+    p.add_argument("--log", help="write step, loss, gradient norm (before clipping) per step")
     p.add_argument("--cell", choices=list(GATES), default="lstm")
     p.add_argument("--attention", choices=["bahdanau", "none"], default="bahdanau")
     g = p.add_mutually_exclusive_group()

@@ -210,6 +210,8 @@ void nmt_trainer_free(nmt_trainer *t)
         return;
     if (t->log)
         fclose(t->log);
+    if (t->batch_log)
+        fclose(t->batch_log);
     nmt_bleu_free(t->bleu);
     nmt_decoder_free(t->decoder);
     nmt_batch_plan_free(&t->plan);
@@ -447,12 +449,41 @@ static int diverged(const nmt_trainer *t, const char *what)
                          (long long)t->last_saved_step, t->dir, t->st.lr);
 }
 
+/* {"step":N,"src":[[ids]],"tgt":[[ids]]}: the step's pairs as token ids,
+ * without </s> and <s> (DESIGN.md's batches add them). */
+static int log_batch(nmt_trainer *t)
+{
+    FILE *f = t->batch_log;
+    const nmt_corpus *c = t->train;
+    const nmt_batch *b = &t->batch;
+    fprintf(f, "{\"step\":%lld", (long long)t->st.step + 1);
+    for (int side = 0; side < 2; side++) {
+        const int32_t *ids = side ? c->tgt : c->src;
+        const size_t *off = side ? c->tgt_off : c->src_off;
+        fputs(side ? ",\"tgt\":[" : ",\"src\":[", f);
+        for (int k = 0; k < b->B; k++) {
+            size_t p = b->pair[k];
+            fputs(k ? ",[" : "[", f);
+            for (size_t i = off[p]; i < off[p + 1]; i++)
+                fprintf(f, i > off[p] ? ",%d" : "%d", (int)ids[i]);
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputs("}\n", f);
+    if (ferror(f))
+        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
+    return NMT_OK;
+}
+
 /* One optimizer step on the batch at the current position. */
 static int train_step(nmt_trainer *t)
 {
     const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
     int n = (int)(t->plan.start[t->st.batch + 1] - t->plan.start[t->st.batch]);
     int rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
+    if (!rc && t->batch_log)
+        rc = log_batch(t);
     if (rc)
         return rc;
     nmt_model_zero_grad(t->m);
@@ -515,6 +546,12 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     int rc = log_open(t);
     if (rc)
         return rc;
+    if (t->s.batch_log_path && !t->batch_log) {
+        t->batch_log = fopen(t->s.batch_log_path, "wb");
+        if (!t->batch_log)
+            return nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s",
+                                 t->s.batch_log_path, strerror(errno));
+    }
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
         return rc;

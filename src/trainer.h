@@ -43,6 +43,7 @@ struct nmt_trainer {
     double rate_tok, t_report; /* tokens and time since the last row of this session */
     double t_validating;       /* of that time, spent validating (not training) */
     FILE *log;
+    FILE *batch_log;           /* settings.batch_log_path, opened by the run */
 };
 
 /* checkpoint.c */

@@ -98,6 +98,10 @@ typedef struct nmt_train_settings {
     int64_t save_every;  /* steps; 0: only at epoch ends, the end and signals */
     int64_t report_every;/* steps; 0: every report_seconds of wall time */
     double report_seconds;
+    /* diagnostics of this session only (not saved in checkpoints) */
+    const char *batch_log_path; /* NULL, or write every step's batch here as
+                                 * JSON Lines of token ids, so that another
+                                 * program can follow the same batches */
 } nmt_train_settings;
 
 void nmt_train_settings_default(nmt_train_settings *s);

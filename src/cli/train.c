@@ -88,6 +88,9 @@ static void help(void)
         "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
         "                         epoch ends, the end, and on SIGINT/SIGTERM)\n"
         "  --report-every N       a log.tsv row every N steps (default 0: every 10 s)\n"
+        "  --batch-log FILE       write every step's batch as JSON Lines of token ids\n"
+        "                         (to replay the run: scripts/torch_baseline.py train\n"
+        "                         --batches FILE)\n"
         "  -q, --quiet            print nothing but errors\n"
         "  -v, --verbose          print more (settings, every report, every save)\n"
         "  -h, --help             this help\n\n"
@@ -102,7 +105,8 @@ enum {
     O_MAX_LEN, O_MIN_COUNT, O_MAX_VOCAB, O_NO_SHUFFLE, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI,
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
-    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_INIT_SCALE, O_INIT, O_END
+    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_INIT_SCALE, O_INIT,
+    O_END
 };
 
 static const struct option long_options[] = {
@@ -143,6 +147,7 @@ static const struct option long_options[] = {
     {"valid-every", required_argument, 0, O_VALID_EVERY},
     {"save-every", required_argument, 0, O_SAVE_EVERY},
     {"report-every", required_argument, 0, O_REPORT_EVERY},
+    {"batch-log", required_argument, 0, O_BATCH_LOG},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -181,6 +186,7 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_VALID_SRC: s->valid_src_path = v; return 0;
     case O_VALID_TGT: s->valid_tgt_path = v; return 0;
     case O_OUT: a->out = v; return 0;
+    case O_BATCH_LOG: s->batch_log_path = v; return 0;
     case O_RESUME: a->resume = v; return 0;
     case O_INIT_FROM: a->init_from = v; return 0;
     case O_LOWERCASE: s->lowercase = 1; return 0;
@@ -293,7 +299,7 @@ static int check_combinations(const train_args *a)
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
-                c != O_THREADS) {
+                c != O_THREADS && c != O_BATCH_LOG) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
                           "settings of its checkpoint (only --max-steps, --epochs and "
                           "--threads may be given)", option_name(c));
@@ -515,6 +521,7 @@ static int load_model_or_checkpoint(run *r)
             r->s.epochs = a->s.epochs;
         if (a->given[O_THREADS])
             r->s.threads = a->s.threads;
+        r->s.batch_log_path = a->s.batch_log_path;
         r->dir = a->resume;
         return 0;
     }
