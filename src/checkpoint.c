@@ -42,6 +42,21 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->save_every = 1000;
     s->report_every = 0;
     s->report_seconds = 10.0;
+    s->best_metric = NMT_BEST_BLEU;
+}
+
+const char *nmt_best_metric_name(nmt_best_metric m)
+{
+    return m == NMT_BEST_PPL ? "ppl" : "bleu";
+}
+
+int nmt_best_metric_parse(const char *s, nmt_best_metric *out)
+{
+    if (!strcmp(s, "bleu") || !strcmp(s, "ppl")) {
+        *out = !strcmp(s, "ppl") ? NMT_BEST_PPL : NMT_BEST_BLEU;
+        return NMT_OK;
+    }
+    return nmt_set_error(NMT_ERR_ARG, "unknown best metric '%s' (expected bleu or ppl)", s);
 }
 
 char *nmt_path_join(const char *dir, const char *name)
@@ -123,6 +138,10 @@ static void put_settings(meta_writer *w, const nmt_train_settings *s)
     put(w, "train.save_every", "%" PRId64, s->save_every);
     put(w, "train.report_every", "%" PRId64, s->report_every);
     put(w, "train.report_seconds", "%.17g", s->report_seconds);
+    put(w, "train.max_time", "%.17g", s->max_time);
+    put(w, "train.best_metric", "%s", nmt_best_metric_name(s->best_metric));
+    put(w, "train.keep_snapshots", "%d", s->keep_snapshots);
+    put(w, "train.average_snapshots", "%d", s->average_snapshots);
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
@@ -217,6 +236,13 @@ static uint64_t get_u64(meta_reader *r, const char *key)
     return (uint64_t)x;
 }
 
+/* Keys added after checkpoints were first written: absent means the
+ * behaviour before them (has() says whether to read the key at all). */
+static int has(const meta_reader *r, const char *key)
+{
+    return nmt_file_meta(r->f, key) != NULL;
+}
+
 static const char *get_path(meta_reader *r, const char *key)
 {
     const char *v = get(r, key);
@@ -265,6 +291,15 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->save_every = get_i64(&r, "train.save_every", 0, INT64_MAX);
     s->report_every = get_i64(&r, "train.report_every", 0, INT64_MAX);
     s->report_seconds = get_double(&r, "train.report_seconds", 0);
+    if (has(&r, "train.max_time"))
+        s->max_time = get_double_in(&r, "train.max_time", 0, 1e12);
+    if (has(&r, "train.best_metric") &&
+        nmt_best_metric_parse(get(&r, "train.best_metric"), &s->best_metric))
+        bad(&r, "train.best_metric", get(&r, "train.best_metric"));
+    if (has(&r, "train.keep_snapshots"))
+        s->keep_snapshots = get_int(&r, "train.keep_snapshots", 0, 1 << 20);
+    if (has(&r, "train.average_snapshots"))
+        s->average_snapshots = get_int(&r, "train.average_snapshots", 0, 1);
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");
     return r.rc;
@@ -272,7 +307,7 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
 
 /* ---- saving ---------------------------------------------------------------- */
 
-enum { MAX_META = 64, META_BUF = 16384 };
+enum { MAX_META = 96, META_BUF = 16384 };
 
 static void put_state(meta_writer *w, const nmt_trainer *t)
 {
@@ -290,6 +325,9 @@ static void put_state(meta_writer *w, const nmt_trainer *t)
     put(w, "state.since_best", "%d", st->bad_validations);
     put(w, "state.since_decay", "%d", t->since_decay);
     put(w, "state.lowest_ppl", "%.17g", t->lowest_ppl);
+    put(w, "state.highest_bleu", "%.17g", t->highest_bleu);
+    put(w, "state.best_average_of", "%d", st->best_average_of);
+    put(w, "state.averaged_step", "%" PRId64, t->averaged_step);
     put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
     put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
     /* what the next log row averages, so that a resumed log matches */
@@ -331,6 +369,8 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
     rc = nmt_model_save(t->m, path, extra, n_extra, meta, w.n);
     if (rc == NMT_OK) {
         t->last_saved_step = t->st.step;
+        if (t->s.keep_snapshots > 0) /* those kept for the checkpoint before are free now */
+            nmt_snapshots_prune(t);
     } else {
         char why[512];
         snprintf(why, sizeof why, "%s", nmt_error_message());
@@ -357,6 +397,8 @@ int nmt_trainer_save_best(nmt_trainer *t)
     put(&w, "best.epoch", "%d", t->st.epoch);
     put(&w, "best.valid_bleu", "%.2f", t->st.valid_bleu);
     put(&w, "best.valid_ppl", "%.3f", t->st.valid_ppl);
+    if (t->st.best_average_of > 0)
+        put(&w, "best.average_of", "%d", t->st.best_average_of);
     char *path = nmt_path_join(t->dir, "best.safetensors");
     if (!path)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
@@ -405,6 +447,14 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     t->lowest_ppl = nmt_file_meta(f, "state.lowest_ppl")
                         ? get_double(&r, "state.lowest_ppl", 1)
                         : get_double(&r, "state.best_ppl", 1);
+    /* absent before averaging: the best model was the run's own, of the
+     * highest BLEU, and no average had been made */
+    t->highest_bleu = has(&r, "state.highest_bleu") ? get_double(&r, "state.highest_bleu", 0)
+                                                    : st->best_bleu;
+    if (has(&r, "state.best_average_of"))
+        st->best_average_of = get_int(&r, "state.best_average_of", 0, 1 << 20);
+    if (has(&r, "state.averaged_step"))
+        t->averaged_step = get_i64(&r, "state.averaged_step", -1, INT64_MAX);
     t->last_valid_step = get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
     t->elapsed_base = get_double(&r, "state.elapsed_s", 0);
     t->acc_nll = get_double(&r, "state.report_nll", 0);

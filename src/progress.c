@@ -16,7 +16,7 @@ double nmt_now(void)
 int nmt_log_header(char *buf, size_t cap)
 {
     return snprintf(buf, cap, "step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s"
-                              "\tvalid_ppl\tvalid_bleu\n");
+                              "\tvalid_ppl\tvalid_bleu\taverage_of\n");
 }
 
 int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st)
@@ -24,7 +24,11 @@ int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st)
     char valid[64] = "\t";
     if (st->has_valid)
         snprintf(valid, sizeof valid, "%.3f\t%.2f", st->valid_ppl, st->valid_bleu);
-    return snprintf(buf, cap, "%lld\t%d\t%.6g\t%.4f\t%.3f\t%.4f\t%.0f\t%.1f\t%s\n",
+    if (st->average_of > 0) /* no training happened for this row */
+        return snprintf(buf, cap, "%lld\t%d\t%.6g\t\t\t\t\t%.1f\t%s\t%d\n",
+                        (long long)st->step, st->epoch, st->lr, st->elapsed_s, valid,
+                        st->average_of);
+    return snprintf(buf, cap, "%lld\t%d\t%.6g\t%.4f\t%.3f\t%.4f\t%.0f\t%.1f\t%s\t\n",
                     (long long)st->step, st->epoch, st->lr, st->loss, st->ppl, st->grad_norm,
                     st->tok_per_s, st->elapsed_s, valid);
 }
@@ -60,10 +64,16 @@ int nmt_progress_due(nmt_progress *p, double now)
 double nmt_progress_eta(const nmt_progress *p, const nmt_train_status *st, double now)
 {
     int64_t done = st->step - p->step0;
-    if (done <= 0 || st->total_steps <= 0 || now <= p->t0)
-        return -1;
-    int64_t left = st->total_steps - st->step;
-    return left <= 0 ? 0 : (now - p->t0) / (double)done * (double)left;
+    double by_steps = -1;
+    if (done > 0 && st->total_steps > 0 && now > p->t0) {
+        int64_t left = st->total_steps - st->step;
+        by_steps = left <= 0 ? 0 : (now - p->t0) / (double)done * (double)left;
+    }
+    if (st->time_limit_s <= 0)
+        return by_steps;
+    /* elapsed_s is the run's time at the step this line is drawn for */
+    double by_time = fmax(0, st->time_limit_s - st->elapsed_s);
+    return by_steps < 0 || by_time < by_steps ? by_time : by_steps;
 }
 
 int nmt_progress_line(char *buf, size_t cap, const nmt_progress *p,

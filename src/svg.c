@@ -1,4 +1,5 @@
-/* SVG pictures: an attention heatmap and a line chart. See include/nmt/svg.h.
+/* SVG pictures: an attention heatmap, a line chart and a grid of charts.
+ * See include/nmt/svg.h.
  *
  * Text widths are estimated (no font metrics here): 0.6 em per character is
  * a little wider than the average of common sans-serif fonts, so labels get
@@ -169,13 +170,17 @@ int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title)
     return finish(f);
 }
 
-/* ---- line chart ----------------------------------------------------------- */
+/* ---- line charts ----------------------------------------------------------- */
 
 /* Okabe & Ito's colour-blind-safe palette, without its yellow (too light on
  * white). */
 static const char *const palette[7] = {
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000",
 };
+
+/* Point markers on a line of at most this many points; a longer one (a
+ * training curve of thousands of rows) is a line alone. */
+enum { MAX_MARKED = 60 };
 
 /* A round step (1, 2 or 5 times a power of ten) giving about `n` ticks. */
 static double nice_step(double range, int n)
@@ -186,87 +191,158 @@ static double nice_step(double range, int n)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-/* The data range of one axis, widened to whole steps. */
-static void axis_range(const nmt_svg_chart *c, int axis, double *lo, double *hi, double *step)
+/* One axis: [lo, hi] with ticks every `step`, or on a log scale at the
+ * round values 1, 2, 5 times a power of ten (decades alone when the range
+ * spans more than three). */
+typedef struct axis {
+    double lo, hi, step;
+    int log, decades_only;
+} axis;
+
+static int drawable(const axis *a, double v)
 {
-    double mn = axis ? c->y_min : c->x_min, mx = axis ? c->y_max : c->x_max;
+    return isfinite(v) && (!a->log || v > 0);
+}
+
+static double axis_frac(const axis *a, double v)
+{
+    if (a->log)
+        return (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
+    return (v - a->lo) / (a->hi - a->lo);
+}
+
+/* The round log tick at or below v (dir < 0) or at or above it (dir > 0). */
+static double log_tick(double v, int dir)
+{
+    static const double m[3] = {1, 2, 5};
+    double p = pow(10, floor(log10(v)));
+    if (dir < 0) {
+        for (int k = 2; k >= 0; k--)
+            if (m[k] * p <= v * (1 + 1e-9))
+                return m[k] * p;
+        return p / 2;
+    }
+    for (int k = 0; k < 3; k++)
+        if (m[k] * p >= v * (1 - 1e-9))
+            return m[k] * p;
+    return 10 * p;
+}
+
+/* The smallest and largest drawable value of one axis over some series. */
+static void data_range(const nmt_svg_series *series, int n, int is_y, const axis *a,
+                       double *mn, double *mx)
+{
+    for (int s = 0; s < n; s++)
+        for (size_t k = 0; k < series[s].n; k++) {
+            double v = is_y ? series[s].y[k] : series[s].x[k];
+            if (drawable(a, v) && isfinite(series[s].y[k]) && isfinite(series[s].x[k])) {
+                *mn = fmin(*mn, v);
+                *mx = fmax(*mx, v);
+            }
+        }
+}
+
+/* The data range of one axis of c (and of the marks, when not NULL),
+ * widened to round ticks. */
+static void axis_range(const nmt_svg_chart *c, const nmt_svg_series *marks, int is_y,
+                       int log_scale, axis *a)
+{
+    double mn = is_y ? c->y_min : c->x_min, mx = is_y ? c->y_max : c->x_max;
     int fixed = mn != mx;
+    *a = (axis){.log = log_scale};
     if (!fixed) {
         mn = (double)INFINITY;
         mx = -(double)INFINITY;
-        for (int s = 0; s < c->n_series; s++)
-            for (size_t k = 0; k < c->series[s].n; k++) {
-                double v = axis ? c->series[s].y[k] : c->series[s].x[k];
-                if (isfinite(v) && isfinite(c->series[s].y[k])) {
-                    mn = fmin(mn, v);
-                    mx = fmax(mx, v);
-                }
-            }
+        data_range(c->series, c->n_series, is_y, a, &mn, &mx);
+        if (marks)
+            data_range(marks, c->n_series, is_y, a, &mn, &mx);
         if (!isfinite(mn)) {
-            mn = 0;
-            mx = 1;
+            mn = log_scale ? 1 : 0;
+            mx = log_scale ? 10 : 1;
         }
-        if (axis && mn > 0)
+        if (is_y && mn > 0 && !log_scale)
             mn = 0; /* a BLEU or loss axis from 0 does not exaggerate */
         if (mx == mn)
-            mx = mn + 1;
+            mx = log_scale ? mn * 2 : mn + 1;
     }
-    *step = nice_step(mx - mn, 5);
+    if (log_scale) {
+        a->lo = fixed ? mn : log_tick(mn, -1);
+        a->hi = fixed ? mx : log_tick(mx, 1);
+        a->decades_only = a->hi / a->lo > 1000;
+        if (a->decades_only && !fixed) { /* the ends on ticks too */
+            a->lo = pow(10, floor(log10(a->lo) + 1e-9));
+            a->hi = pow(10, ceil(log10(a->hi) - 1e-9));
+        }
+        return;
+    }
+    a->step = nice_step(mx - mn, 5);
     if (!fixed) {
-        mn = floor(mn / *step) * *step;
-        mx = ceil(mx / *step) * *step;
+        mn = floor(mn / a->step) * a->step;
+        mx = ceil(mx / a->step) * a->step;
     }
-    *lo = mn;
-    *hi = mx;
+    a->lo = mn;
+    a->hi = mx;
 }
 
-static void put_number(FILE *f, double v, double step)
+/* The axis's ticks in order: returns how many were written to v (at most max). */
+static int axis_ticks(const axis *a, double *v, int max)
 {
+    int n = 0;
+    if (!a->log) {
+        for (int k = 0; a->lo + k * a->step <= a->hi + a->step * 1e-9 && n < max; k++)
+            v[n++] = a->lo + k * a->step;
+        return n;
+    }
+    static const double m[3] = {1, 2, 5};
+    for (int e = (int)floor(log10(a->lo)); e <= (int)ceil(log10(a->hi)) && n < max; e++)
+        for (int k = 0; k < (a->decades_only ? 1 : 3) && n < max; k++) {
+            double t = m[k] * pow(10, e);
+            if (t >= a->lo * (1 - 1e-9) && t <= a->hi * (1 + 1e-9))
+                v[n++] = t;
+        }
+    return n;
+}
+
+static void put_number(FILE *f, double v, const axis *a)
+{
+    if (a->log) {
+        fprintf(f, "%g", v);
+        return;
+    }
     /* As many decimals as the step needs, and no "-0". */
-    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-    if (fabs(v) < step * 1e-6)
+    int dec = a->step >= 1 ? 0 : (int)ceil(-log10(a->step) - 1e-9);
+    if (fabs(v) < a->step * 1e-6)
         v = 0;
     fprintf(f, "%.*f", dec, v);
 }
 
-int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *c)
+/* Where a chart goes on the canvas: the plot area and the clip path's id. */
+typedef struct frame {
+    double left, top, w, h;
+    int id;
+} frame;
+
+static void draw_axes(FILE *f, const nmt_svg_chart *c, const frame *fr, const axis *ax,
+                      const axis *ay)
 {
-    if (!c || c->n_series < 0 || (c->n_series && !c->series))
-        return nmt_set_error(NMT_ERR_ARG, "a chart needs its series");
-    for (int s = 0; s < c->n_series; s++)
-        if (c->series[s].n && (!c->series[s].x || !c->series[s].y))
-            return nmt_set_error(NMT_ERR_ARG, "series %d has no points", s);
-    double legend_w = 0;
-    for (int s = 0; s < c->n_series; s++)
-        legend_w = fmax(legend_w, text_width(c->series[s].name ? c->series[s].name : "", 12));
-    legend_w = c->n_series ? legend_w + 40 : 0;
-
-    double left = 70, top = PAD + TITLE_PX + 20, pw = 560, ph = 300;
-    double width = left + pw + 24 + legend_w + PAD, height = top + ph + 60;
-    double x0, x1, xs, y0, y1, ys;
-    axis_range(c, 0, &x0, &x1, &xs);
-    axis_range(c, 1, &y0, &y1, &ys);
-#define PX(v) (left + ((v) - x0) / (x1 - x0) * pw)
-#define PY(v) (top + ph - ((v) - y0) / (y1 - y0) * ph)
-
-    svg_open(f, width, height);
-    if (c->title)
-        put_title(f, left, PAD + TITLE_PX, c->title);
+    double left = fr->left, top = fr->top, pw = fr->w, ph = fr->h, ticks[64];
     fputs("<g font-size=\"12\" fill=\"#444444\">\n", f);
-    for (int k = 0; x0 + k * xs <= x1 + xs * 1e-9; k++) {
-        double v = x0 + k * xs, x = PX(v);
+    int n = axis_ticks(ax, ticks, 64);
+    for (int k = 0; k < n; k++) {
+        double x = left + axis_frac(ax, ticks[k]) * pw;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
                 x, top, x, top + ph);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, top + ph + 18);
-        put_number(f, v, xs);
+        put_number(f, ticks[k], ax);
         fputs("</text>\n", f);
     }
-    for (int k = 0; y0 + k * ys <= y1 + ys * 1e-9; k++) {
-        double v = y0 + k * ys, y = PY(v);
+    n = axis_ticks(ay, ticks, 64);
+    for (int k = 0; k < n; k++) {
+        double y = top + ph - axis_frac(ay, ticks[k]) * ph;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
                 left, y, left + pw, y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" text-anchor=\"end\">", left - 8, y);
-        put_number(f, v, ys);
+        put_number(f, ticks[k], ay);
         fputs("</text>\n", f);
     }
     fputs("</g>\n", f);
@@ -284,18 +360,28 @@ int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *c)
         put_xml(f, c->y_title);
         fputs("</text>\n", f);
     }
+}
 
+/* The series of c (and their marks, when not NULL) inside the frame. */
+static void draw_lines(FILE *f, const nmt_svg_chart *c, const nmt_svg_series *marks,
+                       const frame *fr, const axis *ax, const axis *ay)
+{
+    char clip[16] = "plot";
+    if (fr->id >= 0)
+        snprintf(clip, sizeof clip, "plot%d", fr->id);
     /* Clip the lines to the plot so fixed ranges may cut data off cleanly. */
-    fprintf(f, "<defs><clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-               "height=\"%.1f\"/></clipPath></defs>\n", left, top, pw, ph);
+    fprintf(f, "<defs><clipPath id=\"%s\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+               "height=\"%.1f\"/></clipPath></defs>\n", clip, fr->left, fr->top, fr->w, fr->h);
+#define PX(v) (fr->left + axis_frac(ax, (v)) * fr->w)
+#define PY(v) (fr->top + fr->h - axis_frac(ay, (v)) * fr->h)
     for (int s = 0; s < c->n_series; s++) {
         const nmt_svg_series *sr = &c->series[s];
         const char *col = palette[s % 7];
-        fprintf(f, "<g clip-path=\"url(#plot)\" stroke=\"%s\" fill=\"%s\">\n", col, col);
-        /* One polyline per run of finite points: NaN leaves a gap. */
+        fprintf(f, "<g clip-path=\"url(#%s)\" stroke=\"%s\" fill=\"%s\">\n", clip, col, col);
+        /* One polyline per run of drawable points: NaN leaves a gap. */
         int open = 0;
         for (size_t k = 0; k <= sr->n; k++) {
-            int ok = k < sr->n && isfinite(sr->x[k]) && isfinite(sr->y[k]);
+            int ok = k < sr->n && drawable(ax, sr->x[k]) && drawable(ay, sr->y[k]);
             if (ok && !open) {
                 fputs("<polyline fill=\"none\" stroke-width=\"2\" points=\"", f);
                 open = 1;
@@ -307,22 +393,145 @@ int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *c)
                 open = 0;
             }
         }
-        for (size_t k = 0; k < sr->n; k++)
-            if (isfinite(sr->x[k]) && isfinite(sr->y[k]))
+        for (size_t k = 0; sr->n <= MAX_MARKED && k < sr->n; k++)
+            if (drawable(ax, sr->x[k]) && drawable(ay, sr->y[k]))
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"/>\n", PX(sr->x[k]),
                         PY(sr->y[k]));
+        const nmt_svg_series *mk = marks ? &marks[s] : NULL;
+        for (size_t k = 0; mk && k < mk->n; k++)
+            if (drawable(ax, mk->x[k]) && drawable(ay, mk->y[k]))
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
+                           "fill=\"#ffffff\" stroke-width=\"2\"/>\n",
+                        PX(mk->x[k]) - 4.5, PY(mk->y[k]) - 4.5);
         fputs("</g>\n", f);
-        double lx = left + pw + 24, ly = top + 10 + s * 22;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                   "stroke-width=\"2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
-                lx, ly, lx + 24, ly, col, lx + 12, ly, col);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" font-size=\"12\" fill=\"#222222\">",
-                lx + 32, ly);
-        put_xml(f, sr->name ? sr->name : "");
-        fputs("</text>\n", f);
     }
 #undef PX
 #undef PY
+}
+
+/* One legend entry per series from (x, y) down, and one for the marks. */
+static void draw_legend(FILE *f, const nmt_svg_series *series, int n, double x, double y,
+                        const char *mark_label)
+{
+    for (int s = 0; s < n; s++) {
+        const char *col = palette[s % 7];
+        double ly = y + s * 22;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                   "stroke-width=\"2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
+                x, ly, x + 24, ly, col, x + 12, ly, col);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" font-size=\"12\" fill=\"#222222\">",
+                x + 32, ly);
+        put_xml(f, series[s].name ? series[s].name : "");
+        fputs("</text>\n", f);
+    }
+    if (mark_label) {
+        double ly = y + n * 22 + 6;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"#ffffff\" "
+                   "stroke=\"#444444\" stroke-width=\"2\"/>\n", x + 7.5, ly - 4.5);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" font-size=\"12\" fill=\"#222222\">",
+                x + 32, ly);
+        put_xml(f, mark_label);
+        fputs("</text>\n", f);
+    }
+}
+
+static double legend_width(const nmt_svg_series *series, int n, const char *mark_label)
+{
+    double w = mark_label ? text_width(mark_label, 12) : 0;
+    for (int s = 0; s < n; s++)
+        w = fmax(w, text_width(series[s].name ? series[s].name : "", 12));
+    return n || mark_label ? w + 40 : 0;
+}
+
+static int check_chart(const nmt_svg_chart *c, const nmt_svg_series *marks)
+{
+    if (!c || c->n_series < 0 || (c->n_series && !c->series))
+        return nmt_set_error(NMT_ERR_ARG, "a chart needs its series");
+    for (int s = 0; s < c->n_series; s++) {
+        if (c->series[s].n && (!c->series[s].x || !c->series[s].y))
+            return nmt_set_error(NMT_ERR_ARG, "series %d has no points", s);
+        if (marks && marks[s].n && (!marks[s].x || !marks[s].y))
+            return nmt_set_error(NMT_ERR_ARG, "series %d has no marks", s);
+    }
+    return NMT_OK;
+}
+
+int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *c)
+{
+    int rc = check_chart(c, NULL);
+    if (rc)
+        return rc;
+    double legend_w = legend_width(c->series, c->n_series, NULL);
+    frame fr = {.left = 70, .top = PAD + TITLE_PX + 20, .w = 560, .h = 300, .id = -1};
+    double width = fr.left + fr.w + 24 + legend_w + PAD, height = fr.top + fr.h + 60;
+    axis ax, ay;
+    axis_range(c, NULL, 0, 0, &ax);
+    axis_range(c, NULL, 1, 0, &ay);
+    svg_open(f, width, height);
+    if (c->title)
+        put_title(f, fr.left, PAD + TITLE_PX, c->title);
+    draw_axes(f, c, &fr, &ax, &ay);
+    draw_lines(f, c, NULL, &fr, &ax, &ay);
+    draw_legend(f, c->series, c->n_series, fr.left + fr.w + 24, fr.top + 10, NULL);
+    fputs("</svg>\n", f);
+    return finish(f);
+}
+
+/* ---- small multiples ------------------------------------------------------- */
+
+enum {
+    PANEL_W = 300, PANEL_H = 190,
+    PANEL_LEFT = 70,   /* y tick labels and title */
+    PANEL_TOP = 26,    /* the panel's title */
+    PANEL_BOTTOM = 56, /* x tick labels and title */
+    PANEL_GAP = 18,
+};
+
+int nmt_svg_panel_grid(FILE *f, const char *title, const nmt_svg_panel *panels, int n,
+                       int columns, const char *mark_label)
+{
+    if (n < 1 || !panels || columns < 1)
+        return nmt_set_error(NMT_ERR_ARG, "a grid needs panels and columns");
+    for (int p = 0; p < n; p++) {
+        int rc = check_chart(&panels[p].chart, panels[p].marks);
+        if (rc)
+            return rc;
+        if (panels[p].chart.n_series != panels[0].chart.n_series)
+            return nmt_set_error(NMT_ERR_ARG, "every panel needs the same series");
+    }
+    int rows = (n + columns - 1) / columns, cols = n < columns ? n : columns;
+    const nmt_svg_chart *first = &panels[0].chart;
+    double cell_w = PANEL_LEFT + PANEL_W + PANEL_GAP, cell_h = PANEL_TOP + PANEL_H + PANEL_BOTTOM;
+    double top0 = PAD + (title ? TITLE_PX + 12 : 0);
+    double legend_x = PAD + cols * cell_w + 6;
+    double width = legend_x + legend_width(first->series, first->n_series, mark_label) + PAD;
+    double height = top0 + rows * cell_h + PAD;
+    svg_open(f, width, height);
+    if (title)
+        put_title(f, PAD, PAD + TITLE_PX, title);
+    for (int p = 0; p < n; p++) {
+        const nmt_svg_chart *c = &panels[p].chart;
+        frame fr = {.left = PAD + (p % columns) * cell_w + PANEL_LEFT,
+                    .top = top0 + (p / columns) * cell_h + PANEL_TOP,
+                    .w = PANEL_W, .h = PANEL_H, .id = p};
+        axis ax, ay;
+        axis_range(c, panels[p].marks, 0, 0, &ax);
+        axis_range(c, panels[p].marks, 1, panels[p].log_y, &ay);
+        if (c->title) {
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" "
+                       "fill=\"#222222\">", fr.left, fr.top - 9);
+            put_xml(f, c->title);
+            fputs("</text>\n", f);
+        }
+        draw_axes(f, c, &fr, &ax, &ay);
+        draw_lines(f, c, panels[p].marks, &fr, &ax, &ay);
+    }
+    int any_mark = 0;
+    for (int p = 0; p < n; p++)
+        for (int s = 0; panels[p].marks && s < panels[p].chart.n_series; s++)
+            any_mark |= panels[p].marks[s].n > 0;
+    draw_legend(f, first->series, first->n_series, legend_x, top0 + PANEL_TOP + 10,
+                any_mark ? mark_label : NULL);
     fputs("</svg>\n", f);
     return finish(f);
 }

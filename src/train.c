@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nmt/average.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 #include "trainer.h"
@@ -252,7 +253,10 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     t->st.best_bleu = -1;
     t->st.best_ppl = (double)INFINITY;
     t->lowest_ppl = (double)INFINITY;
+    t->highest_bleu = -1;
+    t->averaged_step = -1;
     t->st.best_step = -1;
+    t->st.time_limit_s = s->max_time;
     /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
     nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
     nmt_set_threads(s->threads);
@@ -285,8 +289,18 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
 
 /* ---- log.tsv ------------------------------------------------------------------ */
 
+static size_t count_tabs(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\t';
+    return n;
+}
+
 /* Drops rows past the restored step (written after the checkpoint by a run
- * that was then killed), so that the resumed run's rows follow on. */
+ * that was then killed), so that the resumed run's rows follow on. A log
+ * written before a column was added gets today's header, and its rows empty
+ * cells for the new columns. */
 static int log_trim(const char *path, int64_t step)
 {
     char **lines;
@@ -301,7 +315,11 @@ static int log_trim(const char *path, int64_t step)
     size_t keep = n > 0 ? 1 : 0;
     while (keep < n && strtoll(lines[keep], NULL, 10) <= step)
         keep++;
-    if (keep < n) {
+    char head[256];
+    nmt_log_header(head, sizeof head);
+    head[strcspn(head, "\n")] = '\0';
+    int old_header = n > 0 && strcmp(lines[0], head) != 0;
+    if (keep < n || old_header) {
         /* Into a temporary file renamed over the log, so that a kill during
          * the rewrite leaves the old rows rather than a cut log. */
         size_t len = strlen(path) + 8;
@@ -309,8 +327,12 @@ static int log_trim(const char *path, int64_t step)
         FILE *f = tmp ? (snprintf(tmp, len, "%s.trim", path), fopen(tmp, "wb")) : NULL;
         if (!f)
             rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite: %s", path, strerror(errno));
-        for (size_t i = 0; f && i < keep; i++)
-            fprintf(f, "%s\n", lines[i]);
+        for (size_t i = 0; f && i < keep; i++) {
+            fputs(i == 0 ? head : lines[i], f);
+            for (size_t c = count_tabs(lines[i]); i > 0 && c < count_tabs(head); c++)
+                fputc('\t', f);
+            fputc('\n', f);
+        }
         if (f) {
             int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
             bad |= fclose(f) != 0;
@@ -354,12 +376,13 @@ static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_tr
         cb->on_event(cb->user, ev, st);
 }
 
+/* The steps the run takes at most; 0 when only --max-time limits it. */
 static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
 {
-    int64_t by_epochs = (int64_t)t->s.epochs * (int64_t)n_batches;
-    if (t->s.max_steps >= 0 && t->s.max_steps < by_epochs)
+    int64_t by_epochs = t->s.epochs > 0 ? (int64_t)t->s.epochs * (int64_t)n_batches : -1;
+    if (t->s.max_steps >= 0 && (by_epochs < 0 || t->s.max_steps < by_epochs))
         return t->s.max_steps;
-    return by_epochs;
+    return by_epochs > 0 ? by_epochs : 0;
 }
 
 /* Writes a log row from what was accumulated since the last one. */
@@ -387,8 +410,31 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     return NMT_OK;
 }
 
-/* A validation and what follows from it: best model, lr decay, early stop.
- * Sets *stop_run when early stopping ends the run. */
+/* Whether validation scores beat those of best.safetensors, by the run's
+ * metric (the other breaks ties). */
+static int beats_best(const nmt_trainer *t, double bleu, double ppl)
+{
+    const nmt_train_status *st = &t->st;
+    if (t->s.best_metric == NMT_BEST_PPL)
+        return ppl < st->best_ppl || (ppl == st->best_ppl && bleu > st->best_bleu);
+    return bleu > st->best_bleu || (bleu == st->best_bleu && ppl < st->best_ppl);
+}
+
+static int new_best(nmt_trainer *t, const nmt_train_callbacks *cb, int average_of)
+{
+    nmt_train_status *st = &t->st;
+    st->best_bleu = st->valid_bleu;
+    st->best_ppl = st->valid_ppl;
+    st->best_step = st->step;
+    st->best_average_of = average_of;
+    int rc = nmt_trainer_save_best(t);
+    if (rc == NMT_OK)
+        emit(cb, NMT_TRAIN_BEST, st);
+    return rc;
+}
+
+/* A validation and what follows from it: best model, snapshot, lr decay,
+ * early stop. Sets *stop_run when early stopping ends the run. */
 static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *stop_run)
 {
     nmt_train_status *st = &t->st;
@@ -402,21 +448,21 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     st->has_valid = 1;
     t->last_valid_step = st->step;
     emit(cb, NMT_TRAIN_VALID, st);
-    /* the best model is the one of the best BLEU (ties: lower perplexity);
-     * training still improves while either BLEU or perplexity does (early
-     * on, greedy BLEU stays near 0 while the perplexity falls fast) */
-    int best = st->valid_bleu > st->best_bleu ||
-               (st->valid_bleu == st->best_bleu && st->valid_ppl < st->best_ppl);
-    int improved = st->valid_bleu > st->best_bleu || st->valid_ppl < t->lowest_ppl;
+    /* By BLEU, training still improves while either BLEU or perplexity
+     * does (early on, greedy BLEU stays near 0 while the perplexity falls
+     * fast); by perplexity, while it falls. */
+    int improved = st->valid_ppl < t->lowest_ppl ||
+                   (t->s.best_metric == NMT_BEST_BLEU && st->valid_bleu > t->highest_bleu);
     if (st->valid_ppl < t->lowest_ppl)
         t->lowest_ppl = st->valid_ppl;
-    if (best) {
-        st->best_bleu = st->valid_bleu;
-        st->best_ppl = st->valid_ppl;
-        st->best_step = st->step;
-        if ((rc = nmt_trainer_save_best(t)))
+    if (st->valid_bleu > t->highest_bleu)
+        t->highest_bleu = st->valid_bleu;
+    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
+        return rc;
+    if (t->s.keep_snapshots > 0) {
+        if ((rc = nmt_snapshot_save(t)))
             return rc;
-        emit(cb, NMT_TRAIN_BEST, st);
+        emit(cb, NMT_TRAIN_SNAPSHOT, st);
     }
     if (improved) {
         st->bad_validations = 0;
@@ -536,7 +582,90 @@ static int ensure_plan(nmt_trainer *t)
 
 static int finished(const nmt_trainer *t)
 {
-    return t->st.epoch > t->s.epochs || (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
+    return t->st.time_up || (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
+           (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
+}
+
+/* --max-time counts the run's wall time across resumes. */
+static int time_is_up(const nmt_trainer *t, double now)
+{
+    return t->s.max_time > 0 && t->elapsed_base + (now - t->t_start) >= t->s.max_time;
+}
+
+/* A log row for the validation of an average: no training columns. */
+static int log_average(nmt_trainer *t)
+{
+    char row[512];
+    t->st.elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+    nmt_log_row(row, sizeof row, &t->st);
+    if (fputs(row, t->log) < 0 || fflush(t->log))
+        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
+    return NMT_OK;
+}
+
+/* Validates the model whose parameters are `params` with the trainer's own
+ * workspace and decoder (they read the weights through t->m at each pass),
+ * and, if it beats best.safetensors, saves it as the best. */
+static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_real *params,
+                            int n)
+{
+    nmt_train_status *st = &t->st;
+    valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
+    nmt_real *own = t->m->params;
+    t->m->params = params;
+    int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+                           &st->valid_bleu);
+    if (rc == NMT_OK) {
+        st->has_valid = 1;
+        st->average_of = n;
+        emit(cb, NMT_TRAIN_AVERAGE, st);
+        if (beats_best(t, st->valid_bleu, st->valid_ppl))
+            rc = new_best(t, cb, n);
+    }
+    t->m->params = own;
+    return rc;
+}
+
+/* The end of a run with --average-snapshots: the mean of the newest
+ * snapshots is written to average.safetensors, validated (a log.tsv row of
+ * its own) and made best.safetensors if it is better. */
+static int average_snapshots(nmt_trainer *t, const nmt_train_callbacks *cb)
+{
+    nmt_train_status *st = &t->st;
+    if (!t->s.average_snapshots || !t->valid.corpus || t->averaged_step == st->step)
+        return NMT_OK;
+    char **paths;
+    int n;
+    int64_t newest = -1;
+    int rc = nmt_snapshot_paths(t, &paths, &n, &st->average_from, &newest);
+    if (rc)
+        return rc;
+    nmt_model *avg = NULL;
+    char *out = nmt_path_join(t->dir, "average.safetensors");
+    if (!out)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    /* the mean of one model is that model, validated already */
+    if (!rc && n >= 2 && !(rc = nmt_average_models(&avg, (const char *const *)paths, n))) {
+        char count[16], from[32], to[32];
+        snprintf(count, sizeof count, "%d", n);
+        snprintf(from, sizeof from, "%lld", (long long)st->average_from);
+        snprintf(to, sizeof to, "%lld", (long long)newest);
+        const nmt_meta meta[3] = {{"average.of", count}, {"average.from_step", from},
+                                  {"average.to_step", to}};
+        rc = nmt_model_save(avg, out, NULL, 0, meta, 3);
+        if (!rc)
+            rc = validate_average(t, cb, avg->params, n);
+        if (!rc)
+            rc = log_average(t);
+        st->average_of = 0;
+        st->has_valid = 0;
+    }
+    free(out);
+    nmt_model_free(avg);
+    nmt_snapshot_paths_free(paths, n);
+    if (!rc)
+        t->averaged_step = st->step;
+    return rc;
 }
 
 int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_atomic_t *stop)
@@ -552,6 +681,10 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
             return nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s",
                                  t->s.batch_log_path, strerror(errno));
     }
+    /* snapshots past the checkpoint are of a run that went on and was lost
+     * (they will be made again); in a fresh run none is this run's */
+    if (t->s.keep_snapshots > 0)
+        nmt_snapshots_drop_after(t, t->restored ? st->step : -1);
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
         return rc;
@@ -564,6 +697,11 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
             interrupted = 1;
             break;
         }
+        if (time_is_up(t, nmt_now())) { /* resumed with no time left */
+            st->time_up = 1;
+            emit(cb, NMT_TRAIN_TIME_UP, st);
+            break;
+        }
         if ((rc = train_step(t)))
             return rc;
         st->has_valid = 0;
@@ -574,8 +712,12 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         emit(cb, NMT_TRAIN_STEP, st);
 
         int end_of_epoch = st->batch + 1 == t->plan.n_batches;
+        if (time_is_up(t, now)) {
+            st->time_up = 1;
+            emit(cb, NMT_TRAIN_TIME_UP, st);
+        }
         int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
-                   (end_of_epoch && st->epoch >= t->s.epochs);
+                   (t->s.epochs > 0 && end_of_epoch && st->epoch >= t->s.epochs) || st->time_up;
         int want_valid = t->valid.corpus &&
                          ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
                           end_of_epoch || last);
@@ -610,6 +752,8 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         if ((rc = report(t, cb, nmt_now())))
             return rc;
     }
+    if (!interrupted && (rc = average_snapshots(t, cb)))
+        return rc;
     st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
     if ((rc = nmt_trainer_save_checkpoint(t)))
         return rc;

@@ -31,6 +31,10 @@ struct nmt_trainer {
     nmt_train_status st;      /* step, epoch, batch, lr, best_* ... */
     int since_decay;          /* validations without improvement since the last lr decay */
     double lowest_ppl;        /* the lowest validation perplexity so far */
+    double highest_bleu;      /* the highest validation BLEU so far (of the run's
+                               * own models: an average that became best does not
+                               * count, so it cannot stall the lr schedule) */
+    int64_t averaged_step;    /* the step the snapshots were last averaged at; -1 */
     int64_t last_valid_step;  /* -1: none yet */
     double elapsed_base;      /* elapsed seconds of earlier sessions */
 
@@ -51,5 +55,20 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t);
 int nmt_trainer_save_best(nmt_trainer *t);
 /* dir/name in a malloc'ed string (NULL when out of memory). */
 char *nmt_path_join(const char *dir, const char *name);
+
+/* snapshots.c: dir/snapshot-STEP.safetensors, the model of a validation.
+ * Kept: the keep_snapshots newest, and the keep_snapshots newest up to the
+ * checkpoint's step (so that a run resumed from it, which first drops the
+ * snapshots past its step, finds those an uninterrupted run has). */
+int nmt_snapshot_save(nmt_trainer *t);
+void nmt_snapshots_prune(const nmt_trainer *t);
+/* Deletes the snapshots past `step` (all of them for step -1). */
+void nmt_snapshots_drop_after(const nmt_trainer *t, int64_t step);
+/* The paths of the keep_snapshots newest snapshots up to the current step,
+ * oldest first, in *paths (free with nmt_snapshot_paths_free), and the
+ * steps of the oldest and the newest. */
+int nmt_snapshot_paths(const nmt_trainer *t, char ***paths, int *n, int64_t *first_step,
+                       int64_t *last_step);
+void nmt_snapshot_paths_free(char **paths, int n);
 
 #endif

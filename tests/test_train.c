@@ -239,6 +239,11 @@ START_TEST(settings_round_trip)
     s.seed = 18446744073709551615ULL;
     s.lr_decay = 0.7;
     s.shuffle = 0;
+    s.max_time = 5400.5;
+    s.best_metric = NMT_BEST_PPL;
+    s.keep_snapshots = 7;
+    s.average_snapshots = 1;
+    s.epochs = 0;
     nmt_meta meta[64];
     char buf[8192];
     int n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
@@ -282,8 +287,43 @@ START_TEST(settings_round_trip)
     ck_assert(back.max_steps == s.max_steps);
     ck_assert(back.seed == s.seed);
     ck_assert_int_eq(back.shuffle, 0);
-    ck_assert_int_eq(back.epochs, s.epochs);
+    ck_assert_int_eq(back.epochs, 0);
     ck_assert_int_eq(back.patience, s.patience);
+    ck_assert(back.max_time == s.max_time);
+    ck_assert_int_eq(back.best_metric, NMT_BEST_PPL);
+    ck_assert_int_eq(back.keep_snapshots, 7);
+    ck_assert_int_eq(back.average_snapshots, 1);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+
+    /* a checkpoint written before those four settings existed: their
+     * defaults, the behaviour of the program that wrote it */
+    nmt_meta old[64];
+    int n_old = 0;
+    for (int k = 0; k < n; k++)
+        if (strcmp(meta[k].key, "train.max_time") && strcmp(meta[k].key, "train.best_metric") &&
+            strcmp(meta[k].key, "train.keep_snapshots") &&
+            strcmp(meta[k].key, "train.average_snapshots"))
+            old[n_old++] = meta[k];
+    ck_assert_int_eq(n_old, n - 4);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, old, n_old), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_msg(nmt_train_settings_from_file(&back, f) == NMT_OK, "%s", nmt_error_message());
+    ck_assert(back.max_time == 0);
+    ck_assert_int_eq(back.best_metric, NMT_BEST_BLEU);
+    ck_assert_int_eq(back.keep_snapshots, 0);
+    ck_assert_int_eq(back.average_snapshots, 0);
+    ck_assert(back.lr == s.lr);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    /* but a value that is there must be valid */
+    for (int k = 0; k < n; k++)
+        if (!strcmp(meta[k].key, "train.best_metric"))
+            meta[k].value = "loss";
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "train.best_metric"));
     nmt_file_free(f);
     nmt_model_free(m2);
 
@@ -314,18 +354,23 @@ START_TEST(log_rows_have_the_header_columns)
     char head[256], row[256];
     nmt_log_header(head, sizeof head);
     ck_assert_str_eq(head, "step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s"
-                           "\tvalid_ppl\tvalid_bleu\n");
+                           "\tvalid_ppl\tvalid_bleu\taverage_of\n");
     nmt_train_status st = {.step = 1200, .epoch = 3, .lr = 5e-4, .loss = 2.5, .ppl = exp(2.5),
                            .grad_norm = 1.25, .tok_per_s = 4321.4, .elapsed_s = 62.25};
     nmt_log_row(row, sizeof row, &st);
     ck_assert_int_eq(count_char(row, '\t'), count_char(head, '\t'));
-    ck_assert_str_eq(row, "1200\t3\t0.0005\t2.5000\t12.182\t1.2500\t4321\t62.2\t\t\n");
+    ck_assert_str_eq(row, "1200\t3\t0.0005\t2.5000\t12.182\t1.2500\t4321\t62.2\t\t\t\n");
     st.has_valid = 1;
     st.valid_ppl = 20.125;
     st.valid_bleu = 31.456;
     nmt_log_row(row, sizeof row, &st);
-    ck_assert_int_eq(count_char(row, '\t'), 9);
-    ck_assert_ptr_nonnull(strstr(row, "\t20.125\t31.46\n"));
+    ck_assert_int_eq(count_char(row, '\t'), 10);
+    ck_assert_ptr_nonnull(strstr(row, "\t20.125\t31.46\t\n"));
+    /* the validation of an average: no training columns, and how many */
+    st.average_of = 5;
+    st.elapsed_s = 63;
+    nmt_log_row(row, sizeof row, &st);
+    ck_assert_str_eq(row, "1200\t3\t0.0005\t\t\t\t\t63.0\t20.125\t31.46\t5\n");
 }
 END_TEST
 
@@ -358,6 +403,22 @@ START_TEST(durations_and_eta)
     ck_assert_ptr_nonnull(strstr(line, "epoch 2"));
     ck_assert_ptr_nonnull(strstr(line, "step 150/350"));
     ck_assert_ptr_nonnull(strstr(line, "ETA 40.0s"));
+
+    /* a time limit that binds first: the time left (100 - 70 s) */
+    st.time_limit_s = 100;
+    st.elapsed_s = 70;
+    ck_assert_double_eq_tol(nmt_progress_eta(&p, &st, 1010.0), 30.0, 1e-9);
+    /* one that does not: the steps' */
+    st.time_limit_s = 1000;
+    ck_assert_double_eq_tol(nmt_progress_eta(&p, &st, 1010.0), 40.0, 1e-9);
+    /* no step limit (epochs unlimited): the time alone, and no total shown */
+    st.total_steps = 0;
+    ck_assert_double_eq_tol(nmt_progress_eta(&p, &st, 1010.0), 930.0, 1e-9);
+    nmt_progress_line(line, sizeof line, &p, &st, 1010.0);
+    ck_assert_ptr_nonnull(strstr(line, "step 150 |"));
+    ck_assert_ptr_nonnull(strstr(line, "ETA 15m30s"));
+    st.elapsed_s = 1200; /* past it: nothing left */
+    ck_assert_double_eq_tol(nmt_progress_eta(&p, &st, 1010.0), 0.0, 1e-9);
 }
 END_TEST
 

@@ -1,5 +1,6 @@
-/* SVG pictures: the attention heatmap of one sentence pair, and a generic line
- * chart (BLEU against sentence length for several runs, say). Both write
+/* SVG pictures: the attention heatmap of one sentence pair, a generic line
+ * chart (BLEU against sentence length for several runs, say) and a grid of
+ * such charts (training curves: small multiples). All write
  * plain, valid XML (UTF-8, escaped text, width/height/viewBox set) to a FILE*
  * the caller gives, and return NMT_OK or an NMT_ERR_* code. */
 #ifndef NMT_SVG_H
@@ -38,9 +39,28 @@ typedef struct nmt_svg_chart {
     double x_min, x_max, y_min, y_max;
 } nmt_svg_chart;
 
-/* Axes with round ticks and grid lines, axis titles, one coloured line with
- * point markers per series (a colour-blind-safe palette, cycling after 7),
- * and a legend at the right. 720 × 420 px plus room for the legend. */
+/* Axes with round ticks and grid lines, axis titles, one coloured line per
+ * series, with point markers when it has at most 60 points (a
+ * colour-blind-safe palette, cycling after 7), and a legend at the right.
+ * 720 × 420 px plus room for the legend. */
 int nmt_svg_line_chart(FILE *f, const nmt_svg_chart *chart);
+
+/* One panel of a grid: a chart (its title goes above the panel), a y axis on
+ * a log scale if asked (ticks at 1, 2, 5 times powers of ten, decades alone
+ * over more than three; values <= 0 are not drawn), and per series extra
+ * points drawn apart as hollow squares, not joined to the line. */
+typedef struct nmt_svg_panel {
+    nmt_svg_chart chart;
+    int log_y;
+    const nmt_svg_series *marks; /* NULL, or [chart.n_series] */
+} nmt_svg_panel;
+
+/* Small multiples: n panels of 300 × 190 px, `columns` to a row, under the
+ * title (may be NULL), with one legend at the right from the first panel's
+ * series names, and an entry for the marks (mark_label) when any panel has
+ * some. Every panel must have the same series in the same order, so that a
+ * colour means one series everywhere. */
+int nmt_svg_panel_grid(FILE *f, const char *title, const nmt_svg_panel *panels, int n,
+                       int columns, const char *mark_label);
 
 #endif

@@ -65,6 +65,15 @@ double nmt_clip_grad_norm(float *grads, size_t n, double max_norm);
 
 /* ---- settings ----------------------------------------------------------- */
 
+/* What best.safetensors, the lr decay and early stopping judge by. */
+typedef enum {
+    NMT_BEST_BLEU = 0, /* higher validation BLEU (ties: lower perplexity) */
+    NMT_BEST_PPL = 1,  /* lower validation perplexity (ties: higher BLEU) */
+} nmt_best_metric;
+
+const char *nmt_best_metric_name(nmt_best_metric m);              /* "bleu" "ppl" */
+int nmt_best_metric_parse(const char *s, nmt_best_metric *out);   /* NMT_OK or NMT_ERR_ARG */
+
 typedef struct nmt_train_settings {
     /* corpora (not owned; from the checkpoint's metadata on resume) */
     const char *src_path, *tgt_path;
@@ -85,8 +94,10 @@ typedef struct nmt_train_settings {
     double lr;
     double clip;         /* global gradient norm; 0 off */
     float dropout;
-    int epochs;
+    int epochs;          /* 0: no limit (a --max-time run) */
     int64_t max_steps;   /* < 0: no limit; 0 writes the initial model */
+    double max_time;     /* seconds of wall-clock time, counted across resumes
+                          * (checked between steps); 0: no limit */
     uint64_t seed;
     int threads;
     /* validation and schedule */
@@ -94,6 +105,11 @@ typedef struct nmt_train_settings {
     double lr_decay;     /* lr *= lr_decay after `patience` validations without improvement */
     int patience;        /* 0: never decay */
     int early_stop;      /* stop after this many validations without improvement; 0 off */
+    nmt_best_metric best_metric;
+    int keep_snapshots;  /* keep the models of the last K validations as
+                          * snapshot-STEP.safetensors; 0: none */
+    int average_snapshots; /* at the end, validate their mean (average.safetensors);
+                            * it becomes best.safetensors if it is better */
     /* saving and reporting */
     int64_t save_every;  /* steps; 0: only at epoch ends, the end and signals */
     int64_t report_every;/* steps; 0: every report_seconds of wall time */
@@ -111,7 +127,10 @@ void nmt_train_settings_default(nmt_train_settings *s);
  * the number of entries or NMT_ERR_NOMEM if they do not fit. */
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
                                char *buf, size_t bufsize);
-/* Reads them back from a checkpoint; every key must be present and valid. */
+/* Reads them back from a checkpoint; every key must be present and valid,
+ * but for those added later (max_time, best_metric, keep_snapshots,
+ * average_snapshots), which a checkpoint written before them lacks: they
+ * take their defaults, the behaviour of the program that wrote it. */
 int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f);
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -126,6 +145,10 @@ typedef enum {
     NMT_TRAIN_EARLY_STOP, /* validation stopped improving: the run ends */
     NMT_TRAIN_EPOCH,      /* an epoch ended */
     NMT_TRAIN_SAVED,      /* checkpoint.safetensors was written */
+    NMT_TRAIN_SNAPSHOT,   /* snapshot-STEP.safetensors was written */
+    NMT_TRAIN_TIME_UP,    /* --max-time has passed: the run validates, saves, ends */
+    NMT_TRAIN_AVERAGE,    /* the mean of the snapshots was validated (valid_* and
+                           * average_of set; best_* still the best before it) */
 } nmt_train_event;
 
 typedef struct nmt_train_status {
@@ -143,6 +166,12 @@ typedef struct nmt_train_status {
     double best_bleu, best_ppl;
     int64_t best_step;
     int bad_validations;     /* validations since the last improvement */
+    int best_average_of;     /* best.safetensors is the mean of this many snapshots;
+                              * 0: a model of the run */
+    double time_limit_s;     /* the settings' max_time (0: none), for an ETA */
+    int time_up;             /* the run ended because max_time passed */
+    int average_of;          /* with NMT_TRAIN_AVERAGE: how many snapshots */
+    int64_t average_from;    /* ... and the step of the oldest */
 } nmt_train_status;
 
 typedef struct nmt_train_callbacks {
@@ -172,8 +201,13 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
  * written by this trainer; the model's weights must already be loaded from
  * it. */
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
-/* Trains until --epochs or --max-steps is reached, early stopping, or *stop
- * becomes non-zero (a signal); saves the checkpoint whenever the run ends.
+/* Trains until --epochs, --max-steps or --max-time is reached, early
+ * stopping, or *stop becomes non-zero (a signal); saves the checkpoint
+ * whenever the run ends. When it ends by any but a signal and the settings
+ * ask for it, the last keep_snapshots snapshots are averaged into
+ * average.safetensors and validated, and the mean replaces best.safetensors
+ * if it is better by best_metric (once per step: a resumed run that has
+ * nothing left to do does not average again).
  * Returns NMT_OK, NMT_ERR_INTERRUPTED (stopped by *stop, state saved),
  * NMT_ERR_NUMERIC (NaN/Inf: nothing saved, the last checkpoint stays) or
  * another error. */
@@ -196,7 +230,10 @@ void nmt_free_lines(char **lines, size_t n);
 /* ---- progress (src/progress.c): text for the caller to show ------------- */
 
 /* log.tsv: the header line and one row (each ending in "\n"); the validation
- * columns are empty unless st->has_valid. Return the length (as snprintf). */
+ * columns are empty unless st->has_valid. A row with st->average_of > 0 is
+ * the validation of the mean of that many snapshots: its training columns are
+ * empty and its last column, average_of, says how many (empty in other rows).
+ * Return the length (as snprintf). */
 int nmt_log_header(char *buf, size_t cap);
 int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st);
 
@@ -213,7 +250,8 @@ double nmt_now(void);
 void nmt_progress_start(nmt_progress *p, int64_t step, double interval);
 /* 1 if a line is due now (and marks it drawn), else 0. */
 int nmt_progress_due(nmt_progress *p, double now);
-/* Seconds left at this session's pace, or < 0 when unknown. */
+/* Seconds left at this session's pace, or until st->time_limit_s if that
+ * comes first; < 0 when unknown. */
 double nmt_progress_eta(const nmt_progress *p, const nmt_train_status *st, double now);
 /* "epoch 2 | step 1200/5000 | loss 3.214 | 5321 tok/s | ETA 12m03s" (no newline). */
 int nmt_progress_line(char *buf, size_t cap, const nmt_progress *p,

@@ -68,6 +68,8 @@ static void help(void)
         "                       if --format or -o asks for them.\n"
         "  -b, --beam K         beam size for the model's own translation (default 1:\n"
         "                       greedy)\n"
+        "      --threads N      threads for the matrix products (default: every core\n"
+        "                       this process may use)\n"
         "      --color WHEN     auto (default: when writing text to a terminal, and\n"
         "                       NO_COLOR is not set), always or never; 24-bit colour\n"
         "                       when COLORTERM says truecolor, else 256 colours\n"
@@ -158,7 +160,7 @@ static void pair_free(pair_buf *b)
 
 typedef struct align_args {
     const char *model, *src, *tgt, *out, *gold;
-    int format, format_given, beam, color;
+    int format, format_given, beam, color, threads;
 } align_args;
 
 static int parse_args(int argc, char **argv, align_args *a)
@@ -169,12 +171,14 @@ static int parse_args(int argc, char **argv, align_args *a)
         {"output", required_argument, NULL, 'o'}, {"gold", required_argument, NULL, 'g'},
         {"beam", required_argument, NULL, 'b'},   {"color", required_argument, NULL, 'C'},
         {"colour", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+        {"threads", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
     a->src = "-";
     a->beam = 1;
     a->format = -1;
+    a->threads = cli_default_threads();
     int c;
     optind = 1;
     opterr = 0;
@@ -192,6 +196,10 @@ static int parse_args(int argc, char **argv, align_args *a)
             break;
         case 'b':
             if (opt_int("--beam", optarg, 1, 100, &a->beam))
+                return 2;
+            break;
+        case 'T':
+            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
                 return 2;
             break;
         case 'C':
@@ -514,6 +522,7 @@ int cmd_align(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    nmt_set_threads(a.threads);
     nmt_model *m;
     if (nmt_model_load(&m, a.model, NULL)) {
         cli_lib_error();

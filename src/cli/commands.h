@@ -11,5 +11,7 @@ int cmd_bleu(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_average(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

@@ -50,7 +50,8 @@ static void help(void)
            "                       text (its output could not match capitals); then it\n"
            "                       is so for every run, so that the columns compare\n"
            "      --batch-size N   sentences decoded together (default %d)\n"
-           "      --threads N      threads for the matrix products (default 1)\n"
+           "      --threads N      threads for the matrix products (default: every core\n"
+           "                       this process may use)\n"
            "  -q, --quiet          no progress line\n"
            "  -h, --help           this help\n",
            TRANSLATE_BEAM, (double)TRANSLATE_ALPHA, TRANSLATE_BATCH);
@@ -82,7 +83,7 @@ static int parse_args(compare_args *a, int argc, char **argv)
     };
     memset(a, 0, sizeof *a);
     translate_opts_default(&a->opts);
-    a->threads = 1;
+    a->threads = cli_default_threads();
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:b:qh", long_options, NULL)) != -1) {

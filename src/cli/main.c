@@ -20,6 +20,8 @@ static const command commands[] = {
     {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
     {"compare", cmd_compare, "runs side by side: BLEU overall and by sentence length"},
     {"info", cmd_info, "a model's settings and parameter count"},
+    {"average", cmd_average, "the element-wise mean of several models (checkpoint averaging)"},
+    {"plot", cmd_plot, "training curves of runs from their log.tsv, as SVG"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,6 +1,10 @@
+/* sched_getaffinity and CPU_COUNT are GNU's */
+#define _GNU_SOURCE
 #include "cli/opts.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -103,6 +107,60 @@ int opt_float(const char *name, const char *val, double min, double max, float *
         return -1;
     *out = (float)v;
     return 0;
+}
+
+int opt_duration(const char *name, const char *val, double max, double *out)
+{
+    static const char units[] = "hms";
+    static const double seconds[] = {3600, 60, 1};
+    const char *p = val ? val : "";
+    double total = 0;
+    int next_unit = 0, ok = *p != '\0';
+    if (!strcmp(p, "0")) {
+        *out = 0;
+        return 0;
+    }
+    while (ok && *p) {
+        if (!(*p >= '0' && *p <= '9')) {
+            ok = 0;
+            break;
+        }
+        double v = 0;
+        while (*p >= '0' && *p <= '9' && v < 1e15)
+            v = v * 10 + (*p++ - '0');
+        const char *u = *p ? strchr(units + next_unit, *p) : NULL;
+        if (!u) {
+            ok = 0;
+            break;
+        }
+        total += v * seconds[u - units];
+        next_unit = (int)(u - units) + 1;
+        p++;
+    }
+    if (!ok) {
+        cli_error("%s: '%s' is not a duration (e.g. 90s, 30m, 2h, 1h30m; 0 for no limit)",
+                  name, val ? val : "");
+        return -1;
+    }
+    if (total > max) {
+        cli_error("%s: %s is too long (at most %.0f hours)", name, val, max / 3600);
+        return -1;
+    }
+    *out = total;
+    return 0;
+}
+
+int cli_default_threads(void)
+{
+    long n = 0;
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+#endif
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
 int opt_choice(const char *name, const char *val, const char *const *choices)

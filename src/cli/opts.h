@@ -28,8 +28,16 @@ int opt_u64(const char *name, const char *val, uint64_t *out);
 /* Finite floats in [min, max]. */
 int opt_float(const char *name, const char *val, double min, double max, float *out);
 int opt_double(const char *name, const char *val, double min, double max, double *out);
+/* A wall-clock duration in seconds: whole numbers with units h, m, s in
+ * that order, each at most once ("90s", "30m", "2h", "1h30m", "1h0m5s"), or
+ * "0" for none; at most max seconds. */
+int opt_duration(const char *name, const char *val, double max, double *out);
 /* One of the given words (NULL-terminated list); returns its index or -1. */
 int opt_choice(const char *name, const char *val, const char *const *choices);
+
+/* The default of --threads: every core this process may run on (its CPU
+ * affinity, else the cores online), at least 1 and at most 256. */
+int cli_default_threads(void);
 
 /* Reports an unknown option or a missing argument the way getopt found it,
  * with a hint to --help. Always returns 2 (the exit code for usage errors). */

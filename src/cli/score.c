@@ -28,7 +28,8 @@ static void help(void)
            "      --src FILE       source sentences, one a line\n"
            "      --tgt FILE       target sentences, line-aligned with --src\n"
            "      --batch-size N   sentences per forward pass (default 64)\n"
-           "      --threads N      threads for the matrix products (default 1)\n"
+           "      --threads N      threads for the matrix products (default: every core\n"
+           "                       this process may use)\n"
            "      --per-sentence   print one line per pair: its total -log p (nats) and\n"
            "                       its token count, tab-separated; the summary then\n"
            "                       goes to stderr\n"
@@ -55,7 +56,7 @@ static int parse_args(score_args *a, int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *a = (score_args){.batch_size = 64, .threads = 1};
+    *a = (score_args){.batch_size = 64, .threads = cli_default_threads()};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:h", long_options, NULL)) != -1) {

@@ -21,11 +21,12 @@ static void help(void)
 {
     printf(
         "Usage: nmt train --src F --tgt F --out DIR [OPTIONS]\n"
-        "       nmt train --resume DIR [--max-steps N] [--epochs N] [--threads N]\n"
+        "       nmt train --resume DIR [--max-steps N] [--epochs N] [--max-time T]\n"
+        "                              [--threads N]\n"
         "       nmt train --init-from FILE --src F --tgt F --out DIR [OPTIONS]\n\n"
         "Trains an encoder-decoder on a parallel corpus (plain or gzip files, one\n"
         "sentence per line). Writes DIR/checkpoint.safetensors (the latest state,\n"
-        "resumable), DIR/best.safetensors (best validation BLEU) and DIR/log.tsv.\n\n"
+        "resumable), DIR/best.safetensors (best on validation) and DIR/log.tsv.\n\n"
         "Data:\n"
         "  --src F, --tgt F       training corpus, source and target side\n"
         "  --valid-src F, --valid-tgt F\n"
@@ -59,12 +60,20 @@ static void help(void)
         "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
         "  --dropout X            dropout on embeddings and deep output (default 0.2)\n"
         "  --batch-size N         sentences per batch (default 64)\n"
-        "  --epochs N             passes over the corpus (default 10)\n"
+        "  --epochs N             passes over the corpus (default 10; with --max-time\n"
+        "                         and no --epochs, no limit: the time decides)\n"
         "  --max-steps N          stop after N steps in all (default: no limit; 0 writes\n"
         "                         the initial model)\n"
+        "  --max-time T           stop, validate and save once T of wall-clock time has\n"
+        "                         passed, counted across resumes: 90s, 30m, 2h, 1h30m\n"
+        "                         (default 0: no limit); checked between steps\n"
+        "  --best-metric bleu|ppl what best.safetensors, --lr-decay and --early-stop\n"
+        "                         judge by (default bleu: higher validation BLEU, ties\n"
+        "                         broken by perplexity, and an improvement is a better\n"
+        "                         BLEU or a lower perplexity than ever; ppl: lower\n"
+        "                         perplexity, ties broken by BLEU)\n"
         "  --lr-decay X           multiply the lr by X after --patience validations\n"
-        "                         without improvement (default 0.5); an improvement\n"
-        "                         is a better BLEU or a lower perplexity than ever\n"
+        "                         without improvement (default 0.5)\n"
         "  --patience N           (default 2; 0: never decay)\n"
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off)\n"
@@ -81,13 +90,21 @@ static void help(void)
         "                         perplexity (Multi30k, sizes 128: ~210 after 4 epochs\n"
         "                         where uniform reaches 53 after 1), hence not the default\n"
         "  --init-scale X         the X of --init uniform (default 0.1)\n"
-        "  --threads N            threads (default 1); same seed and threads give\n"
-        "                         the same weights\n\n"
+        "  --threads N            threads (default: every core this process may use,\n"
+        "                         here %d); the same seed and --threads give the same\n"
+        "                         weights, other thread counts may round differently\n\n"
         "Saving and reporting:\n"
         "  --valid-every N        also validate every N steps (default 0: epoch ends only)\n"
         "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
         "                         epoch ends, the end, and on SIGINT/SIGTERM)\n"
         "  --report-every N       a log.tsv row every N steps (default 0: every 10 s)\n"
+        "  --keep-snapshots K     keep the models of the last K validations as\n"
+        "                         DIR/snapshot-STEP.safetensors (default 0: none;\n"
+        "                         needs validation); nmt average can average them\n"
+        "  --average-snapshots    at the end, average the kept snapshots into\n"
+        "                         DIR/average.safetensors and validate it (a log.tsv\n"
+        "                         row with average_of set); if it is better by\n"
+        "                         --best-metric it becomes DIR/best.safetensors\n"
         "  --batch-log FILE       write every step's batch as JSON Lines of token ids\n"
         "                         (to replay the run: scripts/torch_baseline.py train\n"
         "                         --batches FILE)\n"
@@ -97,7 +114,9 @@ static void help(void)
         "On a terminal a live progress line is shown on stderr; otherwise plain\n"
         "lines. Ctrl-C (SIGINT) or SIGTERM saves the checkpoint and stops; resume\n"
         "with --resume DIR. A run that diverges (NaN or Inf) stops and keeps its\n"
-        "last good checkpoint.\n");
+        "last good checkpoint. Whatever ends a run (--epochs, --max-steps, --max-time,\n"
+        "--early-stop or a signal), DIR/checkpoint.safetensors is its state at the end.\n",
+        cli_default_threads());
 }
 
 enum {
@@ -106,6 +125,7 @@ enum {
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
     O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_INIT_SCALE, O_INIT,
+    O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_END
 };
 
@@ -148,6 +168,10 @@ static const struct option long_options[] = {
     {"save-every", required_argument, 0, O_SAVE_EVERY},
     {"report-every", required_argument, 0, O_REPORT_EVERY},
     {"batch-log", required_argument, 0, O_BATCH_LOG},
+    {"max-time", required_argument, 0, O_MAX_TIME},
+    {"best-metric", required_argument, 0, O_BEST_METRIC},
+    {"keep-snapshots", required_argument, 0, O_KEEP_SNAPSHOTS},
+    {"average-snapshots", no_argument, 0, O_AVERAGE_SNAPSHOTS},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -206,6 +230,17 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_PATIENCE: return opt_int(name, v, 0, INT_MAX_OPT, &s->patience);
     case O_EARLY_STOP: return opt_int(name, v, 0, INT_MAX_OPT, &s->early_stop);
     case O_THREADS: return opt_int(name, v, 1, 256, &s->threads);
+    case O_KEEP_SNAPSHOTS: return opt_int(name, v, 0, 1000, &s->keep_snapshots);
+    case O_AVERAGE_SNAPSHOTS: s->average_snapshots = 1; return 0;
+    /* 100000 hours: past any run, and exact in a double */
+    case O_MAX_TIME: return opt_duration(name, v, 3.6e8, &s->max_time);
+    case O_BEST_METRIC: {
+        static const char *const metrics[] = {"bleu", "ppl", NULL};
+        int i = opt_choice(name, v, metrics);
+        if (i < 0)
+            return -1;
+        return nmt_best_metric_parse(v, &s->best_metric) ? -1 : 0;
+    }
     case O_MAX_STEPS:
     case O_VALID_EVERY:
     case O_SAVE_EVERY:
@@ -299,13 +334,23 @@ static int check_combinations(const train_args *a)
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
-                c != O_THREADS && c != O_BATCH_LOG) {
+                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
-                          "settings of its checkpoint (only --max-steps, --epochs and "
-                          "--threads may be given)", option_name(c));
+                          "settings of its checkpoint (only --max-steps, --epochs, "
+                          "--max-time and --threads may be given)", option_name(c));
                 return -1;
             }
         return 0;
+    }
+    if (a->s.keep_snapshots > 0 && !a->s.valid_src_path) {
+        cli_error("--keep-snapshots needs a validation set (--valid-src, --valid-tgt): "
+                  "snapshots are the models of validations");
+        return -1;
+    }
+    if (a->s.average_snapshots && a->s.keep_snapshots < 2) {
+        cli_error("--average-snapshots needs --keep-snapshots K with K of at least 2 (the "
+                  "snapshots it averages)");
+        return -1;
     }
     for (int c = O_INIT_SCALE; c <= O_INIT; c++)
         if (a->init_from && a->given[c]) {
@@ -345,6 +390,7 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
 {
     memset(a, 0, sizeof *a);
     nmt_train_settings_default(&a->s);
+    a->s.threads = cli_default_threads();
     a->init_scale = 0.1;
     optind = 1;
     opterr = 1;
@@ -380,6 +426,9 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
     }
     if (!a->lr_given)
         a->s.lr = nmt_optim_default_lr(a->s.optimizer);
+    /* a run limited by time alone: it goes on for as many epochs as fit */
+    if (a->s.max_time > 0 && !a->given[O_EPOCHS])
+        a->s.epochs = 0;
     if (check_combinations(a)) {
         *exit_code = 2;
         return -1;
@@ -521,6 +570,13 @@ static int load_model_or_checkpoint(run *r)
             r->s.epochs = a->s.epochs;
         if (a->given[O_THREADS])
             r->s.threads = a->s.threads;
+        if (a->given[O_MAX_TIME])
+            r->s.max_time = a->s.max_time;
+        if (r->s.epochs == 0 && r->s.max_time <= 0 && r->s.max_steps < 0) {
+            cli_error("--resume %s: the run has no limit but --max-time, and --max-time 0 "
+                      "removes it: give --max-time, --epochs or --max-steps too", a->resume);
+            return -1;
+        }
         r->s.batch_log_path = a->s.batch_log_path;
         r->dir = a->resume;
         return 0;
@@ -648,7 +704,11 @@ typedef struct view {
     int tty;
     int line_shown; /* a live line is on screen */
     const char *dir;
+    nmt_best_metric metric;
+    double max_time;
+    int average_pending; /* an average was validated; did it become best? */
 } view;
+
 
 static void clear_live(view *v)
 {
@@ -688,10 +748,39 @@ static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
                 (long long)st->step, st->epoch, st->valid_ppl, st->valid_bleu);
         break;
     case NMT_TRAIN_BEST:
-        if (cli_verbosity >= 2) {
+        if (st->best_average_of > 0) {
+            clear_live(v);
+            fprintf(stderr, "the average beats it (--best-metric %s): it is now "
+                    "%s/best.safetensors\n", nmt_best_metric_name(v->metric), v->dir);
+            v->average_pending = 0;
+        } else if (cli_verbosity >= 2) {
             clear_live(v);
             fprintf(stderr, "best so far: saved %s/best.safetensors\n", v->dir);
         }
+        break;
+    case NMT_TRAIN_SNAPSHOT:
+        if (cli_verbosity >= 2) {
+            clear_live(v);
+            fprintf(stderr, "snapshot saved: %s/snapshot-%lld.safetensors\n", v->dir,
+                    (long long)st->step);
+        }
+        break;
+    case NMT_TRAIN_TIME_UP:
+        clear_live(v);
+        nmt_format_duration(dur, sizeof dur, v->max_time);
+        fprintf(stderr, "time limit reached (--max-time %s) at step %lld\n", dur,
+                (long long)st->step);
+        break;
+    case NMT_TRAIN_AVERAGE:
+        clear_live(v);
+        fprintf(stderr, "average of %d snapshots (steps %lld-%lld) in %s/average.safetensors: "
+                "ppl %.3f, BLEU %.2f", st->average_of, (long long)st->average_from,
+                (long long)st->step, v->dir, st->valid_ppl, st->valid_bleu);
+        if (st->best_step >= 0)
+            fprintf(stderr, "; best.safetensors (step %lld): ppl %.3f, BLEU %.2f",
+                    (long long)st->best_step, st->best_ppl, st->best_bleu);
+        fputc('\n', stderr);
+        v->average_pending = 1;
         break;
     case NMT_TRAIN_LR_DECAY:
         clear_live(v);
@@ -735,26 +824,41 @@ static void describe(const run *r)
             c->att_dim, c->out_dim, r->model->n_params);
     if (cli_verbosity >= 2)
         fprintf(stderr, "training: %s lr %g clip %g dropout %g batch %d epochs %d max-steps "
-                "%lld seed %llu threads %d%s%s\n", nmt_optim_name(s->optimizer), s->lr, s->clip,
-                (double)s->dropout, s->batch_size, s->epochs, (long long)s->max_steps,
-                (unsigned long long)s->seed, s->threads, s->shuffle ? "" : " no-shuffle",
-                r->have_valid ? ", validating" : "");
+                "%lld max-time %gs seed %llu threads %d best-metric %s%s%s\n",
+                nmt_optim_name(s->optimizer), s->lr, s->clip, (double)s->dropout,
+                s->batch_size, s->epochs, (long long)s->max_steps, s->max_time,
+                (unsigned long long)s->seed, s->threads, nmt_best_metric_name(s->best_metric),
+                s->shuffle ? "" : " no-shuffle", r->have_valid ? ", validating" : "");
 }
 
-static void summary(const run *r, const nmt_train_status *st, int interrupted)
+static void summary(const run *r, const view *v, const nmt_train_status *st, int interrupted)
 {
     if (cli_verbosity == 0)
         return;
-    char dur[32];
+    char dur[32], limit[32];
     nmt_format_duration(dur, sizeof dur, st->elapsed_s);
+    nmt_format_duration(limit, sizeof limit, r->s.max_time);
     double epochs = st->epoch - 1 + (st->n_batches ? (double)st->batch / (double)st->n_batches : 0);
-    fprintf(stderr, "%s at step %lld (%.2f epochs) after %s; checkpoint: "
+    if (v->average_pending)
+        fprintf(stderr, "the average does not beat it (--best-metric %s): best.safetensors "
+                "stays\n", nmt_best_metric_name(r->s.best_metric));
+    fprintf(stderr, "%s at step %lld (%.2f epochs) after %s%s%s%s; checkpoint: "
             "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
-            (long long)st->step, epochs, dur, r->dir);
-    if (st->best_step >= 0)
-        fprintf(stderr, "best validation BLEU %.2f (ppl %.3f) at step %lld: "
+            (long long)st->step, epochs, dur, st->time_up ? " (--max-time " : "",
+            st->time_up ? limit : "", st->time_up ? ")" : "", r->dir);
+    if (st->best_step < 0)
+        return;
+    char what[64] = "";
+    if (st->best_average_of > 0)
+        snprintf(what, sizeof what, " (the average of %d snapshots)", st->best_average_of);
+    if (r->s.best_metric == NMT_BEST_PPL)
+        fprintf(stderr, "best validation perplexity %.3f (BLEU %.2f) at step %lld%s: "
+                "%s/best.safetensors\n", st->best_ppl, st->best_bleu,
+                (long long)st->best_step, what, r->dir);
+    else
+        fprintf(stderr, "best validation BLEU %.2f (ppl %.3f) at step %lld%s: "
                 "%s/best.safetensors\n", st->best_bleu, st->best_ppl,
-                (long long)st->best_step, r->dir);
+                (long long)st->best_step, what, r->dir);
 }
 
 /* ---- signals ------------------------------------------------------------------ */
@@ -805,18 +909,19 @@ int cmd_train(int argc, char **argv)
         run_free(&r);
         return 1;
     }
-    view v = {.tty = isatty(STDERR_FILENO), .dir = r.dir};
+    view v = {.tty = isatty(STDERR_FILENO), .dir = r.dir, .metric = r.s.best_metric,
+              .max_time = r.s.max_time};
     nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);
     nmt_train_callbacks cb = {.user = &v, .on_event = on_event};
     catch_signals();
     int rc = nmt_trainer_run(t, &cb, &stop_signal);
     clear_live(&v);
     if (rc == NMT_OK) {
-        summary(&r, nmt_trainer_status(t), 0);
+        summary(&r, &v, nmt_trainer_status(t), 0);
         code = 0;
     } else if (rc == NMT_ERR_INTERRUPTED) {
         cli_lib_error();
-        summary(&r, nmt_trainer_status(t), 1);
+        summary(&r, &v, nmt_trainer_status(t), 1);
         code = 128 + (int)stop_signal;
     } else {
         cli_lib_error();

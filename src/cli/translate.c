@@ -322,7 +322,8 @@ static void help(void)
            "                       \"attention\": [[...], ...]} (tokens with </s>; an empty\n"
            "                       line gives empty lists; attention models only)\n"
            "      --batch-size N   sentences decoded together (default %d)\n"
-           "      --threads N      threads for the matrix products (default 1)\n"
+           "      --threads N      threads for the matrix products (default: every core\n"
+           "                       this process may use)\n"
            "  -q, --quiet          no progress line\n"
            "  -v, --verbose        at the end, on stderr: sentences, the seconds spent\n"
            "                       loading the model and translating, sentences/s\n"
@@ -364,7 +365,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
     };
     memset(a, 0, sizeof *a);
     translate_opts_default(&a->opts);
-    a->threads = 1;
+    a->threads = cli_default_threads();
     nmt_decode_opts *d = &a->opts.decode;
     int c;
     optind = 1;

@@ -161,7 +161,7 @@ same_data "$TMP/a/checkpoint.safetensors" "$TMP/c/checkpoint.safetensors" &&
     fail "another seed gave the same weights" || pass
 steps=$(meta_of "$TMP/a/checkpoint.safetensors" state.step)
 [ "$steps" -gt 20 ] && pass || fail "two epochs of 400 pairs took only '$steps' steps"
-head -n 1 "$TMP/a/log.tsv" | grep -q "^step	epoch	lr	loss	ppl	grad_norm	tok_per_s	elapsed_s	valid_ppl	valid_bleu$" &&
+head -n 1 "$TMP/a/log.tsv" | grep -q "^step	epoch	lr	loss	ppl	grad_norm	tok_per_s	elapsed_s	valid_ppl	valid_bleu	average_of$" &&
     pass || fail "log.tsv header: $(head -n 1 "$TMP/a/log.tsv")"
 [ "$(tail -n 1 "$TMP/a/log.tsv" | cut -f1)" = "$steps" ] && pass || fail "last log row is not the last step"
 
