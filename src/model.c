@@ -171,6 +171,7 @@ void nmt_model_free(nmt_model *m)
         nmt_vocab_free(m->src_vocab);
     if (m->tgt_vocab)
         nmt_vocab_free(m->tgt_vocab);
+    nmt_subwords_free(m->subwords);
     free(m->params);
     free(m->grads);
     free(m);

@@ -13,6 +13,8 @@
 #include "safetensors.h"
 
 #define NMT_FORMAT "nmt-1"
+/* The tensor that holds a subword model's serialized SentencePiece model. */
+#define SUBWORDS_TENSOR "subwords"
 /* Sane bounds on the settings a file may claim. */
 #define MAX_SIZE 65536
 #define MAX_VOCAB (1 << 24)
@@ -75,11 +77,17 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
             return nmt_set_error(NMT_ERR_ARG, "%s: metadata key '%s' is reserved for the model", path,
                                  meta[k].key);
     for (int k = 0; k < n_extra; k++)
-        if (extra[k].name && nmt_model_tensor(m, extra[k].name))
+        if (extra[k].name && (nmt_model_tensor(m, extra[k].name) ||
+                              !strcmp(extra[k].name, SUBWORDS_TENSOR)))
             return nmt_set_error(NMT_ERR_ARG, "%s: extra tensor '%s' has a model tensor's name", path,
                                  extra[k].name);
+    size_t n_subwords = 0;
+    const unsigned char *subwords = m->subwords ? nmt_subwords_bytes(m->subwords, &n_subwords) : NULL;
+    if (n_subwords > INT_MAX)
+        return nmt_set_error(NMT_ERR_ARG, "%s: the subword model is too large to store", path);
 
-    int n_t = m->n_tensors + n_extra, n_m = 11 + n_meta;
+    /* the subword model's bytes go last, after every float */
+    int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = 11 + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
     char *src = NULL, *tgt = NULL;
@@ -101,11 +109,15 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     if (!rc) {
         for (int k = 0; k < m->n_tensors; k++) {
             const nmt_tensor_info *ti = &m->tensors[k];
-            t[k] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]},
-                                      params + ti->offset};
+            t[k] = (nmt_named_tensor){.name = ti->name, .ndim = ti->ndim,
+                                      .shape = {ti->shape[0], ti->shape[1]},
+                                      .data = params + ti->offset};
         }
         for (int k = 0; k < n_extra; k++)
             t[m->n_tensors + k] = extra[k];
+        if (subwords)
+            t[n_t - 1] = (nmt_named_tensor){.name = SUBWORDS_TENSOR, .ndim = 1,
+                                            .shape = {(int)n_subwords, 0}, .bytes = subwords};
         const nmt_config *c = &m->cfg;
         char num[4][16];
         snprintf(num[0], sizeof num[0], "%d", c->emb);
@@ -349,6 +361,64 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     return NMT_OK;
 }
 
+/* Every tensor holds floats but "subwords", which holds bytes. */
+static int check_dtypes(const nmt_file *f, const char *path)
+{
+    for (int k = 0; k < f->st.n_tensors; k++) {
+        const st_tensor *t = &f->st.tensors[k];
+        if (!strcmp(t->name, SUBWORDS_TENSOR)) {
+            if (t->dtype != ST_U8 || t->ndim != 1)
+                return nmt_set_error(NMT_ERR_FORMAT,
+                                     "%s: tensor '%s' must be U8 bytes of one dimension (the "
+                                     "serialized SentencePiece model)", path, t->name);
+        } else if (t->dtype != ST_F32) {
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' has dtype U8: only '%s' holds bytes, every "
+                                 "other tensor is F32", path, t->name, SUBWORDS_TENSOR);
+        }
+    }
+    return NMT_OK;
+}
+
+/* The subword model of the "subwords" tensor (NULL when there is none),
+ * whose pieces must be both vocabularies, in id order. */
+static int load_subwords(nmt_subwords **out, const nmt_file *f, const char *const *src_tok,
+                         const char *const *tgt_tok, const nmt_config *cfg, const char *path)
+{
+    *out = NULL;
+    const st_tensor *t = st_find(&f->st, SUBWORDS_TENSOR);
+    if (!t)
+        return NMT_OK;
+    char name[4200];
+    snprintf(name, sizeof name, "%s: tensor '%s'", path, SUBWORDS_TENSOR);
+    nmt_subwords *sw;
+    int rc = nmt_subwords_load(&sw, f->st.data + t->begin, t->end - t->begin, name);
+    if (rc)
+        return rc;
+    int n = nmt_subwords_size(sw);
+    for (int side = 0; side < 2 && !rc; side++) {
+        const char *key = side ? "tgt_vocab" : "src_vocab";
+        const char *const *tok = side ? tgt_tok : src_tok;
+        int size = side ? cfg->tgt_vocab : cfg->src_vocab;
+        if (size != n) {
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s: %s has %d tokens but the subword model has %d "
+                               "pieces (they must be the same)", path, key, size, n);
+            break;
+        }
+        for (int id = 0; id < n && !rc; id++)
+            if (strcmp(tok[id], nmt_subwords_piece(sw, id)))
+                rc = nmt_set_error(NMT_ERR_FORMAT, "%s: %s token %d is '%s' but the subword "
+                                   "model's piece %d is '%s' (they must be the same)", path, key,
+                                   id, tok[id], id, nmt_subwords_piece(sw, id));
+    }
+    if (rc) {
+        nmt_subwords_free(sw);
+        return rc;
+    }
+    *out = sw;
+    return NMT_OK;
+}
+
 /* Puts "PATH: what: " before the message another module has just set (a
  * copy first: the message buffer is the one being written). */
 static int prefix_error(int rc, const char *path, const char *what)
@@ -364,14 +434,14 @@ static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const cha
     return rc ? prefix_error(rc, path, key) : NMT_OK;
 }
 
-/* When the held bytes are exactly the model's parameters in its own order
- * (as nmt writes them, and as st_read_some keeps a checkpoint's model
- * tensors), the model takes the buffer over instead of a copy of it, so that
- * a process that translates holds its parameters once. The model's own
- * buffer, never written, is freed. */
+/* When the held bytes begin with exactly the model's parameters in its own
+ * order (as nmt writes them, and as st_read_some keeps a checkpoint's model
+ * tensors; a subword model's bytes may follow), the model takes the buffer
+ * over instead of a copy of it, so that a process that translates holds its
+ * parameters once. The model's own buffer, never written, is freed. */
 static int adopt_data(nmt_model *m, st_file *st)
 {
-    if (sizeof *m->params != sizeof(float) || st->held_size != m->n_params * sizeof(float))
+    if (sizeof *m->params != sizeof(float) || st->held_size < m->n_params * sizeof(float))
         return 0;
     for (int k = 0; k < m->n_tensors; k++) {
         const nmt_tensor_info *ti = &m->tensors[k];
@@ -394,20 +464,26 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
     char *src_copy = NULL, *tgt_copy = NULL;
     const char **src_tok = NULL, **tgt_tok = NULL;
     nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_subwords *sw = NULL;
     nmt_model *m = NULL;
     int rc;
-    if ((rc = check_format(f, path)) || (rc = check_crc(f, path)) || (rc = parse_config(f, &cfg, path)))
+    if ((rc = check_format(f, path)) || (rc = check_crc(f, path)) ||
+        (rc = check_dtypes(f, path)) || (rc = parse_config(f, &cfg, path)))
         return rc;
     if (!(rc = split_vocab(f, "src_vocab", &src_copy, &src_tok, &cfg.src_vocab, path)) &&
         !(rc = split_vocab(f, "tgt_vocab", &tgt_copy, &tgt_tok, &cfg.tgt_vocab, path)) &&
         !(rc = check_tensors(f, &cfg, path)) &&
+        !(rc = load_subwords(&sw, f, src_tok, tgt_tok, &cfg, path)) &&
         !(rc = make_vocab(&sv, src_tok, cfg.src_vocab, "src_vocab", path)) &&
         !(rc = make_vocab(&tv, tgt_tok, cfg.tgt_vocab, "tgt_vocab", path))) {
         rc = nmt_model_create(&m, &cfg, sv, tv);
-        if (rc)
+        if (rc) {
             rc = prefix_error(rc, path, "cannot create the model");
-        else
+        } else {
             sv = tv = NULL; /* the model owns them now */
+            m->subwords = sw;
+            sw = NULL;
+        }
     }
     if (!rc && !(may_adopt && adopt_data(m, &f->st))) {
         for (int k = 0; k < m->n_tensors; k++) {
@@ -437,6 +513,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
     }
     nmt_vocab_free(sv);
     nmt_vocab_free(tv);
+    nmt_subwords_free(sw);
     free(src_copy);
     free(tgt_copy);
     free(src_tok);
@@ -459,12 +536,12 @@ static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, n
 }
 
 /* Whether a tensor name is one a model can have: the tensors a loaded model
- * is made from, or that check_tensors looks for. */
+ * is made from, or that check_tensors looks for, and its subword model. */
 static int is_model_tensor(const char *name, void *ctx)
 {
     (void)ctx;
     nmt_tensor_info all[NMT_MAX_TENSORS];
-    return in_table(all, every_model_tensor(all), name);
+    return in_table(all, every_model_tensor(all), name) || !strcmp(name, SUBWORDS_TENSOR);
 }
 
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
@@ -503,7 +580,7 @@ const char *nmt_file_meta(const nmt_file *f, const char *key)
 const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2])
 {
     const st_tensor *t = f ? st_find(&f->st, name) : NULL;
-    if (!t || t->ndim > 2)
+    if (!t || t->ndim > 2 || t->dtype != ST_F32)
         return NULL;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > INT_MAX)
@@ -517,6 +594,15 @@ const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int
     /* begin is a multiple of 4 (the tensors tile the data from 0 and each
      * holds whole floats) and data comes from malloc, so this is aligned */
     return (const float *)(const void *)(f->st.data + t->begin);
+}
+
+const unsigned char *nmt_file_bytes(const nmt_file *f, const char *name, size_t *n)
+{
+    const st_tensor *t = f ? st_find(&f->st, name) : NULL;
+    if (!t || t->dtype != ST_U8)
+        return NULL;
+    *n = t->end - t->begin;
+    return f->st.data + t->begin;
 }
 
 int nmt_file_n_tensors(const nmt_file *f)

@@ -74,14 +74,20 @@ static int tensor_from_json(st_tensor *t, const jval *v, size_t data_size, const
                              !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
     if (dtype->type != J_STR)
         return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s': dtype is not a string", name, t->name);
-    if (strcmp(dtype->s, "F32"))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' has dtype '%s'; only F32 is supported",
+    if (!strcmp(dtype->s, "F32"))
+        t->dtype = ST_F32;
+    else if (!strcmp(dtype->s, "U8"))
+        t->dtype = ST_U8;
+    else
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: tensor '%s' has dtype '%s'; only F32 (and U8) are supported",
                              name, t->name, dtype->s);
     if (shape->type != J_ARR || shape->n > ST_MAX_NDIM)
         return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s': shape must be a list of at most %d sizes",
                              name, t->name, ST_MAX_NDIM);
-    /* bytes = 4 * prod(shape), in uint64 with an overflow check per factor */
-    uint64_t bytes = 4;
+    /* bytes = element size * prod(shape), in uint64 with an overflow check
+     * per factor */
+    uint64_t bytes = t->dtype == ST_F32 ? 4 : 1;
     t->ndim = (int)shape->n;
     for (size_t k = 0; k < shape->n; k++) {
         const jval *d = &shape->items[k];
@@ -138,7 +144,12 @@ static int check_tiling(const st_file *f, const char *name)
     int rc = NMT_OK;
     size_t pos = 0;
     for (int k = 0; k < f->n_tensors && !rc; k++) {
-        if (order[k]->begin < pos)
+        if (order[k]->dtype == ST_F32 && order[k]->begin % 4)
+            rc = nmt_set_error(NMT_ERR_FORMAT,
+                               "%s: F32 tensor '%s' begins at byte %zu of the data section, not at a "
+                               "multiple of 4 (byte tensors go after the floats)", name,
+                               order[k]->name, order[k]->begin);
+        else if (order[k]->begin < pos)
             rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap in the data section",
                                name, order[k - 1]->name, order[k]->name);
         else if (order[k]->begin > pos)
@@ -237,12 +248,8 @@ static int host_is_little_endian(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* The data section is stored little-endian; on a big-endian host swap each
- * float in place so that callers see host floats. */
-static void data_to_host(unsigned char *d, size_t n)
+static void swap_floats(unsigned char *d, size_t n)
 {
-    if (host_is_little_endian())
-        return;
     for (size_t k = 0; k + 4 <= n; k += 4) {
         unsigned char t = d[k];
         d[k] = d[k + 3];
@@ -250,6 +257,19 @@ static void data_to_host(unsigned char *d, size_t n)
         t = d[k + 1];
         d[k + 1] = d[k + 2];
         d[k + 2] = t;
+    }
+}
+
+/* The data section is stored little-endian; on a big-endian host swap each
+ * float of the held F32 tensors in place so that callers see host floats. */
+static void data_to_host(const st_file *f)
+{
+    if (host_is_little_endian())
+        return;
+    for (int t = 0; t < f->n_tensors; t++) {
+        const st_tensor *x = &f->tensors[t];
+        if (x->held && x->dtype == ST_F32)
+            swap_floats(f->data + x->begin, x->end - x->begin);
     }
 }
 
@@ -303,7 +323,7 @@ int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name
             memcpy(f->data, buf + 8 + f->header_len, f->data_size);
             f->held_size = f->data_size;
             f->data_crc = st_crc32(0, f->data, f->data_size);
-            data_to_host(f->data, f->data_size);
+            data_to_host(f);
         }
     }
     if (rc)
@@ -329,16 +349,31 @@ static int read_exact(FILE *fp, void *buf, size_t n, const char *path)
 static int read_data(st_file *f, FILE *fp, const char *path,
                      int (*keep)(const char *name, void *ctx), void *ctx)
 {
+    /* where each held tensor goes in data, in header order, F32 ones at
+     * multiples of 4 */
+    size_t *at = malloc((f->n_tensors ? f->n_tensors : 1) * sizeof *at);
+    if (!at)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for reading", path);
     size_t held = 0;
+    int all = 1;
     for (int k = 0; k < f->n_tensors; k++) {
         st_tensor *t = &f->tensors[k];
         t->held = !keep || keep(t->name, ctx);
+        all &= t->held;
+        if (t->held && t->dtype == ST_F32)
+            held = (held + 3) & ~(size_t)3;
+        at[k] = held;
         held += t->held ? t->end - t->begin : 0;
     }
+    if (all)
+        held = f->data_size;
     f->held_size = held;
-    if (!(f->data = malloc(held ? held : 1)))
+    if (!(f->data = malloc(held ? held : 1))) {
+        free(at);
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu bytes of data", path, held);
-    if (held == f->data_size) { /* everything: straight in */
+    }
+    if (all) { /* everything: straight in, as laid out in the file */
+        free(at);
         int rc = read_exact(fp, f->data, f->data_size, path);
         if (!rc)
             f->data_crc = st_crc32(0, f->data, f->data_size);
@@ -346,14 +381,9 @@ static int read_data(st_file *f, FILE *fp, const char *path,
     }
     enum { PIECE = 1 << 20 };
     unsigned char *piece = malloc(PIECE);
-    size_t *at = malloc((f->n_tensors ? f->n_tensors : 1) * sizeof *at);
-    int rc = piece && at ? NMT_OK
-                         : nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for reading", path);
-    size_t next = 0; /* where each held tensor goes in data, in header order */
-    for (int k = 0; !rc && k < f->n_tensors; k++) {
-        at[k] = next;
-        next += f->tensors[k].held ? f->tensors[k].end - f->tensors[k].begin : 0;
-    }
+    int rc = piece ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for reading", path);
+    if (!rc)
+        memset(f->data, 0, held); /* the padding, if any */
     uint32_t crc = 0;
     for (size_t p0 = 0; !rc && p0 < f->data_size; p0 += PIECE) {
         size_t n = f->data_size - p0 < PIECE ? f->data_size - p0 : PIECE;
@@ -418,7 +448,7 @@ int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, voi
     if (!rc)
         rc = read_data(f, fp, path, keep, ctx);
     if (!rc)
-        data_to_host(f->data, f->held_size);
+        data_to_host(f);
     fclose(fp);
     if (rc)
         st_free(f);
@@ -550,6 +580,12 @@ static size_t tensor_count(const nmt_named_tensor *t)
     return n;
 }
 
+/* Its bytes in the data section. */
+static size_t tensor_bytes(const nmt_named_tensor *t)
+{
+    return (t->bytes ? 1 : 4) * tensor_count(t);
+}
+
 static int write_all(int fd, const void *buf, size_t n)
 {
     const unsigned char *p = buf;
@@ -598,6 +634,17 @@ static int write_floats(int fd, const float *x, size_t n, uint32_t *crc)
     return 0;
 }
 
+/* Writes a tensor's bytes as write_floats does (U8 ones as they are). */
+static int write_tensor(int fd, const nmt_named_tensor *t, uint32_t *crc)
+{
+    if (!t->bytes)
+        return write_floats(fd, t->data, tensor_count(t), crc);
+    size_t n = tensor_count(t);
+    if (crc)
+        *crc = st_crc32(*crc, t->bytes, n);
+    return fd < 0 ? 0 : write_all(fd, t->bytes, n);
+}
+
 static int check_write_args(const char *path, const nmt_named_tensor *t, int n, const nmt_meta *meta,
                             int n_meta, const char *crc_key)
 {
@@ -607,6 +654,7 @@ static int check_write_args(const char *path, const nmt_named_tensor *t, int n, 
     if (!names)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
     int rc = NMT_OK;
+    size_t offset = 0;
     for (int k = 0; k < n && !rc; k++) {
         if (!t[k].name || !*t[k].name || !strcmp(t[k].name, "__metadata__"))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor %d has no usable name", path, k);
@@ -615,9 +663,16 @@ static int check_write_args(const char *path, const nmt_named_tensor *t, int n, 
                                path, t[k].name, t[k].ndim);
         else if ((t[k].ndim > 0 && t[k].shape[0] < 0) || (t[k].ndim > 1 && t[k].shape[1] < 0))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has a negative size", path, t[k].name);
-        else if (!t[k].data && tensor_count(&t[k]))
+        else if (!t[k].data && !t[k].bytes && tensor_count(&t[k]))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has no data", path, t[k].name);
+        else if (t[k].bytes && t[k].ndim != 1)
+            rc = nmt_set_error(NMT_ERR_ARG, "%s: byte tensor '%s' must have one dimension", path,
+                               t[k].name);
+        else if (!t[k].bytes && offset % 4)
+            rc = nmt_set_error(NMT_ERR_ARG, "%s: float tensor '%s' after byte tensors would be "
+                               "unaligned: write byte tensors last", path, t[k].name);
         names[k] = (char *)t[k].name;
+        offset += rc ? 0 : tensor_bytes(&t[k]);
     }
     if (!rc)
         rc = check_unique(names, (size_t)n, path, "tensor") ? NMT_ERR_ARG : NMT_OK;
@@ -665,12 +720,12 @@ static int build_header(sbuf *h, const nmt_named_tensor *t, int n, const nmt_met
         if (k || n_meta || crc_key)
             sb_str(h, ",");
         sb_json_string(h, t[k].name);
-        sb_str(h, ":{\"dtype\":\"F32\",\"shape\":[");
+        sb_str(h, t[k].bytes ? ":{\"dtype\":\"U8\",\"shape\":[" : ":{\"dtype\":\"F32\",\"shape\":[");
         for (int d = 0; d < t[k].ndim; d++) {
             snprintf(num, sizeof num, "%s%d", d ? "," : "", t[k].shape[d]);
             sb_str(h, num);
         }
-        size_t bytes = 4 * tensor_count(&t[k]);
+        size_t bytes = tensor_bytes(&t[k]);
         snprintf(num, sizeof num, "],\"data_offsets\":[%zu,%zu]}", off, off + bytes);
         sb_str(h, num);
         off += bytes;
@@ -710,7 +765,7 @@ int st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_meta 
 
     uint32_t crc = 0;
     for (int k = 0; k < n; k++)
-        write_floats(-1, t[k].data, tensor_count(&t[k]), &crc);
+        write_tensor(-1, &t[k], &crc);
     sbuf h = {0};
     if (build_header(&h, t, n, meta, n_meta, crc_key, crc)) {
         free(h.s);
@@ -742,7 +797,7 @@ int st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_meta 
     int ok = fd >= 0;
     ok = ok && !write_all(fd, prefix, 8) && !write_all(fd, h.s, h.n);
     for (int k = 0; ok && k < n; k++)
-        ok = !write_floats(fd, t[k].data, tensor_count(&t[k]), NULL);
+        ok = !write_tensor(fd, &t[k], NULL);
     ok = ok && !fsync(fd);
     int saved = errno;
     if (fd >= 0 && close(fd) && ok) {

@@ -5,9 +5,13 @@
  * values; every other key is a tensor {"dtype": "F32", "shape": [..],
  * "data_offsets": [begin, end]} with byte offsets relative to the data
  * section. A file is accepted only if the header fits in the file, the JSON
- * parses, every tensor is F32 with end - begin == 4 * prod(shape), and the
- * tensors tile the data section exactly (no overlap, no gap, nothing after),
- * which is what the reference safetensors library demands as well.
+ * parses, every tensor is F32 or U8 with end - begin == (4 or 1) * prod(shape),
+ * every F32 tensor begins at a multiple of 4 bytes (so that it can be read in
+ * place as floats; writers put byte tensors last, as the reference library
+ * does by ordering tensors by the size of their elements), and the tensors
+ * tile the data section exactly (no overlap, no gap, nothing after), which is
+ * what the reference safetensors library demands as well. Only model files
+ * use this; which tensor may be U8 is modelfile.c's to say.
  *
  * Only model files use this, but the reader is written for hostile input:
  * every length is checked against what remains before it is used, sizes are
@@ -28,8 +32,11 @@
 #define ST_MAX_HEADER 100000000u
 #define ST_MAX_NDIM 8
 
+enum { ST_F32 = 0, ST_U8 = 1 };
+
 typedef struct st_tensor {
     char *name;
+    int dtype;          /* ST_F32 or ST_U8 */
     int ndim;
     int64_t shape[ST_MAX_NDIM];
     size_t begin, end;  /* bytes, relative to the data section, or with
@@ -49,10 +56,10 @@ typedef struct st_file {
     uint64_t file_size;
     size_t header_len;   /* N: the JSON's bytes, padding included */
     size_t data_size;    /* the data section's, as stored */
-    unsigned char *data; /* the held tensors' bytes, malloc'ed: aligned for
-                          * floats */
+    unsigned char *data; /* the held tensors' bytes, malloc'ed: every F32
+                          * tensor aligned for floats */
     size_t held_size;    /* data's bytes: data_size unless st_read_some
-                          * skipped some tensors */
+                          * skipped some tensors (or padded F32 ones to 4) */
     uint32_t data_crc;   /* CRC-32 of the data section as stored */
 } st_file;
 
@@ -78,9 +85,11 @@ const char *st_meta(const st_file *f, const char *key);
 /* zlib's CRC-32 over any length (zlib takes at most 4 GiB per call). */
 uint32_t st_crc32(uint32_t crc, const void *data, size_t n);
 
-/* Writes tensors (ndim 0..2, data in host floats, stored little-endian) and
- * metadata to `path` atomically: a temporary ".NAME.tmp.PID" in the same
- * folder, written in full, fsync'ed, closed, renamed over `path`, and the
+/* Writes tensors (ndim 0..2, data in host floats, stored little-endian; or
+ * U8 bytes, ndim 1, when `bytes` is set) and metadata to `path` atomically.
+ * A U8 tensor whose size is not a multiple of 4 must come after every F32
+ * one (NMT_ERR_ARG otherwise), so that floats stay aligned. The file goes
+ * to a temporary ".NAME.tmp.PID" in the same folder, written in full, fsync'ed, closed, renamed over `path`, and the
  * folder fsync'ed. If crc_key is not NULL, the metadata also gets
  * crc_key = the CRC-32 of the data section as 8 lowercase hex digits. On
  * any failure the temporary file is removed, an existing `path` is left as it

@@ -191,6 +191,36 @@ static uint32_t lower(uint32_t c)
     return (c & 1) ? c + 1 : c;     /* Ź..ž */
 }
 
+/* Writes s[0..n) lowercased into out and returns the bytes written, never
+ * more than n (no lowercase letter here is longer than its capital). */
+static size_t lower_into(char *out, const unsigned char *s, size_t n)
+{
+    char *w = out;
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            *w++ = (char)lower(s[i++]);
+            continue;
+        }
+        size_t l;
+        uint32_t c = decode(s + i, n - i, &l);
+        uint32_t lc = c == NOT_A_CHAR ? c : lower(c);
+        if (lc == c) {
+            memcpy(w, s + i, l);
+            w += l;
+        } else
+            w += encode(w, lc);
+        i += l;
+    }
+    return (size_t)(w - out);
+}
+
+size_t nmt_lowercase(char *out, const char *text, size_t len)
+{
+    size_t n = lower_into(out, (const unsigned char *)text, len);
+    out[n] = '\0';
+    return n;
+}
+
 /* Marks whose runs are one token ("...", "!!", "--", "=="). Brackets and
  * quotes are not among them: "))" is two closings. */
 static int repeats(uint32_t c)
@@ -237,21 +267,7 @@ static int emit(nmt_tokens *out, char **w, const unsigned char *s, size_t a, siz
         memcpy(start, s + a, b - a);
         *w += b - a;
     } else {
-        for (size_t i = a; i < b;) {
-            if (s[i] < 0x80) {
-                *(*w)++ = (char)lower(s[i++]);
-                continue;
-            }
-            size_t l;
-            uint32_t c = decode(s + i, b - i, &l);
-            uint32_t lc = c == NOT_A_CHAR ? c : lower(c);
-            if (lc == c) {
-                memcpy(*w, s + i, l);
-                *w += l;
-            } else
-                *w += encode(*w, lc);
-            i += l;
-        }
+        *w += lower_into(start, s + a, b - a);
     }
     *(*w)++ = '\0';
     out->tok[out->n] = start;
@@ -378,6 +394,44 @@ int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase)
             return rc;
         i = end;
     }
+    return NMT_OK;
+}
+
+int nmt_tokens_push(nmt_tokens *t, const char *s, size_t len)
+{
+    size_t used = t->n ? (size_t)(t->tok[t->n - 1] - t->buf) + t->len[t->n - 1] + 1 : 0;
+    if (len > SIZE_MAX / 2 - used)
+        return nmt_set_error(NMT_ERR_NOMEM, "token too long");
+    if (used + len + 1 > t->buf_cap) {
+        size_t cap = t->buf_cap ? t->buf_cap : 256;
+        while (cap < used + len + 1)
+            cap *= 2;
+        char *b = realloc(t->buf, cap);
+        if (!b)
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory for tokens");
+        for (size_t k = 0; k < t->n; k++) /* the tokens moved with the buffer */
+            t->tok[k] = b + (t->tok[k] - t->buf);
+        t->buf = b;
+        t->buf_cap = cap;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        char **tok = realloc(t->tok, cap * sizeof *tok);
+        if (tok)
+            t->tok = tok;
+        size_t *l = realloc(t->len, cap * sizeof *l);
+        if (l)
+            t->len = l;
+        if (!tok || !l)
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory for tokens");
+        t->cap = cap;
+    }
+    char *at = t->buf + used;
+    memcpy(at, s, len);
+    at[len] = '\0';
+    t->tok[t->n] = at;
+    t->len[t->n] = len;
+    t->n++;
     return NMT_OK;
 }
 

@@ -118,9 +118,9 @@ START_TEST(round_trip_and_padding)
     float b[3] = {7.0f, 8.0f, 9.0f};
     float s = 42.0f;
     nmt_named_tensor t[3] = {
-        {"a.matrix", 2, {2, 3}, a},
-        {"b", 1, {3, 0}, b},
-        {"scalar", 0, {0, 0}, &s},
+        {"a.matrix", 2, {2, 3}, a, NULL},
+        {"b", 1, {3, 0}, b, NULL},
+        {"scalar", 0, {0, 0}, &s, NULL},
     };
     /* every character JSON must escape, and UTF-8 */
     const char *tricky = "quote \" backslash \\ newline \n tab \t cr \r bell \a unit \x1f \xc3\xa4 \xe2\x80\x9e";
@@ -321,7 +321,7 @@ END_TEST
 START_TEST(every_truncation_refused)
 {
     float a[5] = {1, 2, 3, 4, 5};
-    nmt_named_tensor t[2] = {{"a", 1, {3, 0}, a}, {"b", 2, {1, 2}, a + 3}};
+    nmt_named_tensor t[2] = {{"a", 1, {3, 0}, a, NULL}, {"b", 2, {1, 2}, a + 3, NULL}};
     nmt_meta meta[1] = {{"k", "v"}};
     make_tmp_dir();
     const char *path = tmp_path("t.safetensors");
@@ -363,7 +363,7 @@ START_TEST(failed_writes_leave_old_file)
     float a[1000];
     for (int k = 0; k < 1000; k++)
         a[k] = (float)k;
-    nmt_named_tensor small = {"a", 1, {10, 0}, a}, big = {"a", 1, {1000, 0}, a};
+    nmt_named_tensor small = {"a", 1, {10, 0}, a, NULL}, big = {"a", 1, {1000, 0}, a, NULL};
     /* a nonexistent folder, and a path below a regular file */
     const char *nodir = tmp_path("no/such/dir/m.safetensors");
     ck_assert_int_eq(st_write(nodir, &small, 1, NULL, 0, "crc32"), NMT_ERR_IO);
@@ -408,10 +408,10 @@ END_TEST
 START_TEST(bad_write_arguments)
 {
     float a[2] = {0};
-    nmt_named_tensor dup[2] = {{"a", 1, {1, 0}, a}, {"a", 1, {1, 0}, a + 1}};
+    nmt_named_tensor dup[2] = {{"a", 1, {1, 0}, a, NULL}, {"a", 1, {1, 0}, a + 1, NULL}};
     ck_assert_int_eq(st_write("unused.safetensors", dup, 2, NULL, 0, NULL), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "'a' appears twice"));
-    nmt_named_tensor meta_name = {"__metadata__", 1, {1, 0}, a};
+    nmt_named_tensor meta_name = {"__metadata__", 1, {1, 0}, a, NULL};
     ck_assert_int_eq(st_write("unused.safetensors", &meta_name, 1, NULL, 0, NULL), NMT_ERR_ARG);
     nmt_meta clash = {"crc32", "0"};
     ck_assert_int_eq(st_write("unused.safetensors", dup, 1, &clash, 1, "crc32"), NMT_ERR_ARG);
@@ -510,7 +510,7 @@ START_TEST(checkpoint_extras)
     float *moment = calloc(emb->size, sizeof *moment);
     for (size_t k = 0; k < emb->size; k++)
         moment[k] = -(float)k;
-    nmt_named_tensor extra = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment};
+    nmt_named_tensor extra = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment, NULL};
     nmt_meta meta[2] = {{"step", "5"}, {"rng", "1 2 3 4"}};
     ck_assert_int_eq(nmt_model_save(m, path, &extra, 1, meta, 2), NMT_OK);
     nmt_file *f;
@@ -534,7 +534,7 @@ START_TEST(checkpoint_extras)
     nmt_meta clash = {"hidden", "9"};
     ck_assert_int_eq(nmt_model_save(m, tmp_path("x.safetensors"), NULL, 0, &clash, 1), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "'hidden' is reserved"));
-    nmt_named_tensor same = {"out.b", 1, {1, 0}, moment};
+    nmt_named_tensor same = {"out.b", 1, {1, 0}, moment, NULL};
     ck_assert_int_eq(nmt_model_save(m, tmp_path("x.safetensors"), &same, 1, NULL, 0), NMT_ERR_ARG);
     ck_assert_int_eq(access(tmp_path("x.safetensors"), F_OK), -1);
     free(moment);
@@ -557,7 +557,7 @@ static void write_variant(const char *path, const nmt_model *m, const char *key,
         const nmt_tensor_info *ti = &m->tensors[k];
         if (drop && !strcmp(ti->name, drop))
             continue;
-        t[n] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]}, m->params + ti->offset};
+        t[n] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]}, m->params + ti->offset, NULL};
         if (reshape && !strcmp(ti->name, reshape)) {
             t[n].ndim = cols ? 2 : 1;
             t[n].shape[0] = rows;
@@ -567,7 +567,7 @@ static void write_variant(const char *path, const nmt_model *m, const char *key,
         n++;
     }
     if (add)
-        t[n++] = (nmt_named_tensor){add, 1, {2, 0}, pad};
+        t[n++] = (nmt_named_tensor){add, 1, {2, 0}, pad, NULL};
     char num[4][16];
     snprintf(num[0], 16, "%d", m->cfg.emb);
     snprintf(num[1], 16, "%d", m->cfg.hidden);
@@ -694,7 +694,10 @@ START_TEST(read_some_holds_what_is_asked)
     for (int k = 0; k < NB; k++)
         b[k] = (float)k - 7;
     nmt_named_tensor t[4] = {
-        {"a", 1, {NA, 0}, a}, {"skip1", 1, {NS, 0}, sk}, {"b", 1, {NB, 0}, b}, {"skip2", 0, {0, 0}, sk},
+        {"a", 1, {NA, 0}, a, NULL},
+        {"skip1", 1, {NS, 0}, sk, NULL},
+        {"b", 1, {NB, 0}, b, NULL},
+        {"skip2", 0, {0, 0}, sk, NULL},
     };
     const char *path = tmp_path("some.safetensors");
     ck_assert_int_eq(st_write(path, t, 4, NULL, 0, "crc32"), NMT_OK);
@@ -736,7 +739,7 @@ START_TEST(model_alone_from_a_checkpoint)
     float *moment = calloc(w->size, sizeof *moment);
     for (size_t k = 0; k < w->size; k++)
         moment[k] = (float)k;
-    nmt_named_tensor extra = {"adam.v.out.W", 2, {w->shape[0], w->shape[1]}, moment};
+    nmt_named_tensor extra = {"adam.v.out.W", 2, {w->shape[0], w->shape[1]}, moment, NULL};
     ck_assert_int_eq(nmt_model_save(m, path, &extra, 1, NULL, 0), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
     assert_same_model(m, back);

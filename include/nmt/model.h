@@ -9,6 +9,7 @@
 
 #include "nmt/batch.h"
 #include "nmt/rng.h"
+#include "nmt/subwords.h"
 #include "nmt/vocab.h"
 
 /* The number type of parameters and activations: float. The gradient check
@@ -55,6 +56,9 @@ int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *table, size_t *tota
 typedef struct nmt_model {
     nmt_config cfg;
     nmt_vocab *src_vocab, *tgt_vocab;   /* owned */
+    nmt_subwords *subwords;  /* owned; NULL: the model reads words (the
+                              * tokenizer's), else SentencePiece pieces, and
+                              * both vocabularies are its pieces in id order */
     int n_tensors;
     nmt_tensor_info tensors[NMT_MAX_TENSORS];
     size_t n_params;

@@ -15,6 +15,8 @@ typedef struct nmt_named_tensor {
     int ndim;
     int shape[2];
     const float *data;
+    const unsigned char *bytes; /* instead of data: a U8 tensor of shape[0]
+                                 * bytes, ndim 1 (the model's "subwords") */
 } nmt_named_tensor;
 
 /* Extra metadata a checkpoint adds (step, epoch, rng state, settings...). */
@@ -26,14 +28,16 @@ typedef struct nmt_meta {
 /* Writes the model (its tensors in nmt_tensor_table order and the design's
  * metadata: format, cell, attention, bidirectional, emb, hidden, att_dim,
  * out_dim, lowercase, src_vocab, tgt_vocab, crc32) plus the extras, which
- * follow the model's tensors in the data section.
+ * follow the model's tensors in the data section, and, for a model that
+ * reads subwords, the serialized SentencePiece model as the U8 tensor
+ * "subwords" (last, so that every float stays aligned).
  *
  * "crc32" is zlib's CRC-32 of the whole data section (every byte after the
  * JSON header) written as exactly 8 lowercase hexadecimal digits, e.g.
  * "0a1b2c3d"; Python's format(zlib.crc32(data), "08x") gives the same. The
  * reader accepts upper-case hex digits too, nothing else (a decimal value
  * could not be told from hex). Extra metadata keys must not repeat the
- * design's keys; extra tensor names must not repeat the model's. */
+ * design's keys; extra tensor names must not repeat the model's (nor be "subwords"). */
 int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor *extra,
                    int n_extra, const nmt_meta *meta, int n_meta);
 
@@ -50,7 +54,10 @@ typedef struct nmt_file nmt_file;
  * tiling the data section; "format" = "nmt-1"; the crc32 of the data; the
  * settings (known cell and attention names, "true"/"false", sizes in
  * 1..65536, vocabularies starting with the four specials); every tensor the
- * settings need present with exactly the shape they imply. Other tensors are
+ * settings need present with exactly the shape they imply; every tensor F32
+ * but "subwords", which when present must be U8 of one dimension, load as a
+ * SentencePiece model (see nmt_subwords_load) and have exactly the tokens of
+ * both vocabularies as its pieces. Other tensors are
  * allowed (checkpoint extras, read with nmt_file_tensor), except model
  * tensors the settings have no use for (enc.bwd.* in a unidirectional model,
  * att.* without attention), which betray settings that disagree with the
@@ -66,6 +73,8 @@ const char *nmt_file_meta(const nmt_file *f, const char *key);
 /* A tensor's F32 data, or NULL; fills ndim and shape when not NULL. Tensors
  * of more than 2 dimensions are not returned. */
 const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2]);
+/* A U8 tensor's bytes ("subwords") and their number, or NULL. */
+const unsigned char *nmt_file_bytes(const nmt_file *f, const char *name, size_t *n);
 /* Listing (for `nmt info`): the tensors in header order and the metadata. */
 int nmt_file_n_tensors(const nmt_file *f);
 const char *nmt_file_tensor_name(const nmt_file *f, int i);

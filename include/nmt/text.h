@@ -45,6 +45,15 @@ typedef struct nmt_tokens {
  * kept as word characters). Returns NMT_OK or NMT_ERR_NOMEM. */
 int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase);
 void nmt_tokens_free(nmt_tokens *t);
+/* Appends a copy of s[0..len) as one more token (set n = 0 to start
+ * afresh). NMT_OK or NMT_ERR_NOMEM. */
+int nmt_tokens_push(nmt_tokens *t, const char *s, size_t len);
+
+/* The tokenizer's lowercasing (see nmt_tokenize) of a whole text:
+ * writes text[0..len) lowercased and NUL-terminated into out, which needs
+ * room for len + 1 bytes (lowercasing never makes text longer), and returns
+ * the new length. */
+size_t nmt_lowercase(char *out, const char *text, size_t len);
 
 /* Joins tokens the way a person writes: no space before . , ! ? ; : ) ] } %
  * … and closing quotes, none after ( [ { ¿ ¡ $ # and opening quotes („ « “),

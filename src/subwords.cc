@@ -1,0 +1,567 @@
+// The C API of include/nmt/subwords.h over SentencePiece's C++ API: the
+// only C++ in nmt. Nothing here segments text on its own; every encoding,
+// decoding and the learning itself are SentencePiece's.
+//
+// No exception leaves this file (each entry point catches them all), and
+// nothing prints: SentencePiece's own log is turned down to fatal errors.
+//
+// SentencePiece trusts the model it loads in one place: the normalization
+// table (a double-array trie and the strings it points into) is walked with
+// the offsets it holds, unchecked. A model file is hostile input here, so
+// before SentencePiece sees a model, check_charsmap proves that no walk of
+// its tables can leave them; that needs the table's bytes, found by reading
+// the protobuf wire format directly (the generated classes are not part of
+// the Debian package).
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+extern "C" {
+#include "nmt/error.h"
+#include "nmt/subwords.h"
+#include "nmt/vocab.h"
+}
+
+namespace spm = sentencepiece;
+
+struct nmt_subwords {
+    spm::SentencePieceProcessor sp;
+    std::string bytes;          // the serialized model
+    std::string type;           // "unigram", "bpe", ...
+    std::string normalization;  // the normalizer's name
+    bool byte_fallback = false;
+};
+
+namespace {
+
+// What a model says about itself, read from its protobuf wire format.
+struct model_facts {
+    int model_type = 1;  // TrainerSpec.ModelType: 1 unigram (the default), 2 bpe, 3 word, 4 char
+    bool byte_fallback = false;
+    bool whitespace_suffix = false;
+    std::string normalizer_name;
+    // precompiled_charsmap of the normalizer and the denormalizer
+    std::vector<std::pair<const unsigned char *, size_t>> charsmaps;
+};
+
+// ---- the protobuf wire format, just enough to find fields ----------------
+
+struct wire {
+    const unsigned char *p, *end;
+};
+
+struct field {
+    uint64_t num;
+    int type;                  // 0 varint, 1 fixed64, 2 bytes, 5 fixed32
+    uint64_t value;            // type 0
+    const unsigned char *data; // type 2
+    size_t len;
+};
+
+bool read_varint(wire &w, uint64_t &v)
+{
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (w.p == w.end)
+            return false;
+        unsigned char b = *w.p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+// 1: a field read; 0: the end; -1: malformed.
+int next_field(wire &w, field &f)
+{
+    if (w.p == w.end)
+        return 0;
+    uint64_t key;
+    if (!read_varint(w, key) || (key >> 3) == 0)
+        return -1;
+    f.num = key >> 3;
+    f.type = (int)(key & 7);
+    size_t left = (size_t)(w.end - w.p);
+    switch (f.type) {
+    case 0:
+        return read_varint(w, f.value) ? 1 : -1;
+    case 1:
+        if (left < 8)
+            return -1;
+        w.p += 8;
+        return 1;
+    case 2: {
+        uint64_t n;
+        if (!read_varint(w, n) || n > (uint64_t)(w.end - w.p))
+            return -1;
+        f.data = w.p;
+        f.len = (size_t)n;
+        w.p += n;
+        return 1;
+    }
+    case 5:
+        if (left < 4)
+            return -1;
+        w.p += 4;
+        return 1;
+    default: // groups: SentencePiece's messages have none
+        return -1;
+    }
+}
+
+// NormalizerSpec: 1 name, 2 precompiled_charsmap.
+bool read_normalizer(const unsigned char *p, size_t n, model_facts &mf, bool is_main)
+{
+    wire w = {p, p + n};
+    field f;
+    int r;
+    while ((r = next_field(w, f)) == 1) {
+        if (f.num == 1 && f.type == 2 && is_main)
+            mf.normalizer_name.assign((const char *)f.data, f.len);
+        else if (f.num == 2 && f.type == 2 && f.len > 0)
+            mf.charsmaps.emplace_back(f.data, f.len);
+    }
+    return r == 0;
+}
+
+// TrainerSpec: 3 model_type, 24 treat_whitespace_as_suffix, 35 byte_fallback.
+bool read_trainer(const unsigned char *p, size_t n, model_facts &mf)
+{
+    wire w = {p, p + n};
+    field f;
+    int r;
+    while ((r = next_field(w, f)) == 1) {
+        if (f.type != 0)
+            continue;
+        if (f.num == 3)
+            mf.model_type = (int)f.value;
+        else if (f.num == 24)
+            mf.whitespace_suffix = f.value != 0;
+        else if (f.num == 35)
+            mf.byte_fallback = f.value != 0;
+    }
+    return r == 0;
+}
+
+// ModelProto: 1 pieces, 2 trainer_spec, 3 normalizer_spec, 4 self_test_data,
+// 5 denormalizer_spec. Fields are read in order; a later one wins, as in
+// protobuf, except that every charsmap is kept for checking.
+bool read_facts(const unsigned char *p, size_t n, model_facts &mf)
+{
+    wire w = {p, p + n};
+    field f;
+    int r, pieces = 0;
+    while ((r = next_field(w, f)) == 1) {
+        if (f.type != 2)
+            continue;
+        if (f.num == 1)
+            pieces++;
+        else if (f.num == 2 && !read_trainer(f.data, f.len, mf))
+            return false;
+        else if ((f.num == 3 || f.num == 5) && !read_normalizer(f.data, f.len, mf, f.num == 3))
+            return false;
+    }
+    return r == 0 && pieces > 0;
+}
+
+uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+// A precompiled charsmap: a 4-byte length L, L bytes of darts-clone double
+// array (32-bit units), then the replacement strings, each ending in NUL.
+// Darts-clone's lookup reads unit 0, then for each byte c of the key the
+// unit at (p ^ offset(p)) ^ c of the last unit p it matched, and, where p
+// has a leaf, the unit at p ^ offset(p), whose value indexes the strings.
+// Units with the top bit set are values and never match a byte, so their
+// offsets are never used. The table is safe when every other unit sends
+// every byte inside the array and every value inside the strings; the
+// strings end in NUL, so none is read past its end.
+bool check_charsmap(const unsigned char *p, size_t n)
+{
+    if (n < 4)
+        return false;
+    uint32_t trie = le32(p);
+    if (trie == 0 || trie % 4 || trie > n - 4 || n - 4 - trie < 1 || p[n - 1] != '\0')
+        return false;
+    const unsigned char *units = p + 4;
+    size_t n_units = trie / 4, n_strings = n - 4 - trie;
+    for (size_t i = 0; i < n_units; i++) {
+        uint32_t u = le32(units + 4 * i);
+        if (u >> 31)
+            continue; // a value
+        size_t offset = (size_t)(u >> 10) << ((u & (1u << 9)) >> 6);
+        size_t next = i ^ offset;
+        if ((next | 0xff) >= n_units)
+            return false;
+        if ((u >> 8) & 1) { // has a leaf: its value at `next`
+            uint32_t value = le32(units + 4 * next) & 0x7fffffffu;
+            if (value >= n_strings)
+                return false;
+        }
+    }
+    return true;
+}
+
+const char *type_name(int t)
+{
+    switch (t) {
+    case 1: return "unigram";
+    case 2: return "bpe";
+    case 3: return "word";
+    case 4: return "char";
+    default: return NULL;
+    }
+}
+
+int status_error(const spm::util::Status &st, const char *what)
+{
+    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s", what, st.message());
+}
+
+// The specials nmt needs at ids 0-3 (vocab.h); SentencePiece's own ids and
+// piece names are settings of the model.
+int check_specials(const nmt_subwords *sw, const char *name)
+{
+    static const char *const want[NMT_N_SPECIAL] = {"<pad>", "<unk>", "<s>", "</s>"};
+    const spm::SentencePieceProcessor &sp = sw->sp;
+    int ids[NMT_N_SPECIAL] = {sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id()};
+    int ok = sp.GetPieceSize() > NMT_N_SPECIAL;
+    for (int k = 0; ok && k < NMT_N_SPECIAL; k++)
+        ok = ids[k] == k && sp.IdToPiece(k) == want[k];
+    if (!ok)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: the SentencePiece model has <pad> <unk> <s> </s> at ids %d %d %d "
+                             "%d, but nmt needs them at 0 1 2 3 with those names (its vocabulary "
+                             "is the pieces): train it with spm_train --pad_id=0 --unk_id=1 "
+                             "--bos_id=2 --eos_id=3 (and the default piece names), or let nmt "
+                             "train --subwords N learn one",
+                             name, ids[0], ids[1], ids[2], ids[3]);
+    for (int id = 0; id < sp.GetPieceSize(); id++)
+        if (sp.IdToPiece(id).find('\n') != std::string::npos)
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: SentencePiece piece %d holds a newline, which a model "
+                                 "file's vocabulary cannot store", name, id);
+    return NMT_OK;
+}
+
+int load(nmt_subwords **out, std::string &&bytes, const char *name)
+{
+    model_facts mf;
+    const unsigned char *b = (const unsigned char *)bytes.data();
+    if (!read_facts(b, bytes.size(), mf))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: not a SentencePiece model (%zu bytes that do not "
+                             "parse as one)", name, bytes.size());
+    for (const auto &cm : mf.charsmaps)
+        if (!check_charsmap(cm.first, cm.second))
+            return nmt_set_error(NMT_ERR_FORMAT, "%s: the SentencePiece model's normalization "
+                                 "table is damaged", name);
+    if (!type_name(mf.model_type))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown SentencePiece model type %d", name,
+                             mf.model_type);
+    if (mf.whitespace_suffix)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: the SentencePiece model marks spaces at the end "
+                             "of words (treat_whitespace_as_suffix); nmt needs them at the start",
+                             name);
+    auto sw = new nmt_subwords;
+    sw->bytes = std::move(bytes);
+    sw->type = type_name(mf.model_type);
+    sw->normalization = mf.normalizer_name;
+    sw->byte_fallback = mf.byte_fallback;
+    spm::util::Status st = sw->sp.LoadFromSerializedProto(sw->bytes);
+    int rc = st.ok() ? check_specials(sw, name)
+                     : nmt_set_error(NMT_ERR_FORMAT, "%s: SentencePiece cannot load the model: %s",
+                                     name, st.message());
+    if (rc) {
+        delete sw;
+        return rc;
+    }
+    *out = sw;
+    return NMT_OK;
+}
+
+// nmt_line_source as SentencePiece's sentence iterator.
+class line_iterator : public spm::SentenceIterator {
+public:
+    line_iterator(nmt_line_source next, void *ctx) : next_(next), ctx_(ctx) { Next(); }
+    bool done() const override { return done_; }
+    void Next() override
+    {
+        const char *line;
+        size_t len;
+        int r = next_(ctx_, &line, &len);
+        if (r == 1) {
+            value_.assign(line, len);
+            return;
+        }
+        done_ = true;
+        if (r < 0) {
+            rc_ = r;
+            message_ = nmt_error_message();
+        }
+    }
+    const std::string &value() const override { return value_; }
+    spm::util::Status status() const override
+    {
+        return rc_ ? spm::util::Status(spm::util::StatusCode::kInternal, message_)
+                   : spm::util::Status();
+    }
+    int rc() const { return rc_; }
+    const std::string &message() const { return message_; }
+
+private:
+    nmt_line_source next_;
+    void *ctx_;
+    std::string value_, message_;
+    bool done_ = false;
+    int rc_ = NMT_OK;
+};
+
+int out_of_memory(const char *what)
+{
+    return nmt_set_error(NMT_ERR_NOMEM, "out of memory %s", what);
+}
+
+} // namespace
+
+extern "C" {
+
+int nmt_subwords_learn(nmt_subwords **out, int n_pieces, nmt_line_source next, void *ctx)
+{
+    *out = NULL;
+    if (n_pieces <= NMT_N_SPECIAL)
+        return nmt_set_error(NMT_ERR_ARG, "a subword model needs more than %d pieces, not %d",
+                             NMT_N_SPECIAL, n_pieces);
+    try {
+        // Fixed settings, so that the same corpus gives the same model on
+        // any machine: the unigram trainer sums its EM statistics per thread
+        // (a different thread count rounds them differently); every
+        // sentence is used (no sampling of the input).
+        const std::unordered_map<std::string, std::string> args = {
+            {"model_type", "unigram"},
+            {"vocab_size", std::to_string(n_pieces)},
+            {"character_coverage", "1.0"},
+            {"normalization_rule_name", "identity"},
+            {"byte_fallback", "false"},
+            {"pad_id", "0"},
+            {"unk_id", "1"},
+            {"bos_id", "2"},
+            {"eos_id", "3"},
+            {"input_sentence_size", "0"},
+            {"num_threads", "2"},
+            {"minloglevel", "3"},
+        };
+        line_iterator it(next, ctx);
+        std::string model;
+        spm::util::Status st = spm::SentencePieceTrainer::Train(args, &it, &model);
+        if (it.rc())
+            return nmt_set_error(it.rc(), "%s", it.message().c_str());
+        if (!st.ok())
+            return nmt_set_error(NMT_ERR_ARG, "SentencePiece cannot learn %d pieces: %s", n_pieces,
+                                 st.message());
+        return load(out, std::move(model), "the learned subword model");
+    } catch (const std::bad_alloc &) {
+        return out_of_memory("learning subwords");
+    } catch (const std::exception &e) {
+        return nmt_set_error(NMT_ERR_ARG, "SentencePiece failed: %s", e.what());
+    }
+}
+
+int nmt_subwords_load(nmt_subwords **out, const void *bytes, size_t n, const char *name)
+{
+    *out = NULL;
+    try {
+        return load(out, std::string((const char *)bytes, n), name);
+    } catch (const std::bad_alloc &) {
+        return out_of_memory("loading a subword model");
+    } catch (const std::exception &e) {
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: SentencePiece failed: %s", name, e.what());
+    }
+}
+
+int nmt_subwords_load_file(nmt_subwords **out, const char *path)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nmt_set_error(NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    try {
+        std::string bytes;
+        char buf[1 << 16];
+        size_t got;
+        // A SentencePiece model is a few MB at most; 1 GB is not one.
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() < (1u << 30))
+            bytes.append(buf, got);
+        int bad = ferror(f);
+        fclose(f);
+        if (bad)
+            return nmt_set_error(NMT_ERR_IO, "%s: read error", path);
+        if (bytes.size() >= (1u << 30))
+            return nmt_set_error(NMT_ERR_FORMAT, "%s: too large for a SentencePiece model", path);
+        return load(out, std::move(bytes), path);
+    } catch (const std::bad_alloc &) {
+        fclose(f);
+        return out_of_memory("loading a subword model");
+    }
+}
+
+void nmt_subwords_free(nmt_subwords *sw)
+{
+    delete sw;
+}
+
+const unsigned char *nmt_subwords_bytes(const nmt_subwords *sw, size_t *n)
+{
+    *n = sw->bytes.size();
+    return (const unsigned char *)sw->bytes.data();
+}
+
+int nmt_subwords_size(const nmt_subwords *sw)
+{
+    return sw->sp.GetPieceSize();
+}
+
+const char *nmt_subwords_piece(const nmt_subwords *sw, int32_t id)
+{
+    if (id < 0 || id >= sw->sp.GetPieceSize())
+        return NULL;
+    return sw->sp.IdToPiece(id).c_str();
+}
+
+const char *nmt_subwords_type(const nmt_subwords *sw)
+{
+    return sw->type.c_str();
+}
+
+const char *nmt_subwords_normalization(const nmt_subwords *sw)
+{
+    return sw->normalization.c_str();
+}
+
+int nmt_subwords_byte_fallback(const nmt_subwords *sw)
+{
+    return sw->byte_fallback;
+}
+
+void nmt_ids_free(nmt_ids *ids)
+{
+    free(ids->id);
+    memset(ids, 0, sizeof *ids);
+}
+
+int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len, float alpha,
+                            nmt_ids *out)
+{
+    out->n = 0;
+    if (alpha > 0 && sw->type != "unigram")
+        return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a unigram model, not %s",
+                             sw->type.c_str());
+    try {
+        std::vector<int> ids;
+        absl::string_view in(text, len);
+        spm::util::Status st = alpha > 0 ? sw->sp.SampleEncode(in, -1, alpha, &ids)
+                                         : sw->sp.Encode(in, &ids);
+        if (!st.ok())
+            return status_error(st, "SentencePiece cannot encode a line");
+        if (ids.size() > out->cap) {
+            int32_t *grown = (int32_t *)realloc(out->id, ids.size() * sizeof *grown);
+            if (!grown)
+                return out_of_memory("for piece ids");
+            out->id = grown;
+            out->cap = ids.size();
+        }
+        for (size_t k = 0; k < ids.size(); k++)
+            out->id[k] = ids[k];
+        out->n = ids.size();
+        return NMT_OK;
+    } catch (const std::bad_alloc &) {
+        return out_of_memory("encoding subwords");
+    }
+}
+
+int nmt_subwords_encode(const nmt_subwords *sw, const char *text, size_t len, nmt_tokens *out)
+{
+    out->n = 0;
+    try {
+        std::vector<std::string> pieces;
+        spm::util::Status st = sw->sp.Encode(absl::string_view(text, len), &pieces);
+        if (!st.ok())
+            return status_error(st, "SentencePiece cannot encode a line");
+        for (const std::string &p : pieces) {
+            int rc = nmt_tokens_push(out, p.data(), p.size());
+            if (rc)
+                return rc;
+        }
+        return NMT_OK;
+    } catch (const std::bad_alloc &) {
+        return out_of_memory("encoding subwords");
+    }
+}
+
+char *nmt_subwords_decode(const nmt_subwords *sw, const char *const *pieces, size_t n)
+{
+    try {
+        std::vector<std::string> in(pieces, pieces + n);
+        std::string text;
+        spm::util::Status st = sw->sp.Decode(in, &text);
+        if (!st.ok()) {
+            status_error(st, "SentencePiece cannot decode pieces");
+            return NULL;
+        }
+        char *s = (char *)malloc(text.size() + 1);
+        if (!s) {
+            out_of_memory("decoding subwords");
+            return NULL;
+        }
+        memcpy(s, text.c_str(), text.size() + 1);
+        return s;
+    } catch (const std::bad_alloc &) {
+        out_of_memory("decoding subwords");
+        return NULL;
+    }
+}
+
+int nmt_piece_starts_word(const char *piece)
+{
+    return !strncmp(piece, "\xe2\x96\x81", 3);
+}
+
+int nmt_subwords_run_seeded(uint32_t seed, int (*fn)(void *ctx), void *ctx)
+{
+    // -1 is SentencePiece's "not set" value; it is ignored when set.
+    spm::SetRandomGeneratorSeed(seed == UINT32_MAX ? seed - 1 : seed);
+    int rc = NMT_OK;
+    std::string message;
+    try {
+        std::thread t([&]() {
+            rc = fn(ctx);
+            try {
+                if (rc)
+                    message = nmt_error_message();
+            } catch (const std::bad_alloc &) {
+            }
+        });
+        t.join();
+    } catch (const std::exception &) {
+        return nmt_set_error(NMT_ERR_NOMEM, "cannot start a thread for subword sampling");
+    }
+    // the message was set on the other thread: errors are kept per thread
+    if (rc)
+        nmt_set_error(rc, "%s", message.c_str());
+    return rc;
+}
+
+} // extern "C"
