@@ -123,6 +123,7 @@ static void put_settings(meta_writer *w, const nmt_train_settings *s)
     put(w, "train.max_vocab", "%d", s->max_vocab);
     put(w, "train.lowercase", "%d", s->lowercase);
     put(w, "train.shuffle", "%d", s->shuffle);
+    put(w, "train.subword_alpha", "%.9g", (double)s->subword_alpha);
     put(w, "train.optimizer", "%s", nmt_optim_name(s->optimizer));
     put(w, "train.lr", "%.17g", s->lr);
     put(w, "train.clip", "%.17g", s->clip);
@@ -274,6 +275,9 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->max_vocab = get_int(&r, "train.max_vocab", 0, 1 << 30);
     s->lowercase = get_int(&r, "train.lowercase", 0, 1);
     s->shuffle = get_int(&r, "train.shuffle", 0, 1);
+    /* absent from checkpoints written before subwords: no sampling */
+    if (nmt_file_meta(f, "train.subword_alpha"))
+        s->subword_alpha = (float)get_double_in(&r, "train.subword_alpha", 0, 1e6);
     v = get(&r, "train.optimizer");
     if (v && nmt_optim_parse(v, &s->optimizer))
         bad(&r, "train.optimizer", v);

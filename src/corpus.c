@@ -4,9 +4,11 @@
  * provisional id from a counter (a hash table of all types seen), and the ids
  * are stored; once the file is done the vocabulary is built and the stored
  * ids are remapped in place. So the raw text is never held, only one line of
- * it at a time, and each token is hashed once. */
+ * it at a time, and each token is hashed once. With a subword model the
+ * line's piece ids are stored as they come. */
 #include "nmt/corpus.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +22,25 @@ typedef struct side {
     nmt_tokens tokens;
     const nmt_vocab *vocab;      /* given: map directly */
     nmt_vocab_counter *counter;  /* or: count, remap at the end */
+    const nmt_subwords *subwords; /* or: the line's pieces, in */
+    float alpha;                 /* (> 0: sampled) */
+    nmt_ids pieces;
+    char *lower;                 /* the line lowercased, for the pieces */
+    size_t lower_cap;
     int32_t *ids;                /* growing copy of the corpus ids */
     size_t n_ids, cap_ids;
     size_t *off;                 /* [pairs + 1] */
 } side;
 
+/* The current line's length in tokens or pieces. */
+static size_t line_len(const side *s)
+{
+    return s->subwords ? s->pieces.n : s->tokens.n;
+}
+
 static int push_ids(side *s)
 {
-    size_t need = s->n_ids + s->tokens.n;
+    size_t need = s->n_ids + line_len(s);
     if (need > s->cap_ids) {
         size_t cap = s->cap_ids ? s->cap_ids : 1 << 16;
         while (cap < need)
@@ -37,6 +50,11 @@ static int push_ids(side *s)
             return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu token ids", s->path, need);
         s->ids = ids;
         s->cap_ids = cap;
+    }
+    if (s->subwords) {
+        memcpy(s->ids + s->n_ids, s->pieces.id, s->pieces.n * sizeof *s->ids);
+        s->n_ids += s->pieces.n;
+        return NMT_OK;
     }
     for (size_t i = 0; i < s->tokens.n; i++) {
         const char *t = s->tokens.tok[i];
@@ -83,13 +101,15 @@ static int finish_vocab(side *s, const nmt_corpus_opts *o, nmt_vocab **out)
     return NMT_OK;
 }
 
-static int open_side(side *s, const char *path, nmt_vocab *const *vocab)
+static int open_side(side *s, const char *path, nmt_vocab *const *vocab, const nmt_corpus_opts *o)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
-    s->vocab = *vocab;
+    s->subwords = o->subwords;
+    s->alpha = o->subword_alpha;
+    s->vocab = s->subwords ? NULL : *vocab;
     int rc = nmt_reader_open(&s->reader, path);
-    if (!rc && !s->vocab)
+    if (!rc && !s->vocab && !s->subwords)
         rc = nmt_vocab_counter_new(&s->counter);
     return rc;
 }
@@ -98,19 +118,46 @@ static void close_side(side *s)
 {
     nmt_reader_close(s->reader);
     nmt_tokens_free(&s->tokens);
+    nmt_ids_free(&s->pieces);
+    free(s->lower);
     nmt_vocab_counter_free(s->counter);
     free(s->ids);
     free(s->off);
 }
 
-/* Reads the next line of a side and tokenizes it: 1, 0 at the end, or < 0. */
+/* The line's pieces (lowercased first when asked). */
+static int encode_line(side *s, const char *line, size_t len, int lowercase)
+{
+    if (lowercase) {
+        if (len + 1 > s->lower_cap) {
+            char *b = realloc(s->lower, len + 1);
+            if (!b)
+                return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
+            s->lower = b;
+            s->lower_cap = len + 1;
+        }
+        len = nmt_lowercase(s->lower, line, len);
+        line = s->lower;
+    }
+    int rc = nmt_subwords_encode_ids(s->subwords, line, len, s->alpha, &s->pieces);
+    if (rc) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        return nmt_set_error(rc, "%s:%zu: %s", s->path, nmt_reader_lineno(s->reader), why);
+    }
+    return NMT_OK;
+}
+
+/* Reads the next line of a side and tokenizes it (or finds its pieces): 1,
+ * 0 at the end, or < 0. */
 static int next_line(side *s, int lowercase)
 {
     const char *line;
     size_t len;
     int rc = nmt_reader_next(s->reader, &line, &len);
     if (rc == 1) {
-        int t = nmt_tokenize(&s->tokens, line, len, lowercase);
+        int t = s->subwords ? encode_line(s, line, len, lowercase)
+                            : nmt_tokenize(&s->tokens, line, len, lowercase);
         if (t)
             return t;
     }
@@ -142,7 +189,7 @@ static int read_pairs(nmt_corpus *c, side *s, side *t, const nmt_corpus_opts *o)
         if (!rs)
             return NMT_OK;
         c->n_lines++;
-        size_t ns = s->tokens.n, nt = t->tokens.n;
+        size_t ns = line_len(s), nt = line_len(t);
         if (o->skip_empty && (!ns || !nt)) {
             c->skipped_empty++;
             continue;
@@ -160,6 +207,23 @@ static int read_pairs(nmt_corpus *c, side *s, side *t, const nmt_corpus_opts *o)
     }
 }
 
+/* The arguments of nmt_corpus_read, for reading on another thread. */
+typedef struct read_call {
+    nmt_corpus *c;
+    const char *src_path, *tgt_path;
+    const nmt_corpus_opts *o;
+    nmt_vocab **src_vocab, **tgt_vocab;
+} read_call;
+
+static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path,
+                       const nmt_corpus_opts *opts, nmt_vocab **src_vocab, nmt_vocab **tgt_vocab);
+
+static int read_call_run(void *ctx)
+{
+    read_call *r = ctx;
+    return read_corpus(r->c, r->src_path, r->tgt_path, r->o, r->src_vocab, r->tgt_vocab);
+}
+
 int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path,
                     const nmt_corpus_opts *opts, nmt_vocab **src_vocab, nmt_vocab **tgt_vocab)
 {
@@ -167,13 +231,28 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path,
     nmt_corpus_opts o = {0};
     if (opts)
         o = *opts;
-    if (o.max_len < 0 || o.min_count < 0 || o.max_vocab < 0)
+    if (o.max_len < 0 || o.min_count < 0 || o.max_vocab < 0 || o.subword_alpha < 0)
         return nmt_set_error(NMT_ERR_ARG, "corpus options must not be negative");
+    if (o.subword_alpha > 0 && !o.subwords)
+        return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model");
+    if (!o.subwords && (!src_vocab || !tgt_vocab))
+        return nmt_set_error(NMT_ERR_ARG, "a corpus of words needs its vocabularies' places");
+    if (o.subword_alpha == 0)
+        return read_corpus(c, src_path, tgt_path, &o, src_vocab, tgt_vocab);
+    /* sampling: on a thread whose SentencePiece generator starts from the seed */
+    read_call r = {c, src_path, tgt_path, &o, src_vocab, tgt_vocab};
+    return nmt_subwords_run_seeded(o.sample_seed, read_call_run, &r);
+}
+
+static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path,
+                       const nmt_corpus_opts *opts, nmt_vocab **src_vocab, nmt_vocab **tgt_vocab)
+{
+    const nmt_corpus_opts o = *opts;
     side s, t;
     nmt_vocab *sv = NULL, *tv = NULL;
     memset(&t, 0, sizeof t);
-    int rc = open_side(&s, src_path, src_vocab);
-    if (rc || (rc = open_side(&t, tgt_path, tgt_vocab)))
+    int rc = open_side(&s, src_path, src_vocab, &o);
+    if (rc || (rc = open_side(&t, tgt_path, tgt_vocab, &o)))
         goto fail;
     if ((rc = read_pairs(c, &s, &t, &o)))
         goto fail;
@@ -212,6 +291,60 @@ fail:
     close_side(&s);
     close_side(&t);
     nmt_corpus_free(c);
+    return rc;
+}
+
+/* ---- learning a subword model from the files ---------------------------- */
+
+/* Both files' lines, one after the other, as an nmt_line_source. */
+typedef struct file_lines {
+    const char *path[2];
+    int at;             /* the file being read */
+    nmt_reader *reader;
+    int lowercase;
+    char *lower;
+    size_t lower_cap;
+} file_lines;
+
+static int next_file_line(void *ctx, const char **line, size_t *len)
+{
+    file_lines *f = ctx;
+    while (f->at < 2) {
+        int rc = f->reader ? NMT_OK : nmt_reader_open(&f->reader, f->path[f->at]);
+        if (rc)
+            return rc;
+        rc = nmt_reader_next(f->reader, line, len);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            nmt_reader_close(f->reader);
+            f->reader = NULL;
+            f->at++;
+            continue;
+        }
+        if (f->lowercase) {
+            if (*len + 1 > f->lower_cap) {
+                char *b = realloc(f->lower, *len + 1);
+                if (!b)
+                    return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+                f->lower = b;
+                f->lower_cap = *len + 1;
+            }
+            *len = nmt_lowercase(f->lower, *line, *len);
+            *line = f->lower;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int nmt_corpus_learn_subwords(nmt_subwords **out, const char *src_path, const char *tgt_path,
+                              int n_pieces, int lowercase)
+{
+    file_lines f = {.path = {src_path, tgt_path}, .lowercase = lowercase};
+    int rc = nmt_subwords_learn(out, n_pieces, next_file_line, &f);
+    nmt_reader_close(f.reader);
+    free(f.lower);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "nmt/average.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
+#include "nmt/units.h"
 #include "trainer.h"
 
 /* ---- reading reference lines ------------------------------------------------ */
@@ -87,18 +88,6 @@ static void corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
     }
 }
 
-/* The detokenized text of a hypothesis (malloc'ed). */
-static char *hypothesis_text(const nmt_vocab *v, const nmt_hypothesis *h)
-{
-    const char **toks = malloc(((size_t)h->len + 1) * sizeof *toks);
-    if (!toks)
-        return NULL;
-    for (int i = 0; i < h->len; i++)
-        toks[i] = nmt_vocab_token(v, h->ids[i]);
-    char *text = nmt_detokenize(toks, (size_t)h->len);
-    free(toks);
-    return text;
-}
 
 typedef struct valid_tools {
     nmt_workspace *ws;
@@ -138,9 +127,11 @@ static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_va
         if ((rc = nmt_decode(vt->decoder, b->src, b->src_len, b->B, b->src_T)))
             break;
         for (int i = 0; i < b->B && rc == NMT_OK; i++) {
-            char *text = hypothesis_text(m->tgt_vocab, nmt_decoder_result(vt->decoder, i, 0));
+            /* raw text, as the references are: words detokenized, pieces decoded */
+            const nmt_hypothesis *h = nmt_decoder_result(vt->decoder, i, 0);
+            char *text = nmt_units_join_ids(m, h->ids, (size_t)h->len);
             if (!text)
-                rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory for validation");
+                rc = NMT_ERR_NOMEM;
             hyps[b->pair[i]] = text;
         }
     }
@@ -219,6 +210,7 @@ void nmt_trainer_free(nmt_trainer *t)
     nmt_batch_free(&t->batch);
     nmt_workspace_free(t->ws);
     nmt_optim_free(&t->opt);
+    nmt_corpus_free(&t->sampled);
     free(t->dir);
     free(t);
 }
@@ -237,6 +229,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
         return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1");
     if (train->n == 0)
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
+    if (s->subword_alpha > 0 && (!m->subwords || !s->src_path || !s->tgt_path))
+        return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model and the "
+                             "training corpus's files");
     nmt_trainer *t = calloc(1, sizeof *t);
     if (!t)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the trainer");
@@ -271,6 +266,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
         rc = nmt_optim_init(&t->opt, s->optimizer, m->n_params, s->lr);
     if (!rc && !m->grads)
         rc = nmt_model_alloc_grads(m);
+    t->src_T = src_T;
+    t->tgt_T = tgt_T;
     if (!rc)
         rc = nmt_batch_alloc(&t->batch, s->batch_size, src_T, tgt_T);
     if (!rc)
@@ -561,14 +558,60 @@ static int train_step(nmt_trainer *t)
     return NMT_OK;
 }
 
+/* The seed of an epoch's subword sampling: a mix of (seed, epoch), apart
+ * from the streams of the init, the shuffles and dropout. */
+static uint32_t sample_seed(uint64_t seed, int epoch)
+{
+    uint64_t z = seed ^ 0x5bd1e9955bd1e995ULL ^ ((uint64_t)epoch * 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (uint32_t)(z ^ (z >> 31));
+}
+
+/* With subword sampling: reads this epoch's draw of the training corpus,
+ * and grows the batch and the workspace if its rows are longer. */
+static int ensure_sample(nmt_trainer *t)
+{
+    if (t->s.subword_alpha <= 0 || t->sampled_epoch == t->st.epoch)
+        return NMT_OK;
+    nmt_corpus_free(&t->sampled);
+    t->sampled_epoch = 0;
+    t->train = &t->sampled; /* never the given corpus again */
+    nmt_corpus_opts o = {.lowercase = t->s.lowercase, .max_len = t->s.max_len, .skip_empty = 1,
+                         .subwords = t->m->subwords, .subword_alpha = t->s.subword_alpha,
+                         .sample_seed = sample_seed(t->s.seed, t->st.epoch)};
+    int rc = nmt_corpus_read(&t->sampled, t->s.src_path, t->s.tgt_path, &o, NULL, NULL);
+    if (rc)
+        return rc;
+    int src_T = 1, tgt_T = 1;
+    corpus_max_lengths(&t->sampled, &src_T, &tgt_T);
+    if (src_T > t->src_T || tgt_T > t->tgt_T) {
+        src_T = src_T > t->src_T ? src_T : t->src_T;
+        tgt_T = tgt_T > t->tgt_T ? tgt_T : t->tgt_T;
+        nmt_batch_free(&t->batch);
+        nmt_workspace_free(t->ws);
+        t->ws = NULL;
+        if ((rc = nmt_batch_alloc(&t->batch, t->s.batch_size, src_T, tgt_T)) ||
+            (rc = nmt_workspace_create(&t->ws, t->m, t->s.batch_size, src_T, tgt_T)))
+            return rc;
+        t->src_T = src_T;
+        t->tgt_T = tgt_T;
+    }
+    t->sampled_epoch = t->st.epoch;
+    return NMT_OK;
+}
+
 static int ensure_plan(nmt_trainer *t)
 {
     if (t->plan_epoch == t->st.epoch)
         return NMT_OK;
     nmt_batch_plan_free(&t->plan);
     t->plan_epoch = 0;
-    int rc = nmt_batch_plan_make(&t->plan, t->train, t->s.batch_size, t->s.shuffle, t->s.seed,
-                                 t->st.epoch);
+    int rc = ensure_sample(t);
+    if (rc)
+        return rc;
+    rc = nmt_batch_plan_make(&t->plan, t->train, t->s.batch_size, t->s.shuffle, t->s.seed,
+                             t->st.epoch);
     if (rc)
         return rc;
     if (t->st.batch > t->plan.n_batches)

@@ -45,6 +45,29 @@ typedef struct nmt_link {
 int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
                      const int32_t *tgt, int n_tgt, float *att);
 
+/* ---- pieces and words ----------------------------------------------------- */
+
+/* The alignment of a subword model's pieces, shown per word. A piece that
+ * starts with U+2581 (SentencePiece's mark of a space before it) begins a
+ * word, as do the first piece and "</s>" (a word of its own); the other
+ * pieces continue the word before them. A target word's row is the mean of
+ * its pieces' rows and a source word's column the sum of its pieces'
+ * columns, so each row still sums to 1. Each word is its pieces joined,
+ * their marks dropped ("▁Fuß" "ball" -> "Fußball"). */
+typedef struct nmt_word_alignment {
+    nmt_alignment a;      /* the words and their weights; a.src, a.tgt, a.att
+                           * point at the arrays below */
+    char **src, **tgt;    /* [a.n_src], [a.n_tgt] the words */
+    float *att;           /* [a.n_tgt, a.n_src] */
+    int *src_word;        /* [pieces' n_src] the word of each source piece */
+    int *tgt_word;        /* [pieces' n_tgt] the word of each target piece */
+} nmt_word_alignment;
+
+/* Fills w (free it with nmt_word_alignment_free, also after a failure).
+ * NMT_OK, NMT_ERR_ARG for a malformed alignment, or NMT_ERR_NOMEM. */
+int nmt_align_words(const nmt_alignment *pieces, nmt_word_alignment *w);
+void nmt_word_alignment_free(nmt_word_alignment *w);
+
 /* ---- data formats --------------------------------------------------------- */
 
 /* TSV: a header row (an empty cell, then the source tokens), then one row per

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nmt/subwords.h"
 #include "nmt/vocab.h"
 
 typedef struct nmt_corpus_opts {
@@ -13,6 +14,15 @@ typedef struct nmt_corpus_opts {
     int skip_empty;  /* skip pairs with an empty side (training); else keep them */
     int min_count;   /* when building vocabularies: keep tokens seen this often */
     int max_vocab;   /* when building vocabularies: at most this many ids in all; 0: no limit */
+    /* Subwords: with a SentencePiece model each line (lowercased first when
+     * asked) becomes its piece ids, which are the vocabulary's ids: no
+     * vocabulary is used or built (min_count and max_vocab do not apply) and
+     * max_len counts pieces. */
+    const nmt_subwords *subwords;
+    float subword_alpha;  /* > 0: sample each line's pieces (subword
+                           * regularisation, unigram models) ... */
+    uint32_t sample_seed; /* ... from a generator seeded with this, so that
+                           * the same seed reads the same ids */
 } nmt_corpus_opts;
 
 typedef struct nmt_corpus {
@@ -28,11 +38,19 @@ typedef struct nmt_corpus {
 /* Reads a line-aligned pair of files. If *src_vocab and *tgt_vocab are NULL
  * the vocabularies are counted on this corpus (min_count, max_vocab) and
  * returned in them; otherwise the given ones are used (unknown words ->
- * <unk>). Refuses, naming file and line: missing files, directories, an empty
- * corpus, differing line counts, bad gzip, invalid UTF-8, NUL bytes. */
+ * <unk>). With opts->subwords the lines become piece ids and src_vocab and
+ * tgt_vocab are not used (they may be NULL). Refuses, naming file and line:
+ * missing files, directories, an empty corpus, differing line counts, bad
+ * gzip, invalid UTF-8, NUL bytes. */
 int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path,
                     const nmt_corpus_opts *opts, nmt_vocab **src_vocab,
                     nmt_vocab **tgt_vocab);
 void nmt_corpus_free(nmt_corpus *c);
+
+/* Learns one joint subword model of n_pieces pieces from every line of both
+ * files (source lines, then target lines), lowercased first when asked:
+ * nmt_subwords_learn, with the files' errors named by file and line. */
+int nmt_corpus_learn_subwords(nmt_subwords **out, const char *src_path, const char *tgt_path,
+                              int n_pieces, int lowercase);
 
 #endif

@@ -89,6 +89,11 @@ typedef struct nmt_train_settings {
     int min_count, max_vocab;
     int lowercase;
     int shuffle;
+    float subword_alpha; /* > 0: each epoch reads the training corpus again
+                          * with its pieces sampled (subword regularisation;
+                          * a subword model of type unigram), seeded by
+                          * (seed, epoch) so that a resumed run draws the
+                          * same; 0: the best segmentation, once */
     /* optimisation */
     nmt_optim_kind optimizer;
     double lr;

@@ -24,11 +24,14 @@
 #include "nmt/png.h"
 #include "nmt/svg.h"
 #include "nmt/text.h"
+#include "nmt/units.h"
 #include "nmt/vocab.h"
 
 enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG };
 static const char *const format_names[] = {"text", "tsv", "json", "pharaoh", "svg", "png", NULL};
 static const char *const color_names[] = {"auto", "always", "never", NULL};
+enum { UNITS_DEFAULT = -1, UNITS_PIECES = 0, UNITS_WORDS = 1 };
+static const char *const unit_names[] = {"pieces", "words", NULL};
 
 static void help(void)
 {
@@ -68,6 +71,15 @@ static void help(void)
         "                       if --format or -o asks for them.\n"
         "  -b, --beam K         beam size for the model's own translation (default 1:\n"
         "                       greedy)\n"
+        "  -u, --units U        for a model that reads subwords: pieces (default) shows\n"
+        "                       the SentencePiece pieces the model reads and writes;\n"
+        "                       words groups them into words (a piece starting with\n"
+        "                       \u2581 begins one): a target word's row is the mean of\n"
+        "                       its pieces' rows, a source word's column the sum of its\n"
+        "                       pieces' columns, so each row still sums to 1. Pharaoh\n"
+        "                       links are of words unless --units pieces is given, and\n"
+        "                       --gold always compares words. A model that reads words\n"
+        "                       has words only\n"
         "      --threads N      threads for the matrix products (default: every core\n"
         "                       this process may use)\n"
         "      --color WHEN     auto (default: when writing text to a terminal, and\n"
@@ -160,7 +172,7 @@ static void pair_free(pair_buf *b)
 
 typedef struct align_args {
     const char *model, *src, *tgt, *out, *gold;
-    int format, format_given, beam, color, threads;
+    int format, format_given, beam, color, threads, units;
 } align_args;
 
 static int parse_args(int argc, char **argv, align_args *a)
@@ -170,8 +182,8 @@ static int parse_args(int argc, char **argv, align_args *a)
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'}, {"gold", required_argument, NULL, 'g'},
         {"beam", required_argument, NULL, 'b'},   {"color", required_argument, NULL, 'C'},
-        {"colour", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
-        {"threads", required_argument, NULL, 'T'},
+        {"colour", required_argument, NULL, 'C'}, {"units", required_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},         {"threads", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -179,10 +191,11 @@ static int parse_args(int argc, char **argv, align_args *a)
     a->beam = 1;
     a->format = -1;
     a->threads = cli_default_threads();
+    a->units = UNITS_DEFAULT;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 's': a->src = optarg; break;
@@ -206,6 +219,10 @@ static int parse_args(int argc, char **argv, align_args *a)
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
                 return 2;
             break;
+        case 'u':
+            if ((a->units = opt_choice("--units", optarg, unit_names)) < 0)
+                return 2;
+            break;
         case 'h': help(); return 0;
         case ':':
             cli_error("option '%s' needs a value", argv[optind - 1]);
@@ -225,6 +242,10 @@ static int parse_args(int argc, char **argv, align_args *a)
     }
     if (a->tgt && !strcmp(a->tgt, "-") && !strcmp(a->src, "-")) {
         cli_error("--src and --tgt cannot both be standard input");
+        return 2;
+    }
+    if (a->gold && a->units == UNITS_PIECES) {
+        cli_error("--gold links words to words: it cannot be used with --units pieces");
         return 2;
     }
     return -1; /* go on */
@@ -263,12 +284,13 @@ static nmt_color_mode pick_color(int when, FILE *f)
     return NMT_COLOR_256;
 }
 
-/* Tokenizes a line and looks its tokens up; the tokens as written are what
- * the pictures show (an unknown word keeps its spelling), "</s>" ends both. */
-static int side_from_text(nmt_tokens *tok, const char *line, int lowercase, const nmt_vocab *v,
-                          const char ***shown, int32_t **ids, int *n)
+/* Splits a line into the model's units and looks them up; the units as
+ * written are what the pictures show (an unknown word keeps its spelling),
+ * "</s>" ends both. */
+static int side_from_text(nmt_tokens *tok, const char *line, const nmt_model *m,
+                          const nmt_vocab *v, const char ***shown, int32_t **ids, int *n)
 {
-    if (nmt_tokenize(tok, line, strlen(line), lowercase))
+    if (nmt_units_split(m, line, strlen(line), tok))
         return -1;
     if (tok->n > 100000)
         return nmt_set_error(NMT_ERR_ARG, "a line of %zu tokens is too long to align", tok->n);
@@ -354,6 +376,11 @@ static int run(const align_args *a, nmt_model *m)
     FILE *out = NULL;
     int write = !a->gold || a->format_given || a->out;
     int fmt = a->format;
+    /* a subword model's alignments are shown per word when asked, and
+     * Pharaoh links are of words unless pieces are asked for */
+    int words_out = m->subwords && (a->units == UNITS_WORDS ||
+                                    (a->units == UNITS_DEFAULT && fmt == FMT_PHARAOH));
+    nmt_word_alignment words = {0};
 
     if (lines_read(&src, a->src) || (a->tgt && lines_read(&tgt, a->tgt)) ||
         (a->gold && lines_read(&gold, a->gold))) {
@@ -390,7 +417,7 @@ static int run(const align_args *a, nmt_model *m)
     int max_T = 1;
     nmt_tokens tmp = {0};
     for (size_t k = 0; k < src.n; k++) {
-        if (nmt_tokenize(&tmp, src.line[k], strlen(src.line[k]), m->cfg.lowercase)) {
+        if (nmt_units_split(m, src.line[k], strlen(src.line[k]), &tmp)) {
             nmt_tokens_free(&tmp);
             cli_lib_error();
             goto done;
@@ -414,14 +441,14 @@ static int run(const align_args *a, nmt_model *m)
 
     nmt_aer acc = {0};
     for (size_t k = 0; k < src.n; k++) {
-        if (side_from_text(&b.src_tok, src.line[k], m->cfg.lowercase, m->src_vocab, &b.src,
-                           &b.src_ids, &b.n_src)) {
+        if (side_from_text(&b.src_tok, src.line[k], m, m->src_vocab, &b.src, &b.src_ids,
+                           &b.n_src)) {
             cli_lib_error();
             goto done;
         }
         if (a->tgt) {
-            if (side_from_text(&b.tgt_tok, tgt.line[k], m->cfg.lowercase, m->tgt_vocab, &b.tgt,
-                               &b.tgt_ids, &b.n_tgt)) {
+            if (side_from_text(&b.tgt_tok, tgt.line[k], m, m->tgt_vocab, &b.tgt, &b.tgt_ids,
+                               &b.n_tgt)) {
                 cli_lib_error();
                 goto done;
             }
@@ -451,14 +478,22 @@ static int run(const align_args *a, nmt_model *m)
             goto done;
         }
         nmt_alignment al = {b.n_src, b.n_tgt, b.src, b.tgt, b.att};
+        /* pieces grouped into words where words are asked for or meant */
+        nmt_word_alignment_free(&words);
+        if (m->subwords && (a->gold || words_out) && nmt_align_words(&al, &words)) {
+            cli_lib_error();
+            goto done;
+        }
+        const nmt_alignment *shown = words_out ? &words.a : &al;
         if (a->gold) {
-            nmt_link *g, *h = malloc((size_t)b.n_tgt * sizeof *h);
+            const nmt_alignment *by_word = m->subwords ? &words.a : &al;
+            nmt_link *g, *h = malloc((size_t)by_word->n_tgt * sizeof *h);
             size_t n_g;
             if (!h) {
                 cli_error("out of memory");
                 goto done;
             }
-            int n_h = nmt_align_hard(&al, h);
+            int n_h = nmt_align_hard(by_word, h);
             if (nmt_pharaoh_parse(gold.line[k], &g, &n_g)) {
                 free(h);
                 cli_error("%s, line %zu: %s", a->gold, k + 1, nmt_error_message());
@@ -476,12 +511,12 @@ static int run(const align_args *a, nmt_model *m)
             continue;
         int rc = 0;
         switch (fmt) {
-        case FMT_TEXT: rc = nmt_align_write_text(out, &al, color); break;
-        case FMT_TSV: rc = nmt_align_write_tsv(out, &al); break;
-        case FMT_JSON: rc = nmt_align_write_json(out, &al); break;
-        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out, &al); break;
+        case FMT_TEXT: rc = nmt_align_write_text(out, shown, color); break;
+        case FMT_TSV: rc = nmt_align_write_tsv(out, shown); break;
+        case FMT_JSON: rc = nmt_align_write_json(out, shown); break;
+        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out, shown); break;
         default:
-            if (write_picture(a, &al, k, src.n))
+            if (write_picture(a, shown, k, src.n))
                 goto done;
         }
         if (rc) {
@@ -507,6 +542,7 @@ static int run(const align_args *a, nmt_model *m)
 done:
     if (out && out != stdout)
         fclose(out);
+    nmt_word_alignment_free(&words);
     nmt_decoder_free(dec);
     nmt_infer_free(st);
     pair_free(&b);

@@ -12,9 +12,11 @@
 static void help(void)
 {
     printf("Usage: nmt info [OPTIONS] FILE\n\n"
-           "A model file's settings, vocabulary sizes, parameter count and size, and\n"
-           "whether it is a resumable checkpoint (with its step and epoch). The whole\n"
-           "file is checked as `nmt translate` would load it (header, shapes, crc32).\n\n"
+           "A model file's settings, vocabulary sizes, parameter count and size, what\n"
+           "text it reads (words, or the pieces of the SentencePiece model it carries),\n"
+           "and whether it is a resumable checkpoint (with its step and epoch). The whole\n"
+           "file is checked as `nmt translate` would load it (header, shapes, crc32, the\n"
+           "SentencePiece model).\n\n"
            "Options:\n"
            "  -v, --verbose   also every tensor with its shape and parameter count, and\n"
            "                  the metadata beyond the model's settings\n"
@@ -71,11 +73,21 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
         printf("att_dim         %d\n", c->att_dim);
     printf("out_dim         %d\n", c->out_dim);
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
+    const nmt_subwords *sw = m->subwords;
+    if (sw) {
+        const char *norm = nmt_subwords_normalization(sw);
+        printf("units           subwords: SentencePiece %s, %d pieces, normalization %s%s\n",
+               nmt_subwords_type(sw), nmt_subwords_size(sw), *norm ? norm : "(none)",
+               nmt_subwords_byte_fallback(sw) ? ", byte fallback" : "");
+    } else {
+        printf("units           words\n");
+    }
     printf("src vocab       %d\n", c->src_vocab);
     printf("tgt vocab       %d\n", c->tgt_vocab);
     printf("parameters      %zu\n", m->n_params);
 
-    int n_extra = nmt_file_n_tensors(f) - m->n_tensors;
+    /* tensors beyond the parameters and the SentencePiece model */
+    int n_extra = nmt_file_n_tensors(f) - m->n_tensors - (sw != NULL);
     if (nmt_file_meta(f, "state.step")) {
         printf("checkpoint      resumable");
         print_progress(f, "state.");
@@ -97,11 +109,16 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
         print_shape(shape, sizeof shape, t->ndim, t->shape);
         printf("%-24s %-16s %zu\n", t->name, shape, t->size);
     }
+    size_t n_bytes = 0;
+    if (sw && nmt_file_bytes(f, "subwords", &n_bytes)) {
+        snprintf(shape, sizeof shape, "[%zu] U8", n_bytes);
+        printf("%-24s %-16s %s\n", "subwords", shape, "(the SentencePiece model)");
+    }
     if (n_extra > 0) {
         printf("\n%-24s %-16s %s\n", "extra tensor", "shape", "values");
         for (int k = 0; k < nmt_file_n_tensors(f); k++) {
             const char *name = nmt_file_tensor_name(f, k);
-            if (nmt_model_tensor(m, name))
+            if (nmt_model_tensor(m, name) || !strcmp(name, "subwords"))
                 continue;
             int ndim = 0, sh[2] = {0, 0};
             if (!nmt_file_tensor(f, name, &ndim, sh)) {

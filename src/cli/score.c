@@ -21,8 +21,10 @@ static void help(void)
            "The loss of a model on a parallel corpus: the mean over all target tokens\n"
            "(each sentence's </s> included) of -log p, in nats, and the perplexity\n"
            "exp(loss). The corpus is tokenized as the model was trained (its vocabularies,\n"
-           "its lowercase setting; unknown words become <unk>). Every pair is scored, in\n"
-           "corpus order, without dropout. Files may be plain text or gzip.\n\n"
+           "its lowercase setting; unknown words become <unk>). For a model that reads\n"
+           "subwords the tokens are the pieces of its SentencePiece model, and the loss\n"
+           "and perplexity are per piece. Every pair is scored, in corpus order, without\n"
+           "dropout. Files may be plain text or gzip.\n\n"
            "Options:\n"
            "  -m, --model FILE     the model (or checkpoint) file\n"
            "      --src FILE       source sentences, one a line\n"
@@ -176,7 +178,7 @@ int cmd_score(int argc, char **argv)
         return 1;
     }
     nmt_corpus corpus = {0};
-    nmt_corpus_opts co = {.lowercase = m->cfg.lowercase};
+    nmt_corpus_opts co = {.lowercase = m->cfg.lowercase, .subwords = m->subwords};
     nmt_vocab *sv = m->src_vocab, *tv = m->tgt_vocab;
     scores s = {0};
     int status = 0;

@@ -16,6 +16,12 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/train.h"
+#include "nmt/units.h"
+
+/* --max-len when a model reads subwords: Multi30k's sentences are up to
+ * about 1.3 times as many pieces as words (8000 pieces), and its longest go
+ * past 50 words (README, Subwords). */
+#define SUBWORD_MAX_LEN 100
 
 static void help(void)
 {
@@ -37,11 +43,25 @@ static void help(void)
         "  --init-from FILE       start from a model's weights, architecture and\n"
         "                         vocabularies, with new training settings\n"
         "  --lowercase            lowercase the text (default: keep case)\n"
-        "  --max-len N            skip training pairs longer than N tokens (default 50)\n"
+        "  --max-len N            skip training pairs longer than N tokens (default 50;\n"
+        "                         with subwords N pieces, default %d)\n"
         "  --min-count N          vocabulary: words seen at least N times (default 1)\n"
         "  --max-vocab N          vocabulary: at most N entries per side (default 0: all)\n"
         "  --no-shuffle           batches in corpus order (default: shuffled\n"
         "                         length-sorted pools)\n\n"
+        "Subwords (the vocabularies are then the pieces; --min-count and --max-vocab\n"
+        "do not apply):\n"
+        "  --subwords N           learn one SentencePiece model of N pieces (a unigram\n"
+        "                         model, identity normalization) from both sides of\n"
+        "                         the training corpus, after --lowercase; the same\n"
+        "                         corpus gives the same pieces\n"
+        "  --spm FILE             use a SentencePiece model made by spm_train, trained\n"
+        "                         with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3\n"
+        "  --subword-alpha X      subword regularisation: every epoch samples each\n"
+        "                         sentence's pieces anew with smoothing X (e.g. 0.1-0.5;\n"
+        "                         unigram models; default 0: the best pieces, fixed)\n"
+        "                         The model file keeps the SentencePiece model, so\n"
+        "                         every command then takes and gives raw text.\n\n"
         "Model (fresh runs):\n"
         "  --cell rnn|gru|lstm    recurrent cell (default lstm)\n"
         "  --attention bahdanau|none\n"
@@ -116,7 +136,7 @@ static void help(void)
         "with --resume DIR. A run that diverges (NaN or Inf) stops and keeps its\n"
         "last good checkpoint. Whatever ends a run (--epochs, --max-steps, --max-time,\n"
         "--early-stop or a signal), DIR/checkpoint.safetensors is its state at the end.\n",
-        cli_default_threads());
+        SUBWORD_MAX_LEN, cli_default_threads());
 }
 
 enum {
@@ -126,7 +146,7 @@ enum {
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
     O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_INIT_SCALE, O_INIT,
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
-    O_END
+    O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_END
 };
 
 static const struct option long_options[] = {
@@ -172,6 +192,9 @@ static const struct option long_options[] = {
     {"best-metric", required_argument, 0, O_BEST_METRIC},
     {"keep-snapshots", required_argument, 0, O_KEEP_SNAPSHOTS},
     {"average-snapshots", no_argument, 0, O_AVERAGE_SNAPSHOTS},
+    {"subwords", required_argument, 0, O_SUBWORDS},
+    {"spm", required_argument, 0, O_SPM},
+    {"subword-alpha", required_argument, 0, O_SUBWORD_ALPHA},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -189,6 +212,8 @@ static const char *option_name(int code)
 typedef struct train_args {
     nmt_train_settings s;
     const char *out, *resume, *init_from;
+    int subwords;      /* --subwords N: learn N pieces */
+    const char *spm;   /* --spm FILE */
     int given[O_END];  /* options given on the command line */
     int lr_given;
     int init_bahdanau; /* --init bahdanau: the paper's init */
@@ -213,6 +238,13 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_BATCH_LOG: s->batch_log_path = v; return 0;
     case O_RESUME: a->resume = v; return 0;
     case O_INIT_FROM: a->init_from = v; return 0;
+    case O_SPM: a->spm = v; return 0;
+    /* SentencePiece needs more pieces than the 4 specials and its alphabet */
+    case O_SUBWORDS: return opt_int(name, v, NMT_N_SPECIAL + 1, 1 << 20, &a->subwords);
+    case O_SUBWORD_ALPHA:
+        if (opt_float(name, v, 0, 1000, &s->subword_alpha))
+            return -1;
+        return 0;
     case O_LOWERCASE: s->lowercase = 1; return 0;
     case O_NO_SHUFFLE: s->shuffle = 0; return 0;
     case O_BIDI: s->bidirectional = 1; return 0;
@@ -330,7 +362,8 @@ static int parse_value(train_args *a, int c, const char *v)
 static int check_combinations(const train_args *a)
 {
     static const int arch[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
-                               O_ATT_DIM, O_OUT_DIM, O_LOWERCASE, O_MIN_COUNT, O_MAX_VOCAB};
+                               O_ATT_DIM, O_OUT_DIM, O_LOWERCASE, O_MIN_COUNT, O_MAX_VOCAB,
+                               O_SUBWORDS, O_SPM};
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
@@ -367,9 +400,20 @@ static int check_combinations(const train_args *a)
         for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
             if (a->given[arch[i]]) {
                 cli_error("--%s cannot be used with --init-from: the model file fixes the "
-                          "architecture, the vocabularies and lowercasing", option_name(arch[i]));
+                          "architecture, the vocabularies (words or pieces) and lowercasing",
+                          option_name(arch[i]));
                 return -1;
             }
+    if (a->subwords && a->spm) {
+        cli_error("--subwords and --spm: give one (learn a SentencePiece model, or use one)");
+        return -1;
+    }
+    if ((a->subwords || a->spm) && (a->given[O_MIN_COUNT] || a->given[O_MAX_VOCAB])) {
+        cli_error("--%s does not apply to subwords: the vocabularies are the SentencePiece "
+                  "model's pieces (choose their number with --subwords N)",
+                  a->given[O_MIN_COUNT] ? "min-count" : "max-vocab");
+        return -1;
+    }
     if (!a->s.src_path || !a->s.tgt_path) {
         cli_error("--src and --tgt are required (or --resume DIR)");
         return -1;
@@ -476,6 +520,7 @@ typedef struct run {
     nmt_train_settings s;   /* what the run uses (from the checkpoint on resume) */
     nmt_file *ckpt;         /* --resume: the checkpoint (its metadata backs s's paths) */
     nmt_model *model;
+    double learn_s;         /* --subwords: seconds spent learning the pieces */
     nmt_corpus train, valid;
     int have_train, have_valid;
     char **refs;
@@ -583,6 +628,8 @@ static int load_model_or_checkpoint(run *r)
     }
     r->s = a->s;
     r->dir = a->out;
+    if ((a->subwords || a->spm) && !a->given[O_MAX_LEN])
+        r->s.max_len = SUBWORD_MAX_LEN;
     if (check_out_dir(a->out))
         return -1;
     /* absurd sizes are refused at once, before the corpus is read (the
@@ -604,6 +651,46 @@ static int load_model_or_checkpoint(run *r)
         r->s.att_dim = cfg->att_dim;
         r->s.out_dim = cfg->out_dim;
         r->s.lowercase = cfg->lowercase;
+        if (r->model->subwords && !a->given[O_MAX_LEN])
+            r->s.max_len = SUBWORD_MAX_LEN;
+    }
+    return 0;
+}
+
+/* --subwords N learns the pieces from the training corpus; --spm reads them. */
+static int make_subwords(run *r, nmt_subwords **out)
+{
+    const train_args *a = &r->args;
+    double t0 = nmt_now();
+    int rc = a->spm ? nmt_subwords_load_file(out, a->spm)
+                    : nmt_corpus_learn_subwords(out, r->s.src_path, r->s.tgt_path, a->subwords,
+                                                r->s.lowercase);
+    if (rc) {
+        if (a->spm)
+            cli_error("--spm %s", nmt_error_message());
+        else
+            cli_error("--subwords %d: %s", a->subwords, nmt_error_message());
+        return -1;
+    }
+    if (!a->spm)
+        r->learn_s = nmt_now() - t0;
+    return 0;
+}
+
+/* Subword sampling draws from a unigram model's segmentations. */
+static int check_sampling(const run *r, const nmt_subwords *sw)
+{
+    if (r->s.subword_alpha <= 0)
+        return 0;
+    if (!sw) {
+        cli_error("--subword-alpha samples subwords: give --subwords N or --spm FILE (or "
+                  "--init-from a model that reads subwords)");
+        return -1;
+    }
+    if (strcmp(nmt_subwords_type(sw), "unigram")) {
+        cli_error("--subword-alpha samples from a unigram model's segmentations; this "
+                  "SentencePiece model is %s", nmt_subwords_type(sw));
+        return -1;
     }
     return 0;
 }
@@ -630,15 +717,37 @@ static int check_valid_lengths(const run *r)
     return check_memory(&r->model->cfg, r->s.batch_size, (int)longest + 1);
 }
 
+/* A fresh model's vocabularies: counted on the corpus (words), or the
+ * pieces of sw on both sides. */
+static int fresh_vocabularies(const nmt_subwords *sw, nmt_vocab **sv, nmt_vocab **tv)
+{
+    if (!sw)
+        return 0; /* nmt_corpus_read counted them */
+    if (nmt_vocab_of_pieces(sw, sv) || nmt_vocab_of_pieces(sw, tv)) {
+        cli_lib_error();
+        return -1;
+    }
+    return 0;
+}
+
 static int read_corpora(run *r)
 {
     const nmt_train_settings *s = &r->s;
+    nmt_subwords *fresh_sw = NULL; /* a fresh subword run's, until the model takes it */
+    if (!r->model && (r->args.subwords || r->args.spm) && make_subwords(r, &fresh_sw))
+        return -1;
+    const nmt_subwords *sw = r->model ? r->model->subwords : fresh_sw;
     nmt_corpus_opts o = {.lowercase = s->lowercase, .max_len = s->max_len, .skip_empty = 1,
-                         .min_count = s->min_count, .max_vocab = s->max_vocab};
+                         .min_count = s->min_count, .max_vocab = s->max_vocab, .subwords = sw};
     nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
     nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
+    if (check_sampling(r, sw)) {
+        nmt_subwords_free(fresh_sw);
+        return -1;
+    }
     if (nmt_corpus_read(&r->train, s->src_path, s->tgt_path, &o, &sv, &tv)) {
         cli_lib_error();
+        nmt_subwords_free(fresh_sw);
         return -1;
     }
     r->have_train = 1;
@@ -650,19 +759,28 @@ static int read_corpora(run *r)
             nmt_vocab_free(sv);
             nmt_vocab_free(tv);
         }
+        nmt_subwords_free(fresh_sw);
         return -1;
     }
     if (!r->model) {
+        if (fresh_vocabularies(fresh_sw, &sv, &tv)) {
+            nmt_vocab_free(sv);
+            nmt_subwords_free(fresh_sw);
+            return -1;
+        }
         nmt_config cfg = config_of(s, nmt_vocab_size(sv), nmt_vocab_size(tv));
         if (check_memory(&cfg, s->batch_size, s->max_len + 1)) {
             nmt_vocab_free(sv);
             nmt_vocab_free(tv);
+            nmt_subwords_free(fresh_sw);
             return -1;
         }
         if (nmt_model_create(&r->model, &cfg, sv, tv)) {
             cli_lib_error();
+            nmt_subwords_free(fresh_sw);
             return -1;
         }
+        r->model->subwords = fresh_sw;
         /* The paper's N(0, 0.01^2) weights make every activation past the
          * embeddings tiny; adam (lr 1e-3) first fits the target unigram
          * through constant features and then sits there: on Multi30k De-En,
@@ -674,7 +792,8 @@ static int read_corpora(run *r)
             nmt_model_init_uniform(r->model, s->seed, r->args.init_scale);
     }
     if (s->valid_src_path) {
-        nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0};
+        nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0,
+                              .subwords = r->model->subwords};
         sv = r->model->src_vocab;
         tv = r->model->tgt_vocab;
         if (nmt_corpus_read(&r->valid, s->valid_src_path, s->valid_tgt_path, &vo, &sv, &tv)) {
@@ -814,10 +933,20 @@ static void describe(const run *r)
     const nmt_train_settings *s = &r->s;
     if (r->ckpt)
         fprintf(stderr, "resuming %s\n", r->dir);
+    const nmt_subwords *sw = r->model->subwords;
+    if (sw) {
+        fprintf(stderr, "subwords: SentencePiece %s model of %d pieces", nmt_subwords_type(sw),
+                nmt_subwords_size(sw));
+        if (r->learn_s > 0)
+            fprintf(stderr, ", learned from both sides in %.1f s", r->learn_s);
+        if (s->subword_alpha > 0)
+            fprintf(stderr, "; sampled every epoch (alpha %g)", (double)s->subword_alpha);
+        fputc('\n', stderr);
+    }
     fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "
-            "an empty side); vocabularies %d / %d\n", r->train.n, r->train.n_lines,
+            "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
             r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
-            c->tgt_vocab);
+            c->tgt_vocab, sw ? " pieces" : "");
     fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d: %zu "
             "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
             c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden,

@@ -17,6 +17,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/text.h"
+#include "nmt/units.h"
 #include "nmt/vocab.h"
 
 /* ---- the translator ----------------------------------------------------------- */
@@ -25,10 +26,10 @@ struct translator {
     const nmt_model *model;
     translate_opts opts;
     nmt_decoder *decoder;
-    int dec_B, dec_T;   /* the decoder's batch and longest source (tokens + </s>) */
+    int dec_B, dec_T;   /* the decoder's batch and longest source (units + </s>) */
     int32_t *src;       /* [dec_B * dec_T] time-major ids */
     int *src_len;       /* [dec_B] */
-    const char **words; /* [words_cap] target words of one hypothesis */
+    const char **words; /* [words_cap] target units (words or pieces) of one hypothesis */
     size_t words_cap;
     size_t lines_done;  /* lines of earlier calls, so messages number lines as the input does */
 };
@@ -129,7 +130,7 @@ static char *copy_string(const char *s)
     return c ? memcpy(c, s, n) : NULL;
 }
 
-/* The source word (not </s>) row i of the attention looks at most; ties go
+/* The source unit (not </s>) row i of the attention looks at most; ties go
  * to the first. */
 static int most_attended(const float *att, int i, int src_len)
 {
@@ -180,21 +181,22 @@ static int fill_result(translator *t, translated *out, int b, const nmt_tokens *
             t->words_cap = (size_t)h->len;
         }
         for (int i = 0; i < h->len; i++) {
-            /* <unk>: the source word the decoder looked at most while
-             * producing it (the source has a word: empty lines are not
-             * decoded) */
+            /* <unk>: the source unit the decoder looked at most while
+             * producing it (the source has one: empty lines are not
+             * decoded); a source piece the model does not know is its
+             * text, which decoding keeps as it is */
             if (h->ids[i] == NMT_UNK && t->opts.replace_unk && h->att)
                 t->words[i] = src->tok[most_attended(h->att, i, (int)src->n + 1)];
             else
                 t->words[i] = nmt_vocab_token(tv, h->ids[i]);
         }
         translated_hyp *r = &out->hyp[k];
-        r->text = nmt_detokenize(t->words, (size_t)h->len);
+        r->text = nmt_units_join(t->model, t->words, (size_t)h->len);
         r->score = h->score;
         r->norm_score = h->norm_score;
         out->n_hyp = k + 1;
         if (!r->text)
-            return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+            return NMT_ERR_NOMEM; /* the message is set */
         if (k == 0 && t->opts.alignments && h->att) {
             int rc = keep_alignment(out, src, h, t->words);
             if (rc)
@@ -261,11 +263,12 @@ int translator_run(translator *t, const char *const *lines, size_t n, translated
     int rc = toks && order ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     size_t n_order = 0;
     for (size_t i = 0; i < n && rc == NMT_OK; i++) {
-        rc = nmt_tokenize(&toks[i], lines[i], strlen(lines[i]), t->model->cfg.lowercase);
-        /* the model's passes take at most 1 << 16 positions (tokens + </s>) */
+        rc = nmt_units_split(t->model, lines[i], strlen(lines[i]), &toks[i]);
+        /* the model's passes take at most 1 << 16 positions (units + </s>) */
         if (rc == NMT_OK && toks[i].n >= (size_t)1 << 16)
-            rc = nmt_set_error(NMT_ERR_ARG, "line %zu: a sentence of %zu tokens is too long "
-                               "(at most %d)", t->lines_done + i + 1, toks[i].n, (1 << 16) - 1);
+            rc = nmt_set_error(NMT_ERR_ARG, "line %zu: a sentence of %zu %s is too long "
+                               "(at most %d)", t->lines_done + i + 1, toks[i].n,
+                               nmt_units_name(t->model), (1 << 16) - 1);
         if (rc == NMT_OK && toks[i].n > 0) {
             order[n_order++] = i;
         } else if (rc == NMT_OK) {
@@ -299,7 +302,9 @@ static void help(void)
            "standard input), into one line each (to -o or standard output); an empty line\n"
            "gives an empty line. Sentences are tokenized as the model was trained (its\n"
            "vocabulary, its lowercase setting), translated in batches of similar length,\n"
-           "and detokenized.\n\n"
+           "and detokenized. A model that reads subwords splits them into the pieces of\n"
+           "the SentencePiece model it carries and decodes its pieces back into text;\n"
+           "its units below are then pieces where they say words.\n\n"
            "Options:\n"
            "  -m, --model FILE     the model (or checkpoint) file\n"
            "  -i, --input FILE     source sentences (default: standard input)\n"
