@@ -207,6 +207,96 @@ START_TEST(hard_links_of_an_empty_source)
 }
 END_TEST
 
+/* ---- pieces grouped into words -------------------------------------------- */
+
+/* "▁Fuß ball ▁spielen ▁ ( x ) </s>" and "▁foot ball ▁. </s>": source words
+ * Fußball, spielen, (x), </s>; target words football, ., </s>. */
+START_TEST(pieces_grouped_into_words)
+{
+    static const char *const src[] = {"▁Fuß", "ball", "▁spielen", "▁", "(", "x", ")", "</s>"};
+    static const char *const tgt[] = {"▁foot", "ball", "▁.", "</s>"};
+    enum { S = 8, T = 4 };
+    float att[T * S];
+    /* rows that sum to 1, each different */
+    for (int i = 0; i < T; i++) {
+        float sum = 0;
+        for (int j = 0; j < S; j++)
+            sum += att[i * S + j] = (float)((i + 1) * (j + 2) % 7 + 1);
+        for (int j = 0; j < S; j++)
+            att[i * S + j] /= sum;
+    }
+    nmt_alignment pieces = {S, T, src, tgt, att};
+    nmt_word_alignment w;
+    ck_assert_int_eq(nmt_align_words(&pieces, &w), NMT_OK);
+    ck_assert_int_eq(w.a.n_src, 4);
+    ck_assert_int_eq(w.a.n_tgt, 3);
+    ck_assert_str_eq(w.a.src[0], "Fußball");
+    ck_assert_str_eq(w.a.src[1], "spielen");
+    ck_assert_str_eq(w.a.src[2], "(x)");
+    ck_assert_str_eq(w.a.src[3], "</s>");
+    ck_assert_str_eq(w.a.tgt[0], "football");
+    ck_assert_str_eq(w.a.tgt[1], ".");
+    ck_assert_str_eq(w.a.tgt[2], "</s>");
+    static const int src_word[S] = {0, 0, 1, 2, 2, 2, 2, 3}, tgt_word[T] = {0, 0, 1, 2};
+    for (int j = 0; j < S; j++)
+        ck_assert_int_eq(w.src_word[j], src_word[j]);
+    for (int i = 0; i < T; i++)
+        ck_assert_int_eq(w.tgt_word[i], tgt_word[i]);
+    /* a target word's row: the mean of its pieces' rows; a source word's
+     * column: the sum of its pieces' columns */
+    for (int I = 0; I < 3; I++) {
+        double row_sum = 0;
+        for (int J = 0; J < 4; J++) {
+            double want = 0;
+            int pieces_of_I = 0;
+            for (int i = 0; i < T; i++) {
+                if (tgt_word[i] != I)
+                    continue;
+                pieces_of_I++;
+                for (int j = 0; j < S; j++)
+                    want += src_word[j] == J ? (double)att[i * S + j] : 0;
+            }
+            want /= pieces_of_I;
+            ck_assert_double_eq_tol((double)w.a.att[I * 4 + J], want, 1e-6);
+            row_sum += (double)w.a.att[I * 4 + J];
+        }
+        ck_assert_double_eq_tol(row_sum, 1.0, 1e-5);
+    }
+    /* the words' hard links, as Pharaoh writes them: each target word but
+     * </s> to its most attended source word but </s> */
+    char want[64] = "";
+    for (int I = 0; I < 2; I++) {
+        int best = 0;
+        for (int J = 1; J < 3; J++)
+            best = w.a.att[I * 4 + J] > w.a.att[I * 4 + best] ? J : best;
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d-%d", I ? " " : "", best, I);
+    }
+    strcat(want, "\n");
+    int rc;
+    char *links = capture(nmt_align_write_pharaoh, &w.a, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert_str_eq(links, want);
+    free(links);
+    nmt_word_alignment_free(&w);
+    /* a word that is only the mark keeps it; pieces without marks at the
+     * start are one word */
+    static const char *const s2[] = {"ab", "c", "▁", "</s>"};
+    static const float a2[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+    nmt_alignment p2 = {4, 1, s2, tgt + 3, a2};
+    ck_assert_int_eq(nmt_align_words(&p2, &w), NMT_OK);
+    ck_assert_int_eq(w.a.n_src, 3);
+    ck_assert_str_eq(w.a.src[0], "abc");
+    ck_assert_str_eq(w.a.src[1], "▁");
+    ck_assert_double_eq_tol((double)w.a.att[0], 0.5, 1e-6);
+    nmt_word_alignment_free(&w);
+    /* NaN is refused as by the writers */
+    float bad[4] = {0.5f, NAN, 0.25f, 0.25f};
+    nmt_alignment p3 = {4, 1, s2, tgt + 3, bad};
+    ck_assert_int_eq(nmt_align_words(&p3, &w), NMT_ERR_NUMERIC);
+    nmt_word_alignment_free(&w);
+}
+END_TEST
+
 /* ---- attention of a model under teacher forcing -------------------------- */
 
 /* A small random model whose weights are large enough for the attention to
@@ -557,6 +647,7 @@ Suite *nmt_test_suite(void)
     tc = tcase_create("formats");
     tcase_add_test(tc, hard_links_take_the_argmax);
     tcase_add_test(tc, hard_links_of_an_empty_source);
+    tcase_add_test(tc, pieces_grouped_into_words);
     tcase_add_test(tc, tsv_is_a_rectangle_of_distributions);
     tcase_add_test(tc, json_escapes_and_round_trips);
     tcase_add_test(tc, writers_refuse_nan);

@@ -595,6 +595,115 @@ static void write_variant(const char *path, const nmt_model *m, const char *key,
     ck_assert_int_eq(st_write(path, t, n, kept, n_meta, "crc32"), NMT_OK);
 }
 
+static void expect_load_fails(const char *path, const char *want);
+static int keep_not_skip(const char *name, void *ctx);
+
+/* Byte tensors: written last, read back as bytes; a float after an odd
+ * number of bytes (unaligned) is refused on writing and on reading; skipped
+ * tensors do not unalign the floats held after a byte tensor. */
+START_TEST(byte_tensors)
+{
+    make_tmp_dir();
+    float a[3] = {1.0f, -2.5f, 3.0f}, sk[2] = {9, 9};
+    static const unsigned char bytes[5] = {0, 0xff, 'x', '\n', 7};
+    nmt_named_tensor t[3] = {
+        {.name = "a", .ndim = 1, .shape = {3, 0}, .data = a},
+        {.name = "skip", .ndim = 1, .shape = {2, 0}, .data = sk},
+        {.name = "u", .ndim = 1, .shape = {5, 0}, .bytes = bytes},
+    };
+    const char *path = tmp_path("u.safetensors");
+    ck_assert_int_eq(st_write(path, t, 3, NULL, 0, "crc32"), NMT_OK);
+    size_t n;
+    unsigned char *raw = read_bytes(path, &n);
+    uint64_t hlen = 0;
+    for (int k = 7; k >= 0; k--)
+        hlen = (hlen << 8) | raw[k];
+    ck_assert_uint_eq(n, 8 + hlen + 12 + 8 + 5);
+    char *hdr = strndup((const char *)raw + 8, (size_t)hlen);
+    ck_assert_ptr_nonnull(strstr(hdr, "\"u\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[20,25]}"));
+    free(hdr);
+    ck_assert_mem_eq(raw + n - 5, bytes, 5);
+    st_file f;
+    ck_assert_int_eq(st_read(&f, path), NMT_OK);
+    const st_tensor *u = st_find(&f, "u");
+    ck_assert_int_eq(u->dtype, ST_U8);
+    ck_assert_int_eq(st_find(&f, "a")->dtype, ST_F32);
+    ck_assert_uint_eq(u->end - u->begin, 5);
+    ck_assert_mem_eq(f.data + u->begin, bytes, 5);
+    ck_assert_uint_eq(f.data_crc, crc32(0, raw + 8 + hlen, (uInt)(n - 8 - hlen)));
+    st_free(&f);
+    free(raw);
+
+    /* the header lists u first: held without "skip", a still lands on a
+     * multiple of 4 after u's 5 bytes */
+    static const char json[] =
+        "{\"u\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[20,25]},"
+        "\"skip\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]},"
+        "\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}";
+    unsigned char data[25];
+    memcpy(data, a, 12);
+    memcpy(data + 12, sk, 8);
+    memcpy(data + 20, bytes, 5);
+    unsigned char *img = image(json, data, sizeof data, &n);
+    write_bytes(path, img, n);
+    free(img);
+    ck_assert_int_eq(st_read_some(&f, path, keep_not_skip, NULL), NMT_OK);
+    const st_tensor *ta = st_find(&f, "a");
+    ck_assert_ptr_null(st_find(&f, "skip"));
+    ck_assert_uint_eq(ta->begin % 4, 0);
+    ck_assert_uint_ge(ta->begin, 5);
+    ck_assert_mem_eq(f.data + ta->begin, a, 12);
+    ck_assert_mem_eq(f.data + st_find(&f, "u")->begin, bytes, 5);
+    st_free(&f);
+
+    /* floats after an odd number of bytes */
+    nmt_named_tensor late[2] = {t[2], t[0]};
+    ck_assert_int_eq(st_write(path, late, 2, NULL, 0, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "write byte tensors last"));
+    static const char unaligned[] =
+        "{\"u\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[0,5]},"
+        "\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[5,17]}}";
+    img = image(unaligned, data, 17, &n);
+    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "F32 tensor 'a' begins at byte 5"));
+    free(img);
+    /* a U8 tensor's bytes must match its shape too; other dtypes are refused */
+    static const char wrong_size[] =
+        "{\"u\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,5]}}";
+    img = image(wrong_size, data, 5, &n);
+    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "hold 5 bytes but shape [4] needs 4"));
+    free(img);
+    static const char f16[] =
+        "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}";
+    img = image(f16, data, 4, &n);
+    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "dtype 'F16'; only F32 (and U8)"));
+    free(img);
+    remove_tmp_dir();
+}
+END_TEST
+
+/* In a model file only "subwords" holds bytes, and it must hold bytes. */
+START_TEST(model_byte_tensors_refused)
+{
+    make_tmp_dir();
+    const char *path = tmp_path("b.safetensors");
+    nmt_model *m = small_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    static const unsigned char junk[3] = {1, 2, 3};
+    nmt_named_tensor extra = {.name = "junk", .ndim = 1, .shape = {3, 0}, .bytes = junk};
+    ck_assert_int_eq(nmt_model_save(m, path, &extra, 1, NULL, 0), NMT_OK);
+    expect_load_fails(path, "tensor 'junk' has dtype U8: only 'subwords' holds bytes");
+    float x[2] = {0, 0};
+    extra = (nmt_named_tensor){.name = "subwords", .ndim = 1, .shape = {2, 0}, .data = x};
+    ck_assert_int_eq(nmt_model_save(m, path, &extra, 1, NULL, 0), NMT_ERR_ARG);
+    write_variant(path, m, NULL, NULL, NULL, NULL, 0, 0, "subwords");
+    expect_load_fails(path, "tensor 'subwords' must be U8 bytes of one dimension");
+    nmt_model_free(m);
+    remove_tmp_dir();
+}
+END_TEST
+
 static void expect_load_fails(const char *path, const char *want)
 {
     nmt_model *m = (nmt_model *)1;
@@ -837,6 +946,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, every_truncation_refused);
     tcase_add_test(tc, failed_writes_leave_old_file);
     tcase_add_test(tc, bad_write_arguments);
+    tcase_add_test(tc, byte_tensors);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("model");
     tcase_set_timeout(tm, 60);
@@ -847,6 +957,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tm, read_some_holds_what_is_asked);
     tcase_add_test(tm, model_alone_from_a_checkpoint);
     tcase_add_test(tm, truncated_model_refused);
+    tcase_add_test(tm, model_byte_tensors_refused);
     suite_add_tcase(s, tm);
     return s;
 }

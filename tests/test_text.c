@@ -347,6 +347,49 @@ START_TEST(tokens_are_reused_across_lines)
 }
 END_TEST
 
+START_TEST(lowercases_whole_lines)
+{
+    char out[128];
+    const char *line = "Zwei ÄPFEL, İstanbul & ΑΒΓ!";
+    size_t n = nmt_lowercase(out, line, strlen(line));
+    ck_assert_str_eq(out, "zwei äpfel, istanbul & ΑΒΓ!");
+    ck_assert_uint_eq(n, strlen(out));
+    ck_assert_uint_lt(n, strlen(line)); /* İ (2 bytes) became i */
+    ck_assert_uint_eq(nmt_lowercase(out, "", 0), 0);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(tokens_pushed_one_by_one)
+{
+    nmt_tokens t = {0};
+    char word[64];
+    /* enough to move the buffer several times: the tokens move with it */
+    for (int k = 0; k < 500; k++) {
+        snprintf(word, sizeof word, "▁piece%d", k);
+        ck_assert_int_eq(nmt_tokens_push(&t, word, strlen(word)), NMT_OK);
+    }
+    ck_assert_uint_eq(t.n, 500);
+    for (int k = 0; k < 500; k++) {
+        snprintf(word, sizeof word, "▁piece%d", k);
+        ck_assert_str_eq(t.tok[k], word);
+        ck_assert_uint_eq(t.len[k], strlen(word));
+    }
+    /* n = 0 starts afresh; an empty token and one with a NUL-free middle */
+    t.n = 0;
+    ck_assert_int_eq(nmt_tokens_push(&t, "", 0), NMT_OK);
+    ck_assert_int_eq(nmt_tokens_push(&t, "abcdef", 3), NMT_OK);
+    ck_assert_uint_eq(t.n, 2);
+    ck_assert_str_eq(t.tok[0], "");
+    ck_assert_str_eq(t.tok[1], "abc");
+    /* and the tokenizer reuses what push grew */
+    ck_assert_int_eq(nmt_tokenize(&t, "ein Haus .", 10, 0), NMT_OK);
+    ck_assert_uint_eq(t.n, 3);
+    ck_assert_str_eq(t.tok[2], ".");
+    nmt_tokens_free(&t);
+}
+END_TEST
+
 static char *detok(const char *spaced)
 {
     /* split a space-separated token list */
@@ -453,6 +496,8 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, tokenizes_unicode_punctuation_and_space);
     tcase_add_test(tc, lowercases_latin1_and_extended_a);
     tcase_add_test(tc, tokens_are_reused_across_lines);
+    tcase_add_test(tc, lowercases_whole_lines);
+    tcase_add_test(tc, tokens_pushed_one_by_one);
     suite_add_tcase(s, tc);
     tc = tcase_create("detokenizer");
     tcase_add_test(tc, detokenizes);
