@@ -14,6 +14,7 @@
 // the Debian package).
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -227,9 +228,24 @@ const char *type_name(int t)
     }
 }
 
+// SentencePiece's messages of failed checks begin with where in its source
+// the check is and the condition ("./src/x.cc(660) [a == b] Vocabulary size
+// too high ..."): the reason is what follows, if anything does.
+std::string reason(const spm::util::Status &st, const char *otherwise)
+{
+    std::string m = st.message();
+    size_t cond = m.find(") [");
+    size_t end = cond == std::string::npos ? cond : m.find("] ", cond);
+    if (m.rfind("./", 0) == 0 && end != std::string::npos)
+        m.erase(0, end + 2);
+    while (!m.empty() && (m.back() == ' ' || m.back() == '\n'))
+        m.pop_back();
+    return m.empty() ? otherwise : m;
+}
+
 int status_error(const spm::util::Status &st, const char *what)
 {
-    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s", what, st.message());
+    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s", what, reason(st, "failed").c_str());
 }
 
 // The specials nmt needs at ids 0-3 (vocab.h); SentencePiece's own ids and
@@ -284,7 +300,7 @@ int load(nmt_subwords **out, std::string &&bytes, const char *name)
     spm::util::Status st = sw->sp.LoadFromSerializedProto(sw->bytes);
     int rc = st.ok() ? check_specials(sw, name)
                      : nmt_set_error(NMT_ERR_FORMAT, "%s: SentencePiece cannot load the model: %s",
-                                     name, st.message());
+                                     name, reason(st, "it does not parse").c_str());
     if (rc) {
         delete sw;
         return rc;
@@ -371,7 +387,7 @@ int nmt_subwords_learn(nmt_subwords **out, int n_pieces, nmt_line_source next, v
             return nmt_set_error(it.rc(), "%s", it.message().c_str());
         if (!st.ok())
             return nmt_set_error(NMT_ERR_ARG, "SentencePiece cannot learn %d pieces: %s", n_pieces,
-                                 st.message());
+                                 reason(st, "it failed").c_str());
         return load(out, std::move(model), "the learned subword model");
     } catch (const std::bad_alloc &) {
         return out_of_memory("learning subwords");
@@ -398,6 +414,11 @@ int nmt_subwords_load_file(nmt_subwords **out, const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return nmt_set_error(NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return nmt_set_error(NMT_ERR_IO, "%s: is a directory, not a SentencePiece model", path);
+    }
     try {
         std::string bytes;
         char buf[1 << 16];

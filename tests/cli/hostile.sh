@@ -170,6 +170,21 @@ refused "train --hidden 99999999999999999999" "--hidden: '?99999999999999999999'
 refused "train --cell tree" "--cell: unknown value 'tree'" "${TRAIN[@]}" --cell tree
 refused "train --attention luong" "--attention: unknown value 'luong'" "${TRAIN[@]}" --attention luong
 refused "train --optimizer rmsprop" "--optimizer: unknown value 'rmsprop'" "${TRAIN[@]}" --optimizer rmsprop
+refused "train --subwords 0" "--subwords: '?0'? is out of range" "${TRAIN[@]}" --subwords 0
+refused "train --subwords 8k" "--subwords: '8k' is not" "${TRAIN[@]}" --subwords 8k
+refused "train --subwords 99999999999" "--subwords: '?99999999999'? is out of range" "${TRAIN[@]}" \
+    --subwords 99999999999
+refused "train --subword-alpha nan" "--subword-alpha: 'nan'" "${TRAIN[@]}" --subwords 20 --subword-alpha nan
+refused "train --subword-alpha -0.5" "--subword-alpha: '?-0\\.5'? is out of range" "${TRAIN[@]}" \
+    --subwords 20 --subword-alpha -0.5
+refused "train --spm missing" "--spm .*nope\\.model: No such file" "${TRAIN[@]}" --spm "$TMP/nope.model"
+refused "train --spm a folder" "--spm .*adir: is a directory" "${TRAIN[@]}" --spm "$TMP/adir"
+refused "train --spm empty" "--spm .*empty: not a SentencePiece model \\(0 bytes" "${TRAIN[@]}" --spm "$TMP/empty"
+refused "train --spm a text" "--spm .*long\\.txt: not a SentencePiece model" "${TRAIN[@]}" --spm "$TMP/long.txt"
+refused "train --spm a model file" "--spm .*model\\.safetensors: not a SentencePiece model" "${TRAIN[@]}" \
+    --spm "$TMP/model.safetensors"
+refused "train --subwords beyond the corpus" "SentencePiece cannot learn 5000 pieces: Vocabulary size too high" \
+    "${TRAIN[@]}" --subwords 5000
 # absurd sizes are refused before anything is allocated: without sanitizers
 # and valgrind (which need the address space) under a 1 GB address space limit
 absurd=(--emb 65536 --hidden 65536 --att-dim 65536 --out-dim 65536 --batch-size 65536)
@@ -291,6 +306,42 @@ expect_fail "train --resume: dropout 1 in the checkpoint" "checkpoint: bad value
 one_line "train --resume: dropout 1 in the checkpoint"
 cmp -s "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors" && pass ||
     fail "train --resume: dropout 1: the checkpoint was changed"
+# a subword model whose SentencePiece model is damaged: the crc fixed, so
+# that the damage reaches the loader (damage_subwords FILE OUT HOW)
+expect_ok "fixture subword model" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 1 \
+    --subwords 40 --out "$TMP/sw-run"
+damage_subwords() {
+    "${NMT_PYTHON:-python3}" - "$@" <<'PY'
+import json, re, struct, sys, zlib
+src, out, how = sys.argv[1:4]
+raw = bytearray(open(src, "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+h = json.loads(raw[8:8 + n])
+b, e = h["subwords"]["data_offsets"]
+sw = 8 + n + b
+if how == "garbage":
+    raw[sw:8 + n + e] = bytes((i * 37) & 0xFF for i in range(e - b))
+elif how == "piece":  # a piece renamed, same length: the vocabularies disagree
+    i = sw + re.search(b"\xe2\x96\x81[a-z]", bytes(raw[sw:8 + n + e])).start()
+    raw[i + 3] = ord("~")
+crc = "%08x" % (zlib.crc32(bytes(raw[8 + n:])) & 0xFFFFFFFF)
+old = ('"crc32":"%s"' % h["__metadata__"]["crc32"]).encode()
+i = raw.index(old, 8)
+raw[i:i + len(old)] = ('"crc32":"%s"' % crc).encode()
+open(out, "wb").write(raw)
+PY
+}
+damage_subwords "$TMP/sw-run/checkpoint.safetensors" "$TMP/bad/sw-garbage.safetensors" garbage && pass ||
+    fail "damage: garbage"
+damage_subwords "$TMP/sw-run/checkpoint.safetensors" "$TMP/bad/sw-piece.safetensors" piece && pass ||
+    fail "damage: piece"
+model_case "damaged subwords" "$TMP/bad/sw-garbage.safetensors" "tensor 'subwords': not a SentencePiece model"
+model_case "subwords that disagree with the vocabularies" "$TMP/bad/sw-piece.safetensors" \
+    "src_vocab token [0-9]+ is '.*' but the subword model's piece [0-9]+ is '.*' \\(they must be the same\\)"
+# a flipped byte in the subwords tensor without a fixed crc: the crc catches it
+cp "$TMP/sw-run/checkpoint.safetensors" "$TMP/bad/sw-flip.safetensors"
+flip_byte "$TMP/bad/sw-flip.safetensors" $(($(wc -c <"$TMP/bad/sw-flip.safetensors") - 20))
+model_case "flipped byte in the subwords" "$TMP/bad/sw-flip.safetensors" "crc32 mismatch"
 refused "info: a directory" "adir.*directory" "$NMT" info "$TMP/adir"
 refused "score: a directory as model" "adir.*directory" "$NMT" score -m "$TMP/adir" --src "$TMP/de" --tgt "$TMP/en"
 refused "translate: a corpus as model" "de: " "$NMT" translate -q -m "$TMP/de" -i "$TMP/de" -o "$TMP/out.txt"
