@@ -12,6 +12,11 @@ nmt_deps_check() {
     pkg-config --exists openblas 2>/dev/null || missing+=(libopenblas-dev)
     pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
     pkg-config --exists check 2>/dev/null || missing+=(check)
+    # subwords: the SentencePiece library (C++, so a C++ compiler too), and
+    # its tools, whose spm_train the tests use to make models
+    command -v c++ >/dev/null 2>&1 || missing+=(g++)
+    pkg-config --exists sentencepiece 2>/dev/null || missing+=(libsentencepiece-dev)
+    command -v spm_train >/dev/null 2>&1 || missing+=(sentencepiece)
     if [ "${NMT_NEED_TORCH:-0}" = 1 ]; then
         nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
     fi

@@ -108,7 +108,8 @@ def tensor_table(cfg):
 
 # ---- safetensors, read and written with numpy ------------------------------
 
-_DTYPES = {"F32": np.float32, "F64": np.float64, "I32": np.int32, "I64": np.int64}
+# U8: nmt keeps a subword model's SentencePiece model in the tensor "subwords"
+_DTYPES = {"F32": np.float32, "F64": np.float64, "I32": np.int32, "I64": np.int64, "U8": np.uint8}
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 

@@ -15,7 +15,13 @@ The test
       whatever the input) the exact loss and per-sentence NLL, computed here;
   (a) has nmt write a model (`nmt train --init-from` with --max-steps 0) and
       reads it with a numpy-only safetensors reader: layout, alignment, crc32,
-      metadata, names, shapes, and every value equal to what was written.
+      metadata, names, shapes, and every value equal to what was written;
+  (c) has nmt learn a subword model (`nmt train --subwords`), reads its
+      "subwords" tensor (U8, last) with numpy and its pieces out of the
+      SentencePiece protobuf with the standard library, which must be both
+      vocabularies; then writes a model of those pieces with its own writer,
+      the SentencePiece bytes as a U8 tensor, which nmt must load and use on
+      raw text (info, score, translate).
 
 Fails (never skips) when no python3 with numpy is found ($NMT_PYTHON,
 /usr/bin/python3, python3).
@@ -23,6 +29,7 @@ Fails (never skips) when no python3 with numpy is found ($NMT_PYTHON,
 
 import argparse
 import array
+import gzip
 import json
 import math
 import os
@@ -76,9 +83,10 @@ def metadata(cfg):
 
 # ---- writing, standard library only -----------------------------------------
 
-def write_model(path, cfg, values, set_meta=None, drop=()):
-    """values: {name: list of floats}. The data follows DESIGN.md's order; the
-    JSON lists the tensors in reverse and the metadata last, unpadded."""
+def write_model(path, cfg, values, set_meta=None, drop=(), subwords=None):
+    """values: {name: list of floats}. The data follows DESIGN.md's order (a
+    subword model's bytes last, as U8); the JSON lists the tensors in reverse
+    and the metadata last, unpadded."""
     data, offsets = bytearray(), {}
     for name, shape in tensor_shapes(cfg):
         if name in drop:
@@ -87,12 +95,15 @@ def write_model(path, cfg, values, set_meta=None, drop=()):
         assert len(a) == count(shape), name
         if sys.byteorder == "big":
             a.byteswap()
-        offsets[name] = (shape, len(data), len(data) + 4 * len(a))
+        offsets[name] = (shape, len(data), len(data) + 4 * len(a), "F32")
         data += a.tobytes()
+    if subwords is not None:
+        offsets["subwords"] = ([len(subwords)], len(data), len(data) + len(subwords), "U8")
+        data += subwords
     header = {}
     for name in reversed(list(offsets)):
-        shape, b, e = offsets[name]
-        header[name] = {"shape": shape, "data_offsets": [b, e], "dtype": "F32"}
+        shape, b, e, dtype = offsets[name]
+        header[name] = {"shape": shape, "data_offsets": [b, e], "dtype": dtype}
     meta = metadata(cfg)
     meta["crc32"] = format(zlib.crc32(bytes(data)) & 0xFFFFFFFF, "08x")
     for k, v in (set_meta or {}).items():
@@ -178,11 +189,54 @@ def read_safetensors(path):
     assert pos == len(data), "data section not covered exactly"
     arrays = {}
     for k, v in header.items():
-        assert v["dtype"] == "F32", k
+        # every tensor F32 but a subword model's bytes
+        assert v["dtype"] == ("U8" if k == "subwords" else "F32"), k
+        size = 1 if v["dtype"] == "U8" else 4
         b, e = v["data_offsets"]
-        assert e - b == 4 * count(v["shape"]), k
-        arrays[k] = np.frombuffer(data[b:e], dtype="<f4").reshape(v["shape"])
+        assert e - b == size * count(v["shape"]), k
+        assert v["dtype"] == "U8" or b % 4 == 0, "F32 tensor %s unaligned" % k
+        arrays[k] = np.frombuffer(data[b:e], dtype="u1" if size == 1 else "<f4").reshape(v["shape"])
     return n, arrays, meta, zlib.crc32(data) & 0xFFFFFFFF
+
+
+def sentencepiece_pieces(model):
+    """The pieces of a serialized SentencePiece model (ModelProto field 1,
+    each a message whose field 1 is the piece), read from the protobuf wire
+    format with the standard library."""
+    def varint(b, i):
+        v = shift = 0
+        while True:
+            c = b[i]
+            i += 1
+            v |= (c & 0x7F) << shift
+            shift += 7
+            if not c & 0x80:
+                return v, i
+
+    def fields(b):
+        i = 0
+        while i < len(b):
+            key, i = varint(b, i)
+            kind = key & 7
+            if kind == 0:
+                _, i = varint(b, i)
+                yield key >> 3, None
+            elif kind == 1:
+                i += 8
+            elif kind == 5:
+                i += 4
+            elif kind == 2:
+                n, i = varint(b, i)
+                yield key >> 3, b[i:i + n]
+                i += n
+            else:
+                raise ValueError("wire type %d" % kind)
+
+    pieces = []
+    for num, body in fields(bytes(model)):
+        if num == 1:
+            pieces.append(next(v for k, v in fields(body) if k == 1).decode("utf-8"))
+    return pieces
 
 
 # ---- the test ------------------------------------------------------------------
@@ -305,6 +359,61 @@ def test_nmt_to_python(c, nmt, tmp, src, tgt):
         c.check(np.array_equal(a, want), "tensor %s: values differ from those written" % name)
 
 
+def test_subwords(c, nmt, tmp):
+    corpora = os.environ.get("NMT_CORPORA", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                         "shared", "corpora"))
+    sides = []
+    for lang in ("de", "en"):
+        with gzip.open(os.path.join(corpora, "multi30k", "train.%s.gz" % lang), "rt",
+                       encoding="utf-8") as f:
+            lines = [next(f) for _ in range(300)]
+        path = os.path.join(tmp, "sw." + lang)
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        sides.append(path)
+    out = os.path.join(tmp, "swrun")
+    r = run([nmt, "train", "--src", sides[0], "--tgt", sides[1], "--out", out, "--subwords", "300",
+             "--emb", "8", "--hidden", "8", "--att-dim", "8", "--out-dim", "8", "--max-steps", "1"])
+    if not c.check(r.returncode == 0, "nmt train --subwords failed: %s" % r.stderr.strip()):
+        return
+    try:
+        n, arrays, meta, crc = read_safetensors(os.path.join(out, "checkpoint.safetensors"))
+    except (AssertionError, KeyError, ValueError) as e:
+        c.check(False, "a subword checkpoint does not read as safetensors: %r" % e)
+        return
+    c.check(meta.get("crc32") == format(crc, "08x"), "subword checkpoint crc32")
+    model = arrays.get("subwords")
+    if not c.check(model is not None and model.dtype == "u1" and model.ndim == 1,
+                   "the subwords tensor is a U8 vector"):
+        return
+    pieces = sentencepiece_pieces(model.tobytes())
+    c.check(len(pieces) == 300 and pieces[:4] == SPECIALS, "pieces: %r..." % pieces[:6])
+    c.check(meta.get("src_vocab") == "\n".join(pieces) and meta.get("tgt_vocab") == "\n".join(pieces),
+            "both vocabularies are the SentencePiece model's pieces")
+
+    # a model of those pieces, written here; nmt reads raw text with it
+    cfg = config("gru", "bahdanau", True, lowercase=False)
+    cfg["src_vocab"] = cfg["tgt_vocab"] = pieces
+    path = os.path.join(tmp, "py-subwords.safetensors")
+    write_model(path, cfg, make_values(cfg, "random", 5), subwords=model.tobytes())
+    r = run([nmt, "info", path])
+    if c.check(r.returncode == 0, "nmt info of a Python subword model: %s" % r.stderr.strip()):
+        c.check((field(r.stdout, "units") or "").startswith("subwords: SentencePiece unigram, 300 pieces"),
+                "info units: %r" % field(r.stdout, "units"))
+    r = run([nmt, "score", "-m", path, "--src", sides[0], "--tgt", sides[1]])
+    if c.check(r.returncode == 0, "nmt score with a Python subword model: %s" % r.stderr.strip()):
+        c.check(math.isfinite(float(field(r.stdout, "loss"))), "subword model: finite loss")
+    r = run([nmt, "translate", "-m", path, "-i", sides[0], "-b", "1"])
+    c.check(r.returncode == 0 and len(r.stdout.splitlines()) == 300 and "\u2581" not in r.stdout,
+            "nmt translate with a Python subword model: %s" % r.stderr.strip())
+    # the pieces must be the vocabularies
+    cfg["tgt_vocab"] = pieces[:-1] + ["\u2581nicht-ein-piece"]
+    write_model(path, cfg, make_values(cfg, "random", 5), subwords=model.tobytes())
+    r = run([nmt, "info", path])
+    c.check(r.returncode != 0 and "(they must be the same)" in r.stderr,
+            "a vocabulary that is not the pieces is refused: %s" % r.stderr.strip())
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "write":
         return cmd_write(sys.argv[2:])
@@ -326,6 +435,7 @@ def main():
         c = Checks()
         test_python_to_nmt(c, nmt, tmp, src, tgt)
         test_nmt_to_python(c, nmt, tmp, src, tgt)
+        test_subwords(c, nmt, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (c.passed, c.failed))

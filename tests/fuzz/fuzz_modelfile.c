@@ -11,7 +11,8 @@
  * taken, as `nmt translate` and `nmt info -v` would; the training settings of
  * a checkpoint are read as `nmt train --resume` reads them (the metadata is
  * not covered by the crc32). A broken invariant traps.
- * Seeds: tests/fuzz/modelfile/ (small models written by nmt train). */
+ * Seeds: tests/fuzz/modelfile/ (small models written by nmt train, one of
+ * them reading subwords). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/train.h"
+#include "nmt/units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -80,6 +82,31 @@ static void run_model(const nmt_model *m)
     nmt_infer_free(st);
 }
 
+/* A model that reads subwords: its pieces are both vocabularies, the file
+ * holds them, and a sentence goes to pieces and back as nmt translate does
+ * (SentencePiece walks the model's normalization table here). */
+static void run_subwords(const nmt_model *m, const nmt_file *f)
+{
+    size_t n_file, n_model;
+    const unsigned char *in_file = nmt_file_bytes(f, "subwords", &n_file);
+    if (!m->subwords) {
+        CHECK(!in_file);
+        return;
+    }
+    const unsigned char *in_model = nmt_subwords_bytes(m->subwords, &n_model);
+    CHECK(in_file && n_file == n_model && !memcmp(in_file, in_model, n_file));
+    CHECK(nmt_subwords_size(m->subwords) == m->cfg.src_vocab);
+    CHECK(nmt_subwords_size(m->subwords) == m->cfg.tgt_vocab);
+    nmt_tokens t = {0};
+    static const char line[] = "Zwei Männer ｆｕｌｌ ½ spielen\t Fußball… ﬁ 犬";
+    if (nmt_units_split(m, line, sizeof line - 1, &t) == NMT_OK) {
+        for (size_t k = 0; k < t.n; k++)
+            CHECK(nmt_vocab_id(m->src_vocab, t.tok[k], t.len[k]) < m->cfg.src_vocab);
+        free(nmt_units_join(m, (const char *const *)t.tok, t.n));
+    }
+    nmt_tokens_free(&t);
+}
+
 /* A checkpoint's settings: refused with a message, or within the ranges the
  * command line allows. */
 static void read_settings(const nmt_file *f)
@@ -104,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         list_file(f);
         check_model(m, f);
         run_model(m);
+        run_subwords(m, f);
         read_settings(f);
     } else {
         CHECK(!m && !f);
@@ -116,7 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * tensors (st_read_some) */
     if (rc == NMT_OK)
         CHECK(m2->n_params == m->n_params &&
-              !memcmp(m2->params, m->params, m->n_params * sizeof *m->params));
+              !memcmp(m2->params, m->params, m->n_params * sizeof *m->params) &&
+              !m2->subwords == !m->subwords);
     nmt_file_free(f);
     nmt_model_free(m);
     nmt_model_free(m2);
