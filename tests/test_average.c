@@ -99,8 +99,8 @@ START_TEST(checkpoints_average_their_weights_only)
         moment_a[i] = (float)i;
         moment_b[i] = (float)-i;
     }
-    nmt_named_tensor ea = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment_a};
-    nmt_named_tensor eb = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment_b};
+    nmt_named_tensor ea = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment_a, NULL};
+    nmt_named_tensor eb = {"adam.m.src_emb", 2, {emb->shape[0], emb->shape[1]}, moment_b, NULL};
     nmt_meta ma[2] = {{"state.step", "100"}, {"train.lr", "0.001"}};
     nmt_meta mb[2] = {{"state.step", "200"}, {"best.valid_bleu", "3.5"}};
     const char *list[2];
@@ -183,14 +183,14 @@ START_TEST(different_models_are_refused)
     /* so is any tensor that is neither a weight nor an optimizer moment
      * (a serialized tokenizer, say) */
     float blob_a[3] = {1, 2, 3}, blob_b[3] = {1, 2, 4};
-    nmt_named_tensor ta = {"tokenizer", 1, {3, 0}, blob_a}, tb = {"tokenizer", 1, {3, 0}, blob_b};
+    nmt_named_tensor ta = {"tokenizer", 1, {3, 0}, blob_a, NULL}, tb = {"tokenizer", 1, {3, 0}, blob_b, NULL};
     char pt[256];
     snprintf(pt, sizeof pt, "%s", save(a, "ta.safetensors", &ta, 1, NULL, 0));
     snprintf(p, sizeof p, "%s", save(a, "tb.safetensors", &tb, 1, NULL, 0));
     expect_refusal(pt, p, NMT_ERR_ARG, "the contents of tensor 'tokenizer'");
     expect_refusal(pa, pt, NMT_ERR_ARG, "tensor 'tokenizer' (only the second has it)");
     expect_refusal(pt, pa, NMT_ERR_ARG, "tensor 'tokenizer' (only the first has it)");
-    nmt_named_tensor tc = {"tokenizer", 2, {1, 3}, blob_a};
+    nmt_named_tensor tc = {"tokenizer", 2, {1, 3}, blob_a, NULL};
     snprintf(p, sizeof p, "%s", save(a, "tc.safetensors", &tc, 1, NULL, 0));
     expect_refusal(pt, p, NMT_ERR_ARG, "the shape of tensor 'tokenizer'");
     list[1] = pt;

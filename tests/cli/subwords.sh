@@ -235,6 +235,18 @@ grep -q "skipped by --max-len 100" "$TMP/err" && pass || fail "init-from: --max-
 cmp -s <(header "$TMP/init/checkpoint.safetensors" 'h["__metadata__"]["src_vocab"]') \
     <(header "$M" 'h["__metadata__"]["src_vocab"]') && pass || fail "init-from: the same pieces"
 
+# --- nmt average keeps the pieces, and refuses models of other pieces --------------------------
+expect_ok "average" "$NMT" average "$TMP/again1/checkpoint.safetensors" "$TMP/run/checkpoint.safetensors" \
+    -o "$TMP/avg.safetensors"
+expect_ok "info average" "$NMT" info "$TMP/avg.safetensors"
+grep -Eq "^units +subwords: SentencePiece unigram, 300 pieces" "$TMP/out" && pass || fail "average: pieces kept"
+echo "pu babslonk verd" | "$NMT" translate -m "$TMP/avg.safetensors" >"$TMP/out" 2>"$TMP/err" &&
+    ! grep -q "▁" "$TMP/out" && pass || fail "translate with an averaged subword model"
+expect_ok "train other pieces" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/other" \
+    --subwords 250 "${SMALL[@]}" --max-steps 1 -q
+expect_fail "average of other pieces" "differ in 'src_vocab'" "$NMT" average \
+    "$TMP/run/checkpoint.safetensors" "$TMP/other/checkpoint.safetensors" -o "$TMP/avg2.safetensors"
+
 # --- lowercase: pieces learned after lowercasing ---------------------------------------------
 zcat "$M30K/train.de.gz" | head -n 300 >"$TMP/m.de"
 zcat "$M30K/train.en.gz" | head -n 300 >"$TMP/m.en"
