@@ -237,48 +237,73 @@ static void orthogonal_blocks(real *W, int G, int H, nmt_rng *rng)
     free(d);
 }
 
-/* uniform_scale 0: the paper's normal draws; > 0: uniform in [-scale, scale]. */
-static void init_params(nmt_model *m, uint64_t seed, double uniform_scale)
+/* The three schemes of nmt_model_init*: each draws the tensors in file order
+ * and each tensor's elements in order, so the same seed always gives the
+ * same model. */
+typedef enum { INIT_BAHDANAU, INIT_ORTHOGONAL, INIT_UNIFORM } init_scheme;
+
+static int is_forget_bias_holder(const nmt_model *m, const char *name)
+{
+    return m->cfg.cell == NMT_CELL_LSTM &&
+           (strcmp(name, "enc.fwd.b") == 0 || strcmp(name, "enc.bwd.b") == 0 ||
+            strcmp(name, "dec.b") == 0);
+}
+
+/* The paper's tensor: biases and att.v 0 (the LSTM forget gate's bias 1),
+ * recurrent matrices orthogonal, att.W and att.U N(0, 0.001^2), the rest
+ * N(0, 0.01^2). */
+static void init_paper_tensor(const nmt_model *m, const nmt_tensor_info *t, real *p, nmt_rng *rng)
+{
+    int G = cell_gates(m->cfg.cell), H = m->cfg.hidden;
+    if (t->ndim == 1 || strcmp(t->name, "att.v") == 0) {
+        memset(p, 0, t->size * sizeof *p);
+        if (is_forget_bias_holder(m, t->name))
+            for (int k = H; k < 2 * H; k++) /* forget gate: chunk 1 of i f g o */
+                p[k] = 1;
+    } else if (ends_with(t->name, "W_hh")) {
+        orthogonal_blocks(p, G, H, rng);
+    } else {
+        double sd = (strcmp(t->name, "att.W") == 0 || strcmp(t->name, "att.U") == 0) ? 0.001
+                                                                                      : 0.01;
+        for (size_t k = 0; k < t->size; k++)
+            p[k] = (real)(sd * nmt_rng_normal(rng));
+    }
+}
+
+static void init_params(nmt_model *m, uint64_t seed, init_scheme scheme, double scale)
 {
     nmt_rng rng;
     nmt_rng_seed(&rng, seed);
-    int G = cell_gates(m->cfg.cell), H = m->cfg.hidden;
-    /* Tensors in file order, each drawing its elements in order: the same
-     * seed always gives the same model. */
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
         real *p = m->params + t->offset;
-        if (t->ndim == 1 || strcmp(t->name, "att.v") == 0) {
-            memset(p, 0, t->size * sizeof *p);
-            if (m->cfg.cell == NMT_CELL_LSTM && ends_with(t->name, ".b") &&
-                strncmp(t->name, "att", 3) != 0 && strncmp(t->name, "out", 3) != 0 &&
-                strcmp(t->name, "dec.init.b") != 0)
-                for (int k = H; k < 2 * H; k++) /* forget gate: chunk 1 of i f g o */
-                    p[k] = 1;
-        } else if (ends_with(t->name, "W_hh")) {
-            orthogonal_blocks(p, G, H, &rng);
-        } else {
-            double sd = (strcmp(t->name, "att.W") == 0 || strcmp(t->name, "att.U") == 0)
-                            ? 0.001 : 0.01;
-            for (size_t k = 0; k < t->size; k++)
-                p[k] = (real)(sd * nmt_rng_normal(&rng));
+        int uniform = scheme == INIT_UNIFORM;
+        if (scheme != INIT_UNIFORM) {
+            init_paper_tensor(m, t, p, &rng);
+            /* orthogonal: the paper's recurrent matrices and biases, every
+             * other matrix and att.v redrawn uniformly (the paper's exact
+             * draws stay the same for the paper's scheme) */
+            uniform = scheme == INIT_ORTHOGONAL &&
+                      ((t->ndim == 2 && !ends_with(t->name, "W_hh")) ||
+                       strcmp(t->name, "att.v") == 0);
         }
-        /* The uniform draws replace the normal ones (so the paper's init keeps
-         * its exact draws), att.v included: at 0 it would score every source
-         * word alike until the first steps move it. */
-        if (uniform_scale > 0 && ((t->ndim == 2 && !ends_with(t->name, "W_hh")) ||
-                                  strcmp(t->name, "att.v") == 0))
+        if (uniform)
             for (size_t k = 0; k < t->size; k++)
-                p[k] = (real)(uniform_scale * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
+                p[k] = (real)(scale * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
     }
 }
 
 void nmt_model_init(nmt_model *m, uint64_t seed)
 {
-    init_params(m, seed, 0);
+    init_params(m, seed, INIT_BAHDANAU, 0);
+}
+
+void nmt_model_init_orthogonal(nmt_model *m, uint64_t seed, double scale)
+{
+    init_params(m, seed, INIT_ORTHOGONAL, scale);
 }
 
 void nmt_model_init_uniform(nmt_model *m, uint64_t seed, double scale)
 {
-    init_params(m, seed, scale);
+    init_params(m, seed, INIT_UNIFORM, scale);
 }

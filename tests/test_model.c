@@ -158,15 +158,50 @@ START_TEST(init_is_reproducible_with_the_papers_statistics)
 }
 END_TEST
 
-/* --init-scale: matrices and att.v uniform in [-x, x] (sd x / sqrt 3), the
- * recurrent ones orthogonal as in the paper's init, biases as before. */
-START_TEST(uniform_init_draws_within_its_scale)
+/* Every element of t uniform in [-x, x]: bounded, sd x / sqrt 3, mean 0. */
+static void assert_uniform(const nmt_tensor_info *t, const float *p, double x)
+{
+    float lo = 1, hi = -1;
+    for (size_t e = 0; e < t->size; e++)
+        lo = fminf(lo, p[e]), hi = fmaxf(hi, p[e]);
+    ck_assert_msg((double)lo >= -x && (double)hi <= x, "%s in [%g, %g]", t->name, (double)lo,
+                  (double)hi);
+    double mean, sd = sd_of(p, t->size, &mean), want = x / sqrt(3.0);
+    double tol = 4 / sqrt((double)t->size);
+    ck_assert_msg(fabs(sd / want - 1) < tol, "%s sd %g, want %g", t->name, sd, want);
+    ck_assert_msg(fabs(mean) < want * tol * 2, "%s mean %g", t->name, mean);
+}
+
+/* --init uniform (the default): every tensor, recurrent matrices, biases and
+ * att.v included, uniform in [-x, x]; no forget bias. */
+START_TEST(uniform_init_draws_every_tensor_within_its_scale)
+{
+    nmt_config cfg = fixture_config(8, 40, 24, 30, 20, 400, 300); /* lstm bahdanau bi */
+    nmt_model *m, *m2;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
+    ck_assert_int_eq(nmt_model_create(&m2, &cfg, NULL, NULL), 0);
+    const double x = 0.1;
+    nmt_model_init_uniform(m, 5, x);
+    for (int i = 0; i < m->n_tensors; i++)
+        assert_uniform(&m->tensors[i], m->params + m->tensors[i].offset, x);
+    nmt_model_init_uniform(m2, 5, x); /* the same seed, the same model */
+    ck_assert(memcmp(m->params, m2->params, m->n_params * sizeof *m->params) == 0);
+    nmt_model_init_uniform(m2, 6, x);
+    ck_assert(memcmp(m->params, m2->params, m->n_params * sizeof *m->params) != 0);
+    nmt_model_free(m);
+    nmt_model_free(m2);
+}
+END_TEST
+
+/* --init orthogonal: matrices and att.v uniform in [-x, x] (sd x / sqrt 3),
+ * the recurrent ones orthogonal as in the paper's init, biases as there. */
+START_TEST(orthogonal_init_draws_within_its_scale)
 {
     nmt_config cfg = fixture_config(8, 40, 24, 30, 20, 400, 300); /* lstm bahdanau bi */
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     const double x = 0.1;
-    nmt_model_init_uniform(m, 5, x);
+    nmt_model_init_orthogonal(m, 5, x);
     int Hd = cfg.hidden;
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
@@ -189,14 +224,7 @@ START_TEST(uniform_init_draws_within_its_scale)
             for (size_t e = 0; e < t->size; e++)
                 ck_assert(p[e] == ((forget && e >= (size_t)Hd && e < 2 * (size_t)Hd) ? 1.0f : 0.0f));
         } else {
-            float lo = 1, hi = -1;
-            for (size_t e = 0; e < t->size; e++)
-                lo = fminf(lo, p[e]), hi = fmaxf(hi, p[e]);
-            ck_assert_msg((double)lo >= -x && (double)hi <= x, "%s in [%g, %g]", t->name, (double)lo, (double)hi);
-            double mean, sd = sd_of(p, t->size, &mean), want = x / sqrt(3.0);
-            double tol = 4 / sqrt((double)t->size);
-            ck_assert_msg(fabs(sd / want - 1) < tol, "%s sd %g, want %g", t->name, sd, want);
-            ck_assert_msg(fabs(mean) < want * tol * 2, "%s mean %g", t->name, mean);
+            assert_uniform(t, p, x);
         }
     }
     nmt_model_free(m);
@@ -486,7 +514,8 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, tensor_table_follows_design);
     tcase_add_test(tc, create_rejects_bad_settings);
     tcase_add_loop_test(tc, init_is_reproducible_with_the_papers_statistics, 0, 3);
-    tcase_add_test(tc, uniform_init_draws_within_its_scale);
+    tcase_add_test(tc, uniform_init_draws_every_tensor_within_its_scale);
+    tcase_add_test(tc, orthogonal_init_draws_within_its_scale);
     tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 24);
     tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 12);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);

@@ -102,18 +102,20 @@ static void help(void)
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off)\n"
         "  --seed N               random seed: init, shuffling, dropout (default 1)\n"
-        "  --init uniform|bahdanau\n"
+        "  --init uniform|orthogonal|bahdanau\n"
         "                         initial weights (fresh runs). uniform (default):\n"
-        "                         every matrix but the recurrent ones, and att.v,\n"
-        "                         uniform in [-X, X], X = --init-scale (default 0.1,\n"
-        "                         as OpenNMT-py); recurrent matrices orthogonal,\n"
-        "                         biases 0, LSTM forget bias 1. bahdanau: the paper's\n"
-        "                         appendix (att.W, att.U ~ N(0, 0.001^2), att.v 0, the\n"
-        "                         rest N(0, 0.01^2)); with adam its deep output\n"
-        "                         saturates and it sits at the target unigram\n"
-        "                         perplexity (Multi30k, sizes 128: ~210 after 4 epochs\n"
-        "                         where uniform reaches 53 after 1), hence not the default\n"
-        "  --init-scale X         the X of --init uniform (default 0.1)\n"
+        "                         every parameter, recurrent matrices and biases\n"
+        "                         too, uniform in [-X, X], X = --init-scale (default\n"
+        "                         0.1, OpenNMT-py's param_init). orthogonal: the same\n"
+        "                         but recurrent matrices orthogonal, biases 0 and the\n"
+        "                         LSTM forget bias 1 (the default before; on Multi30k\n"
+        "                         its attention fails to align and it learns half as\n"
+        "                         fast: README, \"Initial weights\"). bahdanau: the\n"
+        "                         paper's appendix (att.W, att.U ~ N(0, 0.001^2), att.v\n"
+        "                         0, the rest N(0, 0.01^2), recurrent orthogonal); with\n"
+        "                         adam its deep output saturates and it sits at the\n"
+        "                         target unigram perplexity for thousands of steps\n"
+        "  --init-scale X         the X of --init uniform and orthogonal (default 0.1)\n"
         "  --threads N            threads (default: every core this process may use,\n"
         "                         here %d); the same seed and --threads give the same\n"
         "                         weights, other thread counts may round differently\n\n"
@@ -220,7 +222,7 @@ typedef struct train_args {
     const char *spm;   /* --spm FILE */
     int given[O_END];  /* options given on the command line */
     int lr_given;
-    int init_bahdanau; /* --init bahdanau: the paper's init */
+    int init_kind;     /* --init: 0 uniform, 1 orthogonal, 2 bahdanau */
     double init_scale; /* --init uniform: non-recurrent matrices in [-x, x] */
 } train_args;
 
@@ -294,11 +296,11 @@ static int parse_value(train_args *a, int c, const char *v)
         return 0;
     case O_SEED: return opt_u64(name, v, &s->seed);
     case O_INIT: {
-        static const char *const inits[] = {"uniform", "bahdanau", NULL};
+        static const char *const inits[] = {"uniform", "orthogonal", "bahdanau", NULL};
         int i = opt_choice(name, v, inits);
         if (i < 0)
             return -1;
-        a->init_bahdanau = i == 1;
+        a->init_kind = i;
         return 0;
     }
     case O_INIT_SCALE:
@@ -395,9 +397,9 @@ static int check_combinations(const train_args *a)
                       "model file", option_name(c));
             return -1;
         }
-    if (a->init_bahdanau && a->given[O_INIT_SCALE]) {
-        cli_error("--init-scale goes with --init uniform, not --init bahdanau (whose "
-                  "scales are the paper's)");
+    if (a->init_kind == 2 && a->given[O_INIT_SCALE]) {
+        cli_error("--init-scale goes with --init uniform or orthogonal, not --init bahdanau "
+                  "(whose scales are the paper's)");
         return -1;
     }
     if (a->init_from)
@@ -785,13 +787,14 @@ static int read_corpora(run *r)
             return -1;
         }
         r->model->subwords = fresh_sw;
-        /* The paper's N(0, 0.01^2) weights make every activation past the
-         * embeddings tiny; adam (lr 1e-3) first fits the target unigram
-         * through constant features and then sits there: on Multi30k De-En,
-         * sizes 128, validation perplexity stayed ~210 for 4 epochs. Uniform
-         * +-0.1 learns within the first hundred steps (README, Training). */
-        if (r->args.init_bahdanau)
+        /* Every parameter uniform in +-0.1 by default: the paper's small
+         * normal weights saturate the deep output under adam, and the
+         * orthogonal scheme's forget bias of 1 keeps the attention from
+         * aligning (README, "Initial weights"). */
+        if (r->args.init_kind == 2)
             nmt_model_init(r->model, s->seed);
+        else if (r->args.init_kind == 1)
+            nmt_model_init_orthogonal(r->model, s->seed, r->args.init_scale);
         else
             nmt_model_init_uniform(r->model, s->seed, r->args.init_scale);
     }

@@ -28,7 +28,7 @@ for opt in src tgt valid-src valid-tgt out resume init-from cell attention bidir
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 grep -q "adadelta" "$TMP/out" && pass || fail "help lacks adadelta"
-grep -q -- "--init uniform|bahdanau" "$TMP/out" && pass || fail "help lacks --init"
+grep -q -- "--init uniform|orthogonal|bahdanau" "$TMP/out" && pass || fail "help lacks --init"
 grep -q -- "--init-scale" "$TMP/out" && pass || fail "help lacks --init-scale"
 expect_ok "help via nmt help" "$NMT" help train
 grep -q -- "--early-stop" "$TMP/out" && pass || fail "nmt help train"
@@ -118,6 +118,7 @@ expect_ok "init default" "${INIT[@]}" --out "$TMP/i-def"
 expect_ok "init uniform 0.1" "${INIT[@]}" --init uniform --init-scale 0.1 --out "$TMP/i-u1"
 expect_ok "init uniform 0.05" "${INIT[@]}" --init-scale 0.05 --out "$TMP/i-u05"
 expect_ok "init bahdanau" "${INIT[@]}" --init bahdanau --out "$TMP/i-b"
+expect_ok "init orthogonal" "${INIT[@]}" --init orthogonal --out "$TMP/i-o"
 same_data "$TMP/i-def/checkpoint.safetensors" "$TMP/i-u1/checkpoint.safetensors" && pass ||
     fail "the default init is not --init uniform --init-scale 0.1"
 # uniform in [-x, x]: the largest of thousands of draws is near x, the rms x/sqrt(3)
@@ -129,11 +130,22 @@ within "$mx" 0.0475 0.05 && within "$rms" 0.026 0.0315 && pass ||
     fail "--init-scale 0.05 out.W: max $mx rms $rms"
 read -r mx rms zeros < <(stats "$TMP/i-def/checkpoint.safetensors" att.v)
 [ "$zeros" = 0 ] && within "$mx" 0.01 0.1 && pass || fail "default att.v: max $mx zeros $zeros"
-# the recurrent matrices stay orthogonal (rows of unit norm) under both
-for d in i-def i-b; do
+# the default draws the recurrent matrices and the biases uniformly too
+for t in dec.W_hh dec.b enc.fwd.b; do
+    read -r mx rms zeros < <(stats "$TMP/i-def/checkpoint.safetensors" $t)
+    within "$mx" 0.08 0.1 && within "$rms" 0.045 0.07 && pass ||
+        fail "default $t: max $mx rms $rms, expected uniform in [-0.1, 0.1]"
+done
+# orthogonal and the paper's: recurrent matrices orthogonal (rows of unit
+# norm), biases 0 but the LSTM forget gate's 1 (a quarter of dec.b)
+for d in i-o i-b; do
     read -r mx rms zeros < <(stats "$TMP/$d/checkpoint.safetensors" dec.W_hh)
     within "$rms" 0.24 0.26 && pass || fail "$d dec.W_hh rms $rms, expected 1/sqrt(16)"
+    read -r mx rms zeros < <(stats "$TMP/$d/checkpoint.safetensors" dec.b)
+    [ "$mx" = 1 ] && [ "$zeros" = 48 ] && pass || fail "$d dec.b: max $mx, $zeros zeros"
 done
+read -r mx rms zeros < <(stats "$TMP/i-o/checkpoint.safetensors" out.W)
+within "$mx" 0.095 0.1 && pass || fail "orthogonal out.W: max $mx, expected uniform in [-0.1, 0.1]"
 # the paper's: N(0, 0.01^2), attention N(0, 0.001^2), att.v 0
 read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" out.W)
 within "$rms" 0.009 0.011 && pass || fail "bahdanau out.W rms $rms, expected 0.01"
