@@ -1,5 +1,7 @@
-/* nmt bleu: corpus BLEU of a hypothesis file against reference files, printed
- * as sacreBLEU prints it. */
+/* nmt bleu: corpus BLEU, chrF and chrF++ of a hypothesis file against
+ * reference files, printed as sacreBLEU prints them. This file reads the
+ * options; cli/bleu_run.c scores and prints. */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/bleu_cmd.h"
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "nmt/bleu.h"
+#include "nmt/chrf.h"
 #include "nmt/error.h"
-#include "nmt/text.h"
 
 static void help(void)
 {
@@ -19,9 +22,11 @@ static void help(void)
         "Usage: nmt bleu [OPTIONS] REF [REF...] < HYP\n"
         "       nmt bleu [OPTIONS] -i HYP REF [REF...]\n"
         "       nmt bleu [OPTIONS] REF HYP          (nothing on stdin, see below)\n\n"
-        "Corpus BLEU of the hypothesis (one detokenized sentence a line) against one or\n"
-        "more reference files, computed and printed exactly as sacreBLEU %s does:\n"
+        "Corpus BLEU (and with -m, chrF or chrF++) of the hypothesis (one detokenized\n"
+        "sentence a line) against one or more reference files, computed and printed\n"
+        "exactly as sacreBLEU %s does:\n"
         "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:%s = 48.53 82.4/..\n"
+        "  chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:%s = 59.73\n"
         "Files may be plain text or gzip. The hypothesis and every reference must have\n"
         "the same number of lines.\n\n"
         "Where the hypothesis comes from: -i HYP if given; otherwise standard input,\n"
@@ -31,291 +36,75 @@ static void help(void)
         "second file is the hypothesis (a note on stderr says so).\n\n"
         "Options:\n"
         "  -i, --input HYP        the hypothesis file ('-' for standard input)\n"
+        "  -m, --metrics LIST     bleu (default), chrf, chrf++, or several joined by\n"
+        "                         commas (-m bleu,chrf); may be repeated. Several print\n"
+        "                         one line each, BLEU then chrF then chrF++, aligned on\n"
+        "                         '=' as `sacrebleu -m bleu chrf` prints them\n"
+        "  -l, --lc, --lowercase  case-insensitive scores (every metric: sacreBLEU's\n"
+        "                         -lc for BLEU and --chrf-lowercase for chrF)\n"
+        "BLEU:\n"
         "  -t, --tokenize KIND    13a (mteval-v13a, default) or none\n"
-        "  -l, --lc, --lowercase  case-insensitive BLEU\n"
         "  -s, --smooth METHOD    exp (default), none, floor or add-k\n"
         "      --smooth-value X   the value of floor (default 0.1) or add-k (default 1)\n"
+        "chrF (sacreBLEU's --chrf-* options):\n"
+        "      --chrf-char-order N   character n-grams up to N (default 6; 0 to %d)\n"
+        "      --chrf-word-order N   word n-grams up to N (default 0; 0 to %d); 2 is\n"
+        "                            chrF++, which -m chrf++ also names\n"
+        "      --chrf-beta N         recall weighs N times precision (default 2)\n"
+        "      --chrf-whitespace     keep whitespace in character n-grams\n"
+        "      --chrf-eps-smoothing  chrF++.py's smoothing (mean of per-order F-scores)\n"
+        "                            instead of the effective order (eff:no)\n"
+        "Output:\n"
         "  -w, --width N          decimals of the score (default 2; 0 to 10)\n"
-        "      --json             sacreBLEU's JSON output (name, score, signature, ...)\n"
+        "      --json             sacreBLEU's JSON output (name, score, signature, ...);\n"
+        "                         a list of objects for several metrics\n"
         "      --short            the short signature (#:1|c:mixed|e:no|...)\n"
-        "  -b, --score-only       print the score alone\n"
-        "      --sentence         sentence BLEU for each line (effective order, as\n"
-        "                         sacreBLEU --sentence-level)\n"
-        "      --stats            print the sufficient statistics instead of a score:\n"
-        "                         hyp_len ref_len, matches n=1..4, n-grams n=1..4\n"
-        "      --by-length        add a table of BLEU per sentence-length bucket (1-10,\n"
-        "                         11-20, .., 41-50, 51+) with the sentences in each;\n"
-        "                         the length is the whitespace-separated words of the\n"
-        "                         --src line, or else of the first reference's line\n"
+        "  -b, --score-only       print the score alone (one line per metric)\n"
+        "      --sentence         the score of each line (BLEU with the effective\n"
+        "                         order, as sacreBLEU --sentence-level); one metric\n"
+        "      --stats            print the sufficient statistics instead of a score,\n"
+        "                         a line per metric: BLEU's hyp_len ref_len, matches\n"
+        "                         n=1..4, n-grams n=1..4; chrF's hypothesis, reference\n"
+        "                         and matching n-grams of each order in turn (the\n"
+        "                         character orders, then the word orders)\n"
+        "      --by-length        add a table of the scores per sentence-length bucket\n"
+        "                         (1-10, 11-20, .., 41-50, 51+) with the sentences in\n"
+        "                         each; the length is the whitespace-separated words of\n"
+        "                         the --src line, or else of the first reference's line\n"
         "      --src FILE         the source sentences, for --by-length\n"
         "  -q, --quiet            no notes on stderr\n"
         "  -h, --help             this help\n\n"
         "sacreBLEU's own command line defaults to JSON with one decimal; `nmt bleu\n"
         "--json -w 1` prints what `sacrebleu REF -i HYP` prints. The signature names\n"
         "the sacreBLEU version whose algorithm and numbers this matches.\n",
-        NMT_BLEU_SACREBLEU_VERSION, NMT_BLEU_SACREBLEU_VERSION);
+        NMT_BLEU_SACREBLEU_VERSION, NMT_BLEU_SACREBLEU_VERSION, NMT_BLEU_SACREBLEU_VERSION,
+        NMT_CHRF_MAX_CHAR_ORDER, NMT_CHRF_MAX_WORD_ORDER);
 }
 
-typedef struct bleu_args {
-    const char *hyp;
-    const char **refs;
-    size_t n_refs;
-    const char *src;
-    nmt_bleu_opts opts;
-    int width, json, short_sig, score_only, sentence, stats, by_length;
-} bleu_args;
-
-/* ---- printing ------------------------------------------------------------ */
-
-/* The score as JSON shows it: sacreBLEU rounds to `width` decimals, makes a
- * Python float of that and prints its repr, so "48.50" appears as 48.5 and
- * "49" as 49.0. */
-static void json_number(char *buf, size_t cap, double x, int width)
+/* -m LIST: comma-separated names, any case, added to those already chosen. */
+static int parse_metrics(const char *list, int *chosen)
 {
-    snprintf(buf, cap, "%.*f", width, x);
-    char *dot = strchr(buf, '.');
-    if (!dot) {
-        strncat(buf, ".0", cap - strlen(buf) - 1);
-        return;
-    }
-    char *end = buf + strlen(buf) - 1;
-    while (end > dot + 1 && *end == '0')
-        *end-- = '\0';
-}
-
-static void print_stats(const nmt_bleu_stats *st)
-{
-    printf("%ld %ld", st->sys_len, st->ref_len);
-    for (int n = 0; n < NMT_BLEU_ORDER; n++)
-        printf(" %ld", st->correct[n]);
-    for (int n = 0; n < NMT_BLEU_ORDER; n++)
-        printf(" %ld", st->total[n]);
-    putchar('\n');
-}
-
-/* One result in sacreBLEU's text form: "BLEU|SIG = 48.53 VERBOSE". */
-static void print_text(const nmt_bleu_score *s, const char *sig, const bleu_args *a)
-{
-    char verbose[256];
-    nmt_bleu_verbose(verbose, sizeof verbose, s);
-    if (a->score_only)
-        printf("%.*f\n", a->width, s->score);
-    else
-        printf("BLEU|%s = %.*f %s\n", sig, a->width, s->score, verbose);
-}
-
-/* sacreBLEU's JSON (json.dumps with indent=1): name, score, signature,
- * verbose_score, then each signature field as a string. */
-static void print_json(const nmt_bleu_score *s, const char *sig, const bleu_args *a,
-                       const nmt_bleu *buckets[], const size_t *bucket_count)
-{
-    char num[64], verbose[256];
-    json_number(num, sizeof num, s->score, a->width);
-    nmt_bleu_verbose(verbose, sizeof verbose, s);
-    printf("{\n \"name\": \"BLEU\",\n \"score\": %s,\n \"signature\": \"%s\",\n"
-           " \"verbose_score\": \"%s\"", num, sig, verbose);
-    /* The fields, split from the signature "k:v|k:v|..." as sacreBLEU does. */
-    char fields[512];
-    snprintf(fields, sizeof fields, "%s", sig);
-    for (char *save = NULL, *kv = strtok_r(fields, "|", &save); kv; kv = strtok_r(NULL, "|", &save)) {
-        char *colon = strchr(kv, ':');
-        if (colon) {
-            *colon = '\0';
-            printf(",\n \"%s\": \"%s\"", kv, colon + 1);
-        }
-    }
-    if (buckets) {
-        printf(",\n \"by_length\": [");
-        for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
-            nmt_bleu_score bs;
-            nmt_bleu_result(buckets[k], &bs);
-            json_number(num, sizeof num, bs.score, a->width);
-            printf("%s\n  {\n   \"length\": \"%s\",\n   \"sentences\": %zu,\n   \"score\": %s\n  }",
-                   k ? "," : "", nmt_bleu_bucket_label(k), bucket_count[k],
-                   bucket_count[k] ? num : "null");
-        }
-        printf("\n ]");
-    }
-    printf("\n}\n");
-}
-
-static void print_by_length(nmt_bleu *const buckets[], const size_t *count, const bleu_args *a)
-{
-    printf("\n%-8s %9s %7s\n", "length", "sentences", "BLEU");
-    for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
-        nmt_bleu_score s;
-        nmt_bleu_result(buckets[k], &s);
-        if (count[k])
-            printf("%-8s %9zu %7.*f\n", nmt_bleu_bucket_label(k), count[k], a->width, s.score);
-        else
-            printf("%-8s %9zu %7s\n", nmt_bleu_bucket_label(k), count[k], "-");
-    }
-}
-
-/* ---- reading -------------------------------------------------------------- */
-
-/* The readers of one run: [0] the hypothesis, [1..n_refs] the references,
- * then the source when --by-length has one. */
-typedef struct inputs {
-    nmt_reader **r;
-    size_t n;
-    const char **line;
-} inputs;
-
-static void close_inputs(inputs *in)
-{
-    for (size_t i = 0; i < in->n; i++)
-        nmt_reader_close(in->r[i]);
-    free(in->r);
-    free(in->line);
-}
-
-static int open_inputs(inputs *in, const bleu_args *a)
-{
-    in->n = 1 + a->n_refs + (a->src ? 1 : 0);
-    in->r = calloc(in->n, sizeof *in->r);
-    in->line = calloc(in->n, sizeof *in->line);
-    if (!in->r || !in->line) {
-        cli_error("out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < in->n; i++) {
-        const char *path = i == 0 ? a->hyp : i <= a->n_refs ? a->refs[i - 1] : a->src;
-        if (nmt_reader_open(&in->r[i], path)) {
-            cli_lib_error();
+    static const char *const names[] = {"bleu", "chrf", "chrf++", NULL};
+    char item[32];
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof item) {
+            cli_error("--metrics: %s in '%s' (expected names among bleu, chrf, chrf++ joined by commas)",
+                      n ? "an unknown name" : "an empty name", list);
             return -1;
         }
-    }
-    return 0;
-}
-
-/* After one file ended before another: count every file to the end, so that
- * the message names all of them with their line counts. */
-static void report_line_counts(inputs *in)
-{
-    char msg[2048] = "line counts differ:";
-    int hint = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        const char *line;
-        size_t len;
-        size_t lines = nmt_reader_lineno(in->r[i]);
-        int rc;
-        while ((rc = nmt_reader_next(in->r[i], &line, &len)) == 1)
-            lines = nmt_reader_lineno(in->r[i]);
-        if (rc < 0) {
-            cli_lib_error();
-            return;
-        }
-        size_t used = strlen(msg);
-        snprintf(msg + used, sizeof msg - used, "%s %s has %zu line%s", i ? "," : "",
-                 nmt_reader_path(in->r[i]), lines, lines == 1 ? "" : "s");
-        if (i == 0 && lines == 0 && !strcmp(nmt_reader_path(in->r[0]), "<stdin>"))
-            hint = 1;
-    }
-    cli_error("%s%s", msg, hint ? " (the hypothesis is read from standard input unless -i HYP names it)" : "");
-}
-
-/* Reads the next line of every file: 1 when all have one, 0 when all ended
- * together, -1 on an error (reported). */
-static int next_lines(inputs *in)
-{
-    size_t got = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        size_t len;
-        int rc = nmt_reader_next(in->r[i], &in->line[i], &len);
-        if (rc < 0) {
-            cli_lib_error();
+        for (size_t i = 0; i < n; i++)
+            item[i] = (char)tolower((unsigned char)p[i]);
+        item[n] = '\0';
+        int k = opt_choice("--metrics", item, names);
+        if (k < 0)
             return -1;
-        }
-        got += rc == 1;
+        chosen[k] = 1;
+        if (!p[n])
+            return 0;
+        p += n + 1;
     }
-    if (got == in->n)
-        return 1;
-    if (got == 0)
-        return 0;
-    report_line_counts(in);
-    return -1;
-}
-
-/* ---- the command ------------------------------------------------------------ */
-
-static int run(const bleu_args *a)
-{
-    inputs in = {0};
-    nmt_bleu *corpus = NULL;
-    nmt_bleu *buckets[NMT_BLEU_N_BUCKETS] = {0};
-    size_t bucket_count[NMT_BLEU_N_BUCKETS] = {0};
-    int status = 1;
-    char sig[256];
-
-    if (open_inputs(&in, a))
-        goto done;
-    nmt_bleu_opts sent_opts = a->opts;
-    sent_opts.effective_order = 1;
-    if (nmt_bleu_create(&corpus, &a->opts)) {
-        cli_lib_error();
-        goto done;
-    }
-    for (int k = 0; a->by_length && k < NMT_BLEU_N_BUCKETS; k++)
-        if (nmt_bleu_create(&buckets[k], &a->opts)) {
-            cli_lib_error();
-            goto done;
-        }
-    if (a->sentence)
-        nmt_bleu_signature(sig, sizeof sig, &sent_opts, (long)a->n_refs, a->short_sig);
-
-    int rc;
-    while ((rc = next_lines(&in)) == 1) {
-        const char *hyp = in.line[0];
-        const char *const *refs = in.line + 1;
-        nmt_bleu_stats st;
-        if (nmt_bleu_add(corpus, &st, hyp, refs, a->n_refs)) {
-            cli_lib_error();
-            goto done;
-        }
-        if (a->sentence) {
-            nmt_bleu_score s;
-            nmt_bleu_compute(&s, &st, &sent_opts);
-            if (a->stats)
-                print_stats(&st);
-            else
-                print_text(&s, sig, a);
-        }
-        if (a->by_length) {
-            const char *ruler = a->src ? in.line[in.n - 1] : refs[0];
-            int k = nmt_bleu_bucket(nmt_bleu_count_words(ruler));
-            nmt_bleu_add_stats(buckets[k], &st, a->n_refs);
-            bucket_count[k]++;
-        }
-    }
-    if (rc < 0)
-        goto done;
-    if (nmt_bleu_sentences(corpus) == 0) {
-        cli_error("%s: no sentences", nmt_reader_path(in.r[0]));
-        goto done;
-    }
-    if (!a->sentence) {
-        nmt_bleu_score s;
-        nmt_bleu_result(corpus, &s);
-        nmt_bleu_signature(sig, sizeof sig, &a->opts, nmt_bleu_nrefs(corpus), a->short_sig && !a->json);
-        if (a->stats)
-            print_stats(nmt_bleu_totals(corpus));
-        else if (a->json && !a->score_only) /* sacreBLEU: -b wins over JSON */
-            print_json(&s, sig, a, a->by_length ? (const nmt_bleu **)buckets : NULL, bucket_count);
-        else
-            print_text(&s, sig, a);
-        if (a->by_length && !a->json)
-            print_by_length(buckets, bucket_count, a);
-    }
-    status = fflush(stdout) ? 1 : 0;
-    if (status)
-        cli_error("cannot write the output");
-done:
-    for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++)
-        nmt_bleu_free(buckets[k]);
-    nmt_bleu_free(corpus);
-    close_inputs(&in);
-    return status;
 }
 
 /* Whether standard input can hold a hypothesis: a pipe, a socket or a
@@ -340,18 +129,69 @@ enum {
     OPT_BY_LENGTH,
     OPT_SRC,
     OPT_FORMAT,
+    OPT_CHRF_CHAR_ORDER,
+    OPT_CHRF_WORD_ORDER,
+    OPT_CHRF_BETA,
+    OPT_CHRF_WHITESPACE,
+    OPT_CHRF_EPS,
 };
+
+/* The checks that need every option: an option of a metric that is not
+ * chosen does nothing, which is refused rather than ignored. */
+static int check_args(bleu_args *a, const char *bleu_opt, const char *chrf_opt,
+                      int word_order_given)
+{
+    int n_metrics = a->metric[METRIC_BLEU] + a->metric[METRIC_CHRF] + a->metric[METRIC_CHRFPP];
+    if (bleu_opt && !a->metric[METRIC_BLEU]) {
+        cli_error("%s: a BLEU option, and bleu is not among --metrics", bleu_opt);
+        return -1;
+    }
+    if (chrf_opt && !a->metric[METRIC_CHRF] && !a->metric[METRIC_CHRFPP]) {
+        cli_error("%s: a chrF option, and neither chrf nor chrf++ is among --metrics", chrf_opt);
+        return -1;
+    }
+    if (word_order_given && a->metric[METRIC_CHRFPP] && !a->metric[METRIC_CHRF] &&
+        a->chrf[METRIC_CHRF].word_order != 2) {
+        cli_error("--chrf-word-order: chrf++ is word order 2 (for another: -m chrf --chrf-word-order %d)",
+                  a->chrf[METRIC_CHRF].word_order);
+        return -1;
+    }
+    if (a->metric[METRIC_CHRF] && a->chrf[METRIC_CHRF].char_order + a->chrf[METRIC_CHRF].word_order == 0) {
+        cli_error("--chrf-char-order: 0 needs --chrf-word-order 1 or more (nothing to count)");
+        return -1;
+    }
+    if (a->src && !a->by_length) {
+        cli_error("--src: only used with --by-length");
+        return -1;
+    }
+    if (a->sentence && (a->json || a->by_length)) {
+        cli_error("--sentence: cannot be combined with %s", a->json ? "--json" : "--by-length");
+        return -1;
+    }
+    if (a->sentence && n_metrics > 1) {
+        cli_error("--sentence: one metric at a time (as sacreBLEU's --sentence-level)");
+        return -1;
+    }
+    return 0;
+}
 
 int cmd_bleu(int argc, char **argv)
 {
     static const struct option long_options[] = {
         {"input", required_argument, NULL, 'i'},
+        {"metrics", required_argument, NULL, 'm'},
+        {"metric", required_argument, NULL, 'm'},
         {"tokenize", required_argument, NULL, 't'},
         {"lc", no_argument, NULL, 'l'},
         {"lowercase", no_argument, NULL, 'l'},
         {"smooth", required_argument, NULL, 's'},
         {"smooth-method", required_argument, NULL, 's'},
         {"smooth-value", required_argument, NULL, OPT_SMOOTH_VALUE},
+        {"chrf-char-order", required_argument, NULL, OPT_CHRF_CHAR_ORDER},
+        {"chrf-word-order", required_argument, NULL, OPT_CHRF_WORD_ORDER},
+        {"chrf-beta", required_argument, NULL, OPT_CHRF_BETA},
+        {"chrf-whitespace", no_argument, NULL, OPT_CHRF_WHITESPACE},
+        {"chrf-eps-smoothing", no_argument, NULL, OPT_CHRF_EPS},
         {"width", required_argument, NULL, 'w'},
         {"json", no_argument, NULL, OPT_JSON},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -371,30 +211,65 @@ int cmd_bleu(int argc, char **argv)
     static const char *const formats[] = {"text", "json", NULL};
     bleu_args a = {0};
     nmt_bleu_opts_init(&a.opts);
+    nmt_chrf_opts chrf;
+    nmt_chrf_opts_init(&chrf);
     a.width = 2;
-    int smooth_value_given = 0, k;
+    int smooth_value_given = 0, metrics_given = 0, word_order_given = 0, k;
     double smooth_value = 0.0;
+    const char *bleu_opt = NULL, *chrf_opt = NULL; /* the first of each kind given */
 
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "i:t:ls:w:bqh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:m:t:ls:w:bqh", long_options, NULL)) != -1) {
         switch (c) {
         case 'i': a.hyp = optarg; break;
+        case 'm':
+            if (parse_metrics(optarg, a.metric))
+                return 2;
+            metrics_given = 1;
+            break;
         case 't':
             if ((k = opt_choice("--tokenize", optarg, tokenizers)) < 0)
                 return 2;
             a.opts.tokenize = k == 0 ? NMT_BLEU_TOK_13A : NMT_BLEU_TOK_NONE;
+            bleu_opt = bleu_opt ? bleu_opt : "--tokenize";
             break;
-        case 'l': a.opts.lowercase = 1; break;
+        case 'l': a.opts.lowercase = chrf.lowercase = 1; break;
         case 's':
             if ((k = opt_choice("--smooth", optarg, smoothers)) < 0)
                 return 2;
             a.opts.smooth = (nmt_bleu_smooth)k;
+            bleu_opt = bleu_opt ? bleu_opt : "--smooth";
             break;
         case OPT_SMOOTH_VALUE:
             if (opt_double("--smooth-value", optarg, 0.0, 1e9, &smooth_value))
                 return 2;
             smooth_value_given = 1;
+            bleu_opt = bleu_opt ? bleu_opt : "--smooth-value";
+            break;
+        case OPT_CHRF_CHAR_ORDER:
+            if (opt_int("--chrf-char-order", optarg, 0, NMT_CHRF_MAX_CHAR_ORDER, &chrf.char_order))
+                return 2;
+            chrf_opt = chrf_opt ? chrf_opt : "--chrf-char-order";
+            break;
+        case OPT_CHRF_WORD_ORDER:
+            if (opt_int("--chrf-word-order", optarg, 0, NMT_CHRF_MAX_WORD_ORDER, &chrf.word_order))
+                return 2;
+            word_order_given = 1;
+            chrf_opt = chrf_opt ? chrf_opt : "--chrf-word-order";
+            break;
+        case OPT_CHRF_BETA:
+            if (opt_int("--chrf-beta", optarg, 0, NMT_CHRF_MAX_BETA, &chrf.beta))
+                return 2;
+            chrf_opt = chrf_opt ? chrf_opt : "--chrf-beta";
+            break;
+        case OPT_CHRF_WHITESPACE:
+            chrf.whitespace = 1;
+            chrf_opt = chrf_opt ? chrf_opt : "--chrf-whitespace";
+            break;
+        case OPT_CHRF_EPS:
+            chrf.eps_smoothing = 1;
+            chrf_opt = chrf_opt ? chrf_opt : "--chrf-eps-smoothing";
             break;
         case 'w':
             if (opt_int("--width", optarg, 0, 10, &a.width))
@@ -417,20 +292,19 @@ int cmd_bleu(int argc, char **argv)
         default: return cli_usage_error();
         }
     }
+    if (!metrics_given)
+        a.metric[METRIC_BLEU] = 1;
     a.opts.smooth_value = smooth_value_given ? smooth_value : nmt_bleu_smooth_default(a.opts.smooth);
     if (smooth_value_given && a.opts.smooth != NMT_BLEU_SMOOTH_FLOOR &&
         a.opts.smooth != NMT_BLEU_SMOOTH_ADD_K) {
         cli_error("--smooth-value: only floor and add-k smoothing take a value");
         return 2;
     }
-    if (a.src && !a.by_length) {
-        cli_error("--src: only used with --by-length");
+    a.chrf[METRIC_CHRF] = chrf;
+    a.chrf[METRIC_CHRFPP] = chrf;
+    a.chrf[METRIC_CHRFPP].word_order = 2;
+    if (check_args(&a, bleu_opt, chrf_opt, word_order_given))
         return 2;
-    }
-    if (a.sentence && (a.json || a.by_length)) {
-        cli_error("--sentence: cannot be combined with %s", a.json ? "--json" : "--by-length");
-        return 2;
-    }
 
     int n_files = argc - optind;
     if (!a.hyp && n_files == 2 && !stdin_has_text()) {
@@ -448,5 +322,5 @@ int cmd_bleu(int argc, char **argv)
         a.hyp = "-";
     a.refs = (const char **)(argv + optind);
     a.n_refs = (size_t)n_files;
-    return run(&a);
+    return bleu_run(&a);
 }

@@ -16,7 +16,7 @@ static const command commands[] = {
     {"train", cmd_train, "train a model on a parallel corpus (or --resume a run)"},
     {"translate", cmd_translate, "translate sentences with a model (greedy or beam search)"},
     {"score", cmd_score, "loss and perplexity of a model on a parallel corpus"},
-    {"bleu", cmd_bleu, "corpus BLEU exactly as sacreBLEU computes it"},
+    {"bleu", cmd_bleu, "corpus BLEU and chrF exactly as sacreBLEU computes them"},
     {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
     {"compare", cmd_compare, "runs side by side: BLEU overall and by sentence length"},
     {"info", cmd_info, "a model's settings and parameter count"},
