@@ -1,5 +1,5 @@
 /* nmt compare: training runs side by side on one test set. Each run's best
- * model translates the source; the table shows BLEU overall and per
+ * model translates the source; the table shows BLEU and chrF overall, BLEU per
  * source-length bucket (the buckets of `nmt bleu --by-length`), and what the
  * run's log.tsv says about validation, speed and time. -o draws BLEU against
  * sentence length for every run (Bahdanau et al. 2015, Figure 2). */
@@ -15,6 +15,7 @@
 #include "cli/opts.h"
 #include "cli/translate.h"
 #include "nmt/bleu.h"
+#include "nmt/chrf.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/svg.h"
@@ -35,6 +36,8 @@ static void help(void)
            "  valid ppl, BLEU  of the best validation row (highest valid_bleu, then lowest\n"
            "                   valid_ppl: the rule by which nmt train keeps best.safetensors)\n"
            "  test BLEU        corpus BLEU as sacreBLEU computes it (13a tokenizer)\n"
+           "  test chrF2       corpus chrF as sacreBLEU computes it (its defaults: character\n"
+           "                   n-grams up to 6, beta 2; nmt bleu -m chrf)\n"
            "  by length        BLEU per source-length bucket (1-10, 11-20, ..., 51+ source\n"
            "                   words, as nmt bleu --by-length --src counts them), with the\n"
            "                   number of sentences in each bucket\n\n"
@@ -45,7 +48,7 @@ static void help(void)
            "                       length, one line per run\n"
            "  -b, --beam K         beam size (default %d; 1 is greedy)\n"
            "      --alpha A        length normalisation (default %.1f, as nmt translate)\n"
-           "      --lc             case-insensitive BLEU. Without it BLEU is\n"
+           "      --lc             case-insensitive BLEU and chrF. Without it they are\n"
            "                       case-insensitive only when a model lowercases its\n"
            "                       text (its output could not match capitals); then it\n"
            "                       is so for every run, so that the columns compare\n"
@@ -266,7 +269,7 @@ typedef struct run_result {
     const char *file;     /* "best" or "checkpoint" */
     size_t params;
     run_log log;
-    double bleu;
+    double bleu, chrf;
     double bucket_bleu[NMT_BLEU_N_BUCKETS]; /* NaN for an empty bucket */
     char **hyps;          /* [n] the best translation of each test line */
 } run_result;
@@ -355,14 +358,20 @@ done:
     return status;
 }
 
-/* BLEU of a run's translations overall and per bucket. */
+/* BLEU of a run's translations overall and per bucket, chrF overall. */
 static int score_run(run_result *r, char **refs, size_t n, const int *bucket, int lowercase)
 {
     nmt_bleu_opts bo;
     nmt_bleu_opts_init(&bo);
     bo.lowercase = lowercase;
+    nmt_chrf_opts co;
+    nmt_chrf_opts_init(&co);
+    co.lowercase = lowercase;
     nmt_bleu *all = NULL, *by[NMT_BLEU_N_BUCKETS] = {0};
+    nmt_chrf *chrf = NULL;
     int rc = nmt_bleu_create(&all, &bo);
+    if (!rc)
+        rc = nmt_chrf_create(&chrf, &co);
     for (int k = 0; k < NMT_BLEU_N_BUCKETS && !rc; k++)
         rc = nmt_bleu_create(&by[k], &bo);
     for (size_t i = 0; i < n && !rc; i++) {
@@ -371,11 +380,14 @@ static int score_run(run_result *r, char **refs, size_t n, const int *bucket, in
         rc = nmt_bleu_add(all, &st, r->hyps[i], &ref, 1);
         if (!rc)
             nmt_bleu_add_stats(by[bucket[i]], &st, 1);
+        if (!rc)
+            rc = nmt_chrf_add(chrf, NULL, r->hyps[i], &ref, 1);
     }
     if (!rc) {
         nmt_bleu_score s;
         nmt_bleu_result(all, &s);
         r->bleu = s.score;
+        r->chrf = nmt_chrf_result(chrf);
         for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
             nmt_bleu_result(by[k], &s);
             r->bucket_bleu[k] = nmt_bleu_sentences(by[k]) ? s.score : (double)NAN;
@@ -384,6 +396,7 @@ static int score_run(run_result *r, char **refs, size_t n, const int *bucket, in
     for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++)
         nmt_bleu_free(by[k]);
     nmt_bleu_free(all);
+    nmt_chrf_free(chrf);
     if (rc)
         cli_lib_error();
     return rc ? -1 : 0;
@@ -449,6 +462,13 @@ static void print_table(const run_result *r, int n, const size_t *bucket_count, 
     char label[64];
     snprintf(label, sizeof label, "test BLEU (%zu)", n_sent);
     ROW(label, "%.2f", r[i].bleu);
+    nmt_chrf_opts co;
+    nmt_chrf_opts_init(&co);
+    co.lowercase = lowercase;
+    char chrf_name[32];
+    nmt_chrf_name(chrf_name, sizeof chrf_name, &co);
+    snprintf(label, sizeof label, "test %s (%zu)", chrf_name, n_sent);
+    ROW(label, "%.2f", r[i].chrf);
     printf("BLEU by source length (sentences):\n");
     for (int k = 0; k < NMT_BLEU_N_BUCKETS; k++) {
         snprintf(label, sizeof label, "  %s (%zu)", nmt_bleu_bucket_label(k), bucket_count[k]);
@@ -464,6 +484,8 @@ static void print_table(const run_result *r, int n, const size_t *bucket_count, 
     char sig[256];
     nmt_bleu_signature(sig, sizeof sig, &bo, 1, 0);
     printf("BLEU: %s; beam %d\n", sig, beam);
+    nmt_chrf_signature(sig, sizeof sig, &co, 1, 0);
+    printf("%s: %s\n", chrf_name, sig);
 }
 
 /* The x of a bucket on the chart: its middle (55 for 51+). */

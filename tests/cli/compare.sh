@@ -62,6 +62,7 @@ for run in att none; do
     best=$TMP/runs/$run/best.safetensors
     "$NMT" translate -m "$best" -i "$TMP/test.de" -b 3 >"$TMP/$run.hyp" &&
         "$NMT" bleu "$TMP/test.en" -i "$TMP/$run.hyp" --lc -b >"$TMP/$run.bleu" &&
+        "$NMT" bleu -m chrf "$TMP/test.en" -i "$TMP/$run.hyp" --lc -b >"$TMP/$run.chrf" &&
         "$NMT" bleu "$TMP/test.en" -i "$TMP/$run.hyp" --lc --by-length --src "$TMP/test.de" \
             >"$TMP/$run.bylen" &&
         "$NMT" info "$best" >"$TMP/$run.info" && pass || fail "$run: reference figures"
@@ -100,6 +101,8 @@ for k, run in enumerate(["att", "none"]):
     assert row("valid BLEU (best row)")[k] == "%.2f" % float(best[col["valid_bleu"]])
     bleu = open("%s/../%s.bleu" % (runs, run)).read().strip()
     assert row("test BLEU (65)")[k] == bleu, (row("test BLEU (65)"), bleu)
+    chrf = open("%s/../%s.chrf" % (runs, run)).read().strip()
+    assert row("test chrF2 (65)")[k] == chrf, (row("test chrF2 (65)"), chrf)
     bylen = [l.split() for l in open("%s/../%s.bylen" % (runs, run))]
     buckets = [c for c in bylen if c and c[0][0].isdigit() and "-" in c[0] or c and c[0] == "51+"]
     assert len(buckets) == 6, buckets
@@ -109,8 +112,10 @@ for k, run in enumerate(["att", "none"]):
         total += int(count)
     assert total == 65
 assert any(l.startswith("BLEU: nrefs:1|case:lc|") for l in lines), "no signature line"
+assert "chrF2: nrefs:1|case:lc|eff:yes|nc:6|nw:0|space:no|version:2.6.0" in lines, "no chrF signature line"
 # the runs learnt something (so the BLEU figures above are not all zeros)
 assert max(float(x) for x in row("test BLEU (65)")) > 0.5, row("test BLEU (65)")
+assert min(float(x) for x in row("test chrF2 (65)")) > 1, row("test chrF2 (65)")
 EOF
 grep -q "^  21-30 ([1-9]" "$TMP/table" && pass || fail "the long sentences are not in a bucket"
 
