@@ -50,7 +50,8 @@ static void help(void)
         "      --chrf-char-order N   character n-grams up to N (default 6; 0 to %d)\n"
         "      --chrf-word-order N   word n-grams up to N (default 0; 0 to %d); 2 is\n"
         "                            chrF++, which -m chrf++ also names\n"
-        "      --chrf-beta N         recall weighs N times precision (default 2)\n"
+        "      --chrf-beta N         recall weighs N times precision (default 2; 0\n"
+        "                            to %d)\n"
         "      --chrf-whitespace     keep whitespace in character n-grams\n"
         "      --chrf-eps-smoothing  chrF++.py's smoothing (mean of per-order F-scores)\n"
         "                            instead of the effective order (eff:no)\n"
@@ -78,7 +79,7 @@ static void help(void)
         "--json -w 1` prints what `sacrebleu REF -i HYP` prints. The signature names\n"
         "the sacreBLEU version whose algorithm and numbers this matches.\n",
         NMT_BLEU_SACREBLEU_VERSION, NMT_BLEU_SACREBLEU_VERSION, NMT_BLEU_SACREBLEU_VERSION,
-        NMT_CHRF_MAX_CHAR_ORDER, NMT_CHRF_MAX_WORD_ORDER);
+        NMT_CHRF_MAX_CHAR_ORDER, NMT_CHRF_MAX_WORD_ORDER, NMT_CHRF_MAX_BETA);
 }
 
 /* -m LIST: comma-separated names, any case, added to those already chosen. */
