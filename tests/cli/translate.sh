@@ -114,8 +114,11 @@ for i, s in enumerate(src):
         continue
     assert len(hyps) == 3, "line %d has %d hypotheses" % (i, len(hyps))
     assert hyps[0][0] == best[i], "line %d: first %r, 1-best %r" % (i, hyps[0][0], best[i])
+    # finished hypotheses best first, then those cut at the length limit
+    # best first: at most two falling runs
     scores = [h[1] for h in hyps]
-    assert scores == sorted(scores, reverse=True), "line %d scores %s" % (i, scores)
+    rises = sum(1 for a, b in zip(scores, scores[1:]) if b > a)
+    assert rises <= 1, "line %d scores %s" % (i, scores)
     assert all(x <= 0 for x in scores), scores
 EOF
 
