@@ -30,7 +30,9 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->optimizer = NMT_OPTIM_ADAM;
     s->lr = nmt_optim_default_lr(NMT_OPTIM_ADAM);
     s->clip = 5.0;
-    s->dropout = 0.2f;
+    /* dropout as before the three rates were apart: embeddings and deep
+     * output; the annotations' and label smoothing wait for measurements */
+    s->dropout_emb = s->dropout_out = 0.2f;
     s->epochs = 10;
     s->max_steps = -1;
     s->seed = 1;
@@ -117,6 +119,7 @@ static void put_settings(meta_writer *w, const nmt_train_settings *s)
     put(w, "train.hidden", "%d", s->hidden);
     put(w, "train.att_dim", "%d", s->att_dim);
     put(w, "train.out_dim", "%d", s->out_dim);
+    put(w, "train.tied_embeddings", "%d", s->tied_embeddings);
     put(w, "train.batch_size", "%d", s->batch_size);
     put(w, "train.max_len", "%d", s->max_len);
     put(w, "train.min_count", "%d", s->min_count);
@@ -127,7 +130,10 @@ static void put_settings(meta_writer *w, const nmt_train_settings *s)
     put(w, "train.optimizer", "%s", nmt_optim_name(s->optimizer));
     put(w, "train.lr", "%.17g", s->lr);
     put(w, "train.clip", "%.17g", s->clip);
-    put(w, "train.dropout", "%.9g", (double)s->dropout);
+    put(w, "train.dropout_emb", "%.9g", (double)s->dropout_emb);
+    put(w, "train.dropout_enc", "%.9g", (double)s->dropout_enc);
+    put(w, "train.dropout_out", "%.9g", (double)s->dropout_out);
+    put(w, "train.label_smoothing", "%.9g", (double)s->label_smoothing);
     put(w, "train.epochs", "%d", s->epochs);
     put(w, "train.max_steps", "%" PRId64, s->max_steps);
     put(w, "train.seed", "%" PRIu64, s->seed);
@@ -269,6 +275,10 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->hidden = get_int(&r, "train.hidden", 1, 1 << 20);
     s->att_dim = get_int(&r, "train.att_dim", 1, 1 << 20);
     s->out_dim = get_int(&r, "train.out_dim", 1, 1 << 20);
+    /* checkpoints from before tying, the three dropouts and label smoothing
+     * were apart: one dropout on embeddings and deep output, no more */
+    int before = !nmt_file_meta(f, "train.dropout_emb");
+    s->tied_embeddings = before ? 0 : get_int(&r, "train.tied_embeddings", 0, 1);
     s->batch_size = get_int(&r, "train.batch_size", 1, 1000000);
     s->max_len = get_int(&r, "train.max_len", 0, 1 << 24);
     s->min_count = get_int(&r, "train.min_count", 1, 1 << 30);
@@ -283,7 +293,15 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
         bad(&r, "train.optimizer", v);
     s->lr = get_double_in(&r, "train.lr", 1e-300, 1e300);
     s->clip = get_double_in(&r, "train.clip", 0, 1e300);
-    s->dropout = (float)get_double_in(&r, "train.dropout", 0, 1);
+    if (before) {
+        s->dropout_emb = s->dropout_out = (float)get_double_in(&r, "train.dropout", 0, 1);
+        s->dropout_enc = s->label_smoothing = 0;
+    } else {
+        s->dropout_emb = (float)get_double_in(&r, "train.dropout_emb", 0, 1);
+        s->dropout_enc = (float)get_double_in(&r, "train.dropout_enc", 0, 1);
+        s->dropout_out = (float)get_double_in(&r, "train.dropout_out", 0, 1);
+        s->label_smoothing = (float)get_double_in(&r, "train.label_smoothing", 0, 1);
+    }
     s->epochs = get_int(&r, "train.epochs", 0, 1 << 30);
     s->max_steps = get_i64(&r, "train.max_steps", -1, INT64_MAX);
     s->seed = get_u64(&r, "train.seed");

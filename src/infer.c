@@ -122,7 +122,7 @@ int nmt_infer_encode(const nmt_model *m, nmt_infer *st, const int32_t *src, cons
         for (int b = 0; b < B; b++)
             ws->src_active[(size_t)t * B + b] = t < src_len[b];
     embed_forward(ws->src_x, src, w.src_emb, T * B, ws->E);
-    seq2seq_encode(m, ws, B, T);
+    seq2seq_encode(m, ws, st->src_len, B, T);
     size_t BH = (size_t)B * ws->H;
     memcpy(st->s, ws->s, BH * sizeof(real));
     memset(st->c, 0, BH * sizeof(real));

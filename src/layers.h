@@ -212,14 +212,17 @@ void log_softmax_forward(real *x, int N, int V);
 void log_sum_exp_rows(real *lse, const real *x, int N, int V);
 /* Softmax cross-entropy with a padding mask: logits [N, V] become
  * log-probabilities; returns the summed -log p[target] over rows with
- * active[n]; nll[n % B] (double) gets each row's share when nll != NULL. */
+ * active[n]; nll[n % B] (double) gets each row's share when nll != NULL, and
+ * *mean_logp (when not NULL) the active rows' sum of mean_k log p[k] (what
+ * label smoothing needs). */
 double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
-                             double *nll, int N, int B, int V);
+                             double *nll, double *mean_logp, int N, int B, int V);
 /* The loss and its gradient at once, for training: logits [N, V] become
- * dlogits = scale * (p - onehot) on active rows, 0 elsewhere, and
- * logp_target [N] gets each row's log p of its target, the same bits as
- * cross_entropy_forward's. */
-void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
-                        const unsigned char *active, real scale, int N, int V);
+ * dlogits = scale * (p - (1 - e) onehot - e / V) on active rows, 0 elsewhere
+ * (e: label smoothing, 0 for the plain loss), and logp_target [N] gets each
+ * row's log p of its target, the same bits as cross_entropy_forward's; with
+ * e > 0 logp_mean [N] gets each row's mean_k log p[k]. */
+void cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
+                        const unsigned char *active, real scale, real e, int N, int V);
 
 #endif

@@ -93,7 +93,8 @@ int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *t, size_t *total)
     add_tensor(t, &n, total, "dec.b", G * H, 0);
     add_tensor(t, &n, total, "out.W_t", O, H + D * H + E);
     add_tensor(t, &n, total, "out.b_t", O, 0);
-    add_tensor(t, &n, total, "out.W", cfg->tgt_vocab, O);
+    if (!cfg->tied) /* tied: the output matrix is tgt_emb */
+        add_tensor(t, &n, total, "out.W", cfg->tgt_vocab, O);
     add_tensor(t, &n, total, "out.b", cfg->tgt_vocab, 0);
     return n;
 }
@@ -109,6 +110,10 @@ static int check_config(const nmt_config *c)
     if (c->emb < 1 || c->emb > lim || c->hidden < 1 || c->hidden > lim || c->out_dim < 1 ||
         c->out_dim > lim || (c->attention == NMT_ATT_BAHDANAU && (c->att_dim < 1 || c->att_dim > lim)))
         return nmt_set_error(NMT_ERR_ARG, "model sizes must be between 1 and %d", lim);
+    if (c->tied && c->out_dim != c->emb)
+        return nmt_set_error(NMT_ERR_ARG, "tied embeddings need out_dim (%d) equal to emb (%d): "
+                             "the output matrix is the target embedding table",
+                             c->out_dim, c->emb);
     if (c->src_vocab < NMT_N_SPECIAL || c->tgt_vocab < NMT_N_SPECIAL || c->src_vocab > (1 << 24) ||
         c->tgt_vocab > (1 << 24))
         return nmt_set_error(NMT_ERR_ARG, "vocabulary sizes must be between %d and %d",
@@ -127,6 +132,7 @@ int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_voca
         c.tgt_vocab = nmt_vocab_size(tgt_vocab);
     if (c.attention == NMT_ATT_NONE)
         c.att_dim = c.att_dim > 0 ? c.att_dim : 0;
+    c.tied = c.tied != 0;
     int rc = check_config(&c);
     if (rc)
         return rc;

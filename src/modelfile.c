@@ -26,7 +26,7 @@ struct nmt_file {
 /* The design's metadata keys; extras may not reuse them. */
 static const char *const design_keys[] = {
     "format", "cell", "attention", "bidirectional", "emb", "hidden", "att_dim",
-    "out_dim", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
+    "out_dim", "tied", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
 };
 
 static int is_design_key(const char *key)
@@ -86,8 +86,11 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     if (n_subwords > INT_MAX)
         return nmt_set_error(NMT_ERR_ARG, "%s: the subword model is too large to store", path);
 
-    /* the subword model's bytes go last, after every float */
-    int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = 11 + n_meta;
+    /* the design's keys: `tied` only when true (absent means false), so that
+     * an untied model's file is what it was before tying existed; the
+     * subword model's bytes go last, after every float */
+    int n_design = 11 + (m->cfg.tied != 0);
+    int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
     char *src = NULL, *tgt = NULL;
@@ -124,7 +127,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
         snprintf(num[1], sizeof num[1], "%d", c->hidden);
         snprintf(num[2], sizeof num[2], "%d", c->att_dim);
         snprintf(num[3], sizeof num[3], "%d", c->out_dim);
-        const nmt_meta design[11] = {
+        const nmt_meta design[12] = {
             {"format", NMT_FORMAT},
             {"cell", nmt_cell_name(c->cell)},
             {"attention", nmt_attention_name(c->attention)},
@@ -136,10 +139,11 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
             {"lowercase", c->lowercase ? "true" : "false"},
             {"src_vocab", src},
             {"tgt_vocab", tgt},
+            {"tied", "true"},
         };
-        memcpy(kv, design, sizeof design);
+        memcpy(kv, design, (size_t)n_design * sizeof *design);
         for (int k = 0; k < n_meta; k++)
-            kv[11 + k] = meta[k];
+            kv[n_design + k] = meta[k];
         rc = st_write(path, t, n_t, kv, n_m, "crc32");
     }
     free(narrow);
@@ -289,6 +293,14 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
         (rc = meta_size(f, "att_dim", cfg->attention == NMT_ATT_NONE ? 0 : 1, &cfg->att_dim, path)) ||
         (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
         return rc;
+    /* absent means untied (files from before tying existed) */
+    if (st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
+        return rc;
+    if (cfg->tied && cfg->out_dim != cfg->emb)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: tied is true but out_dim (%d) is not emb (%d): tied output "
+                             "embeddings are the target embedding table", path, cfg->out_dim,
+                             cfg->emb);
     return NMT_OK;
 }
 
@@ -328,6 +340,13 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     nmt_tensor_info table[NMT_MAX_TENSORS], all[NMT_MAX_TENSORS];
     size_t total;
     int n = nmt_tensor_table(cfg, table, &total);
+    /* the output matrix, said in the words of tying */
+    if (cfg->tied && st_find(&f->st, "out.W"))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: tied is true (the output matrix is tgt_emb) "
+                             "but the file has an 'out.W'", path);
+    if (!cfg->tied && !st_find(&f->st, "out.W"))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
+                             "true (a model with tied embeddings says so in its metadata)", path);
     for (int k = 0; k < n; k++) {
         const st_tensor *t = st_find(&f->st, table[k].name);
         int64_t want[2] = {table[k].shape[0], table[k].shape[1]};

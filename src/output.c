@@ -19,9 +19,11 @@ typedef struct rows_job {
     real *x;
     real *row_out; /* a figure per row: log p of the target (cross_entropy_grad),
                     * the log-sum-exp (log_sum_exp_rows) */
+    real *row_mean; /* mean log p of each row (label smoothing) */
     const int32_t *target;
     const unsigned char *active;
     real scale;
+    real smooth;    /* label smoothing e; 0: the plain loss */
     int N, V;
 } rows_job;
 
@@ -83,6 +85,43 @@ static real row_max(const real *row, int V)
     return mx;
 }
 
+/* The maximum of a row and, into *total, the sum of its elements: one pass
+ * for label smoothing, which needs both. */
+static real row_max_sum(const real *row, int V, real *total)
+{
+    real mx = row[0];
+    real lane[NMT_LANES], acc[NMT_LANES] = {0};
+    int k = 0;
+    for (int l = 0; l < NMT_LANES; l++)
+        lane[l] = row[0];
+    for (; k + NMT_LANES <= V; k += NMT_LANES)
+        for (int l = 0; l < NMT_LANES; l++) {
+            lane[l] = row[k + l] > lane[l] ? row[k + l] : lane[l];
+            acc[l] += row[k + l];
+        }
+    for (int l = 0; l < NMT_LANES; l++)
+        mx = lane[l] > mx ? lane[l] : mx;
+    for (; k < V; k++) {
+        mx = row[k] > mx ? row[k] : mx;
+        acc[k % NMT_LANES] += row[k];
+    }
+    *total = lanes_total(acc);
+    return mx;
+}
+
+/* sum_k x[k] over a row, in lanes */
+static real row_sum(const real *row, int V)
+{
+    real acc[NMT_LANES] = {0};
+    int k = 0;
+    for (; k + NMT_LANES <= V; k += NMT_LANES)
+        for (int l = 0; l < NMT_LANES; l++)
+            acc[l] += row[k + l];
+    for (; k < V; k++)
+        acc[k % NMT_LANES] += row[k];
+    return lanes_total(acc);
+}
+
 /* sum_k exp(row[k] - mx), in lanes; with e != NULL (which may be row), also
  * e[k] = exp(row[k] - mx), the very values summed. */
 static real row_exp_sum(real *e, const real *row, real mx, int V)
@@ -128,7 +167,7 @@ static void log_softmax_rows(real *x, int N, int V)
 }
 
 double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
-                             double *nll, int N, int B, int V)
+                             double *nll, double *mean_logp, int N, int B, int V)
 {
     /* logits: [N, V], target: [N], active: [N], nll: [B] */
     log_softmax_forward(logits, N, V);
@@ -140,6 +179,8 @@ double cross_entropy_forward(real *logits, const int32_t *target, const unsigned
         total += l;
         if (nll)
             nll[n % B] += l;
+        if (mean_logp)
+            *mean_logp += (double)(row_sum(logits + (size_t)n * V, V) / (real)V);
     }
     return total;
 }
@@ -188,21 +229,33 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
             continue;
         }
         int t = j->target[n];
-        real x_t = row[t], mx = row_max(row, V);
+        real e = j->smooth, x_total = 0;
+        real x_t = row[t], mx = e > 0 ? row_max_sum(row, V, &x_total) : row_max(row, V);
         real sum = row_exp_sum(row, row, mx, V); /* row becomes exp(x - mx) */
         /* log p of the target as log_softmax_forward rounds it */
-        j->row_out[n] = x_t - (mx + R_LOG(sum));
+        real lse = mx + R_LOG(sum);
+        j->row_out[n] = x_t - lse;
         real f = j->scale / sum;
-        for (int k = 0; k < V; k++)
-            row[k] *= f;
-        row[t] -= j->scale;
+        if (e > 0) {
+            /* d/dx_k of (1 - e)(-log p[t]) + e mean_k(-log p[k]), times scale:
+             * p_k - (1 - e) [k = t] - e / V */
+            j->row_mean[n] = x_total / (real)V - lse;
+            real u = j->scale * e / (real)V;
+            for (int k = 0; k < V; k++)
+                row[k] = row[k] * f - u;
+            row[t] -= j->scale * (1 - e);
+        } else {
+            for (int k = 0; k < V; k++)
+                row[k] *= f;
+            row[t] -= j->scale;
+        }
     }
 }
 
-void cross_entropy_grad(real *logits, real *logp_target, const int32_t *target,
-                        const unsigned char *active, real scale, int N, int V)
+void cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
+                        const unsigned char *active, real scale, real e, int N, int V)
 {
-    rows_job j = {.x = logits, .row_out = logp_target, .target = target, .active = active,
-                  .scale = scale, .N = N, .V = V};
+    rows_job j = {.x = logits, .row_out = logp_target, .row_mean = logp_mean, .target = target,
+                  .active = active, .scale = scale, .smooth = e, .N = N, .V = V};
     pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
 }

@@ -40,6 +40,8 @@ void weights_resolve(weights *w, const nmt_model *m, real *base)
         if (t)
             *(real **)((char *)w + map[i].at) = base + t->offset;
     }
+    if (m->cfg.tied)
+        w->out_W = w->tgt_emb;
 }
 
 /* ---- workspace ---- */
@@ -92,6 +94,8 @@ static void layout(nmt_workspace *w, carver *c)
      * output, fwd state 0 and bwd state Ts (see enc_state) */
     real *enc_rows = carve(c, (Ts + 2) * B * DH);
     w->enc = enc_rows ? enc_rows + B * DH : NULL; /* NULL in the sizing dry run */
+    w->ann_buf = train ? carve(c, Ts * B * DH) : NULL;
+    w->enc_mask = train ? carve_bytes(c, Ts * B * DH) : NULL;
     w->denc = carve(c, Ts * B * DH);
     w->uh = carve(c, Ts * B * A);
     w->duh = carve(c, Ts * B * A);
@@ -119,6 +123,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->chunk_in = carve(c, (size_t)w->out_rows * O);
     w->chunk_dt = carve(c, (size_t)w->out_rows * O);
     w->chunk_logp = carve(c, (size_t)w->out_rows);
+    w->chunk_logp_mean = carve(c, (size_t)w->out_rows);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
     w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
     w->ds_out = carve(c, WIN * B * H);
@@ -196,6 +201,11 @@ const double *nmt_workspace_sentence_nll(const nmt_workspace *ws)
     return ws->nll;
 }
 
+double nmt_workspace_objective(const nmt_workspace *ws)
+{
+    return ws->objective;
+}
+
 /* ---- forward ---- */
 
 /* Where step t's W_hh h_prev lives: GRU keeps every step's, the others
@@ -247,7 +257,7 @@ static real *enc_state(const nmt_workspace *ws, int d, int k)
     return d == 0 ? ws->enc + ((ptrdiff_t)k - 1) * (ptrdiff_t)BDH : ws->enc + k * BDH + ws->H;
 }
 
-void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
+void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts)
 {
     weights w;
     weights_resolve(&w, m, m->params);
@@ -284,19 +294,30 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts)
                          B, H, DH);
         }
     }
-    /* z = [fwd last ; bwd first] */
+    /* What the decoder reads of the encoder: the annotations, dropped out
+     * or not (the states in enc stay as they are for the backward). */
+    ws->ann = ws->enc;
+    if (ws->drop_enc) {
+        size_t n = (size_t)Ts * B * DH;
+        memcpy(ws->ann_buf, ws->enc, n * sizeof(real));
+        dropout_apply(ws->ann_buf, ws->enc_mask, ws->keep_enc, n);
+        ws->ann = ws->ann_buf;
+    }
+    /* z = [fwd annotation of the last token ; bwd annotation of the first]
+     * (the fwd state at the last token is the one at Ts - 1 too, as padding
+     * keeps the state, but its annotation has its own dropout mask) */
     for (int b = 0; b < B; b++) {
         real *o = ws->z + (size_t)b * DH;
-        memcpy(o, enc_state(ws, 0, Ts) + (size_t)b * DH, H * sizeof(real));
+        memcpy(o, ws->ann + ((size_t)(len[b] - 1) * B + b) * DH, H * sizeof(real));
         if (ws->D == 2)
-            memcpy(o + H, enc_state(ws, 1, 0) + (size_t)b * DH, H * sizeof(real));
+            memcpy(o + H, ws->ann + (size_t)b * DH + H, H * sizeof(real));
     }
     linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
     for (size_t i = 0; i < BH; i++)
         ws->s[i] = fast_tanh(ws->s[i]);
     memset(ws->sc, 0, BH * sizeof(real));
     if (ws->attention)
-        linear_forward(ws->uh, ws->enc, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
+        linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
 void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
@@ -310,7 +331,7 @@ void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_worksp
     int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
     if (enc->attention) {
         linear_forward(ws_buf, s_prev, w->att_W, NULL, R, H, A, H, 0);
-        attention_forward(ctx, alpha, ws_buf, enc->uh, enc->enc, w->att_v, len, src_of, R, B,
+        attention_forward(ctx, alpha, ws_buf, enc->uh, enc->ann, w->att_v, len, src_of, R, B,
                           T, A, DH);
     } else {
         for (int r = 0; r < R; r++)
@@ -353,8 +374,8 @@ static void window_embeddings(nmt_workspace *ws, const int32_t *ids, const real 
 {
     size_t E = (size_t)ws->E;
     embed_forward(ws->e_win, ids + r0, table, rows, ws->E);
-    if (ws->dropped)
-        dropout_apply(ws->e_win, mask + r0 * E, ws->keep, (size_t)rows * E);
+    if (ws->drop_emb)
+        dropout_apply(ws->e_win, mask + r0 * E, ws->keep_emb, (size_t)rows * E);
 }
 
 /* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
@@ -364,38 +385,49 @@ static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
 {
     size_t O = (size_t)ws->O;
     const real *t = ws->t + r0 * O;
-    if (!ws->dropped)
+    if (!ws->drop_out)
         return t;
     memcpy(ws->chunk_in, t, (size_t)rows * O * sizeof(real));
-    dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep, (size_t)rows * O);
+    dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep_out, (size_t)rows * O);
     return ws->chunk_in;
 }
 
 /* The vocabulary projection and the loss of rows r0 .. r0+rows-1 (whole
- * steps) into ws->logits; returns their summed -log p. With grad, the logits
- * become their gradient at the same time (cross_entropy_grad). */
+ * steps) into ws->logits; returns their summed -log p, and adds their summed
+ * objective (the loss the gradient is of: with label smoothing e,
+ * (1 - e)(-log p[y]) + e * mean_k(-log p[k])) to *objective if given. With
+ * grad, the logits become their gradient at the same time
+ * (cross_entropy_grad). */
 static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
-                                   const nmt_batch *b, double *nll, size_t r0, int rows,
-                                   int grad)
+                                   const nmt_batch *b, double *nll, double *objective,
+                                   size_t r0, int rows, int grad)
 {
     int O = ws->O, Vt = ws->Vt;
     const int32_t *target = b->tgt_out + r0;
     const unsigned char *active = ws->tgt_active + r0;
+    real e = ws->smoothing;
+    double total = 0, mean_logp = 0; /* summed over the active rows */
     linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
-    if (!grad)
-        return cross_entropy_forward(ws->logits, target, active, nll, rows, ws->B, Vt);
-    cross_entropy_grad(ws->logits, ws->chunk_logp, target, active, (real)(1.0 / ws->n_tokens),
-                       rows, Vt);
-    /* summed as cross_entropy_forward sums */
-    double total = 0;
-    for (int n = 0; n < rows; n++) {
-        if (!active[n])
-            continue;
-        double l = -(double)ws->chunk_logp[n];
-        total += l;
-        if (nll)
-            nll[n % ws->B] += l;
+    if (!grad) {
+        total = cross_entropy_forward(ws->logits, target, active, nll, e > 0 ? &mean_logp : NULL,
+                                      rows, ws->B, Vt);
+    } else {
+        cross_entropy_grad(ws->logits, ws->chunk_logp, ws->chunk_logp_mean, target, active,
+                           (real)(1.0 / ws->n_tokens), e, rows, Vt);
+        /* summed as cross_entropy_forward sums */
+        for (int n = 0; n < rows; n++) {
+            if (!active[n])
+                continue;
+            double l = -(double)ws->chunk_logp[n];
+            total += l;
+            if (nll)
+                nll[n % ws->B] += l;
+            if (e > 0)
+                mean_logp += (double)ws->chunk_logp_mean[n];
+        }
     }
+    if (objective)
+        *objective += e > 0 ? (1 - (double)e) * total - (double)e * mean_logp : total;
     return total;
 }
 
@@ -410,24 +442,24 @@ static void output_chunk_backward(nmt_workspace *ws, const weights *w, const wei
     real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
     memset(dt, 0, n * sizeof(real));
     linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
-    if (ws->dropped)
-        dropout_apply(dt, ws->t_mask + r0 * O, ws->keep, n);
+    if (ws->drop_out)
+        dropout_apply(dt, ws->t_mask + r0 * O, ws->keep_out, n);
     for (size_t i = 0; i < n; i++)
         t[i] = dt[i] * (1 - t[i] * t[i]);
 }
 
-/* Every chunk of the vocabulary projection: the loss (and nll) and, with
- * gradients g, the chunk's gradient (output_chunk_backward). Returns the
- * summed -log p. */
+/* Every chunk of the vocabulary projection: the loss (and nll, and the
+ * summed objective if asked) and, with gradients g, the chunk's gradient
+ * (output_chunk_backward). Returns the summed -log p. */
 static double output_chunks(nmt_workspace *ws, const weights *w, const weights *g,
-                            const nmt_batch *b, double *nll)
+                            const nmt_batch *b, double *nll, double *objective)
 {
     size_t N = (size_t)ws->Tt * ws->B;
     double total = 0;
     for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
         int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
         const real *t_in = chunk_input(ws, r0, rows);
-        total += output_chunk_forward(ws, w, t_in, b, nll, r0, rows, g != NULL);
+        total += output_chunk_forward(ws, w, t_in, b, nll, objective, r0, rows, g != NULL);
         if (g)
             output_chunk_backward(ws, w, g, t_in, r0, rows);
     }
@@ -435,14 +467,38 @@ static double output_chunks(nmt_workspace *ws, const weights *w, const weights *
     return total;
 }
 
+/* The regularizer of a forward into ws: which dropouts it uses (a rate of
+ * 0, or no rng, drops nothing) with their keep factors, and its label
+ * smoothing. A rate outside [0, 1) is refused. */
+static int set_regularizer(nmt_workspace *ws, const nmt_regularizer *r, const nmt_rng *rng)
+{
+    const float p[3] = {r->dropout_emb, r->dropout_enc, r->dropout_out};
+    for (int k = 0; k < 3; k++)
+        if (!(p[k] >= 0 && p[k] < 1))
+            return nmt_set_error(NMT_ERR_ARG, "a dropout rate must be in [0, 1), not %g",
+                                 (double)p[k]);
+    if (!(r->label_smoothing >= 0 && r->label_smoothing <= 1))
+        return nmt_set_error(NMT_ERR_ARG, "label smoothing must be in [0, 1], not %g",
+                             (double)r->label_smoothing);
+    ws->drop_emb = p[0] > 0 && rng;
+    ws->drop_enc = p[1] > 0 && rng;
+    ws->drop_out = p[2] > 0 && rng;
+    ws->keep_emb = ws->drop_emb ? (real)1 / ((real)1 - (real)p[0]) : 1;
+    ws->keep_enc = ws->drop_enc ? (real)1 / ((real)1 - (real)p[1]) : 1;
+    ws->keep_out = ws->drop_out ? (real)1 / ((real)1 - (real)p[2]) : 1;
+    ws->smoothing = (real)r->label_smoothing;
+    return NMT_OK;
+}
+
 /* The forward pass; with g (the model's gradients), also the vocabulary
  * projection's gradient, added into g (nmt_forward_backward). */
 static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                             float dropout, nmt_rng *rng, const weights *g)
+                             const nmt_regularizer *reg, nmt_rng *rng, const weights *g)
 {
     ws->output_grad_done = 0;
     ws->backward_ready = 0;
-    if (check_batch(m, ws, b))
+    const nmt_regularizer r = reg ? *reg : (nmt_regularizer){0};
+    if (check_batch(m, ws, b) || set_regularizer(ws, &r, rng))
         return (nmt_real)NAN;
     weights w;
     weights_resolve(&w, m, m->params);
@@ -450,22 +506,22 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, O = ws->O;
     size_t BH = (size_t)B * H, N = (size_t)Tt * B;
     ws->B = B, ws->Ts = Ts, ws->Tt = Tt;
-    ws->dropped = dropout > 0 && rng;
-    ws->keep = ws->dropped ? (real)1 / ((real)1 - (real)dropout) : 1;
     set_active(ws->src_active, b->src_len, Ts, B);
     set_active(ws->tgt_active, b->tgt_len, Tt, B);
 
-    /* Dropout masks are drawn in a fixed order: source embeddings, target
-     * embeddings, deep output. */
+    /* Dropout masks are drawn in a fixed order: source embeddings,
+     * annotations, target embeddings, deep output (each only if used). */
     embed_forward(ws->src_x, b->src, w.src_emb, Ts * B, E);
-    if (ws->dropped) {
-        dropout_mask(ws->src_mask, rng, (real)dropout, (size_t)Ts * B * E);
-        dropout_apply(ws->src_x, ws->src_mask, ws->keep, (size_t)Ts * B * E);
+    if (ws->drop_emb) {
+        dropout_mask(ws->src_mask, rng, (real)r.dropout_emb, (size_t)Ts * B * E);
+        dropout_apply(ws->src_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
     }
-    seq2seq_encode(m, ws, B, Ts);
+    if (ws->drop_enc)
+        dropout_mask(ws->enc_mask, rng, (real)r.dropout_enc, (size_t)Ts * B * DH);
+    seq2seq_encode(m, ws, b->src_len, B, Ts);
 
-    if (ws->dropped)
-        dropout_mask(ws->tgt_mask, rng, (real)dropout, N * E);
+    if (ws->drop_emb)
+        dropout_mask(ws->tgt_mask, rng, (real)r.dropout_emb, N * E);
     for (int i0 = 0; i0 < Tt; i0 += GRAD_WINDOW) {
         int n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
         size_t a0 = (size_t)i0 * B;
@@ -483,21 +539,23 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
         deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
                             w.out_W_t, w.out_b_t, n * B, H, DH, E, O);
     }
-    if (ws->dropped)
-        dropout_mask(ws->t_mask, rng, (real)dropout, N * O);
+    if (ws->drop_out)
+        dropout_mask(ws->t_mask, rng, (real)r.dropout_out, N * O);
     ws->n_tokens = 0;
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
     memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
-    double total = output_chunks(ws, &w, g, b, ws->nll);
+    double objective = 0;
+    double total = output_chunks(ws, &w, g, b, ws->nll, &objective);
+    ws->objective = objective / ws->n_tokens;
     ws->backward_ready = 1;
     return (nmt_real)(total / ws->n_tokens);
 }
 
 nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                     float dropout, nmt_rng *rng)
+                     const nmt_regularizer *reg, nmt_rng *rng)
 {
-    return forward_pass(m, ws, b, dropout, rng, NULL);
+    return forward_pass(m, ws, b, reg, rng, NULL);
 }
 
 /* ---- backward ---- */
@@ -509,7 +567,7 @@ static void add(real *y, const real *x, size_t n)
 }
 
 /* Backward through one encoder direction, given the gradient of its outputs
- * (denc, column block d) and of its final state (from z). */
+ * (denc, column block d; z's share included). */
 static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
                             const nmt_batch *batch, int d)
 {
@@ -518,8 +576,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH, BE = (size_t)B * E;
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
-    for (int b = 0; b < B; b++)
-        memcpy(dh + (size_t)b * H, ws->dz + (size_t)b * DH + d * H, H * sizeof(real));
+    /* the final state's gradient (z's) came in through denc */
+    memset(dh, 0, BH * sizeof(real));
     memset(dc, 0, BH * sizeof(real));
     for (int k = 0; k < Ts; k++) {
         /* Reverse of the forward order. */
@@ -558,7 +616,7 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     size_t a0 = (size_t)i0 * B;
     window_embeddings(ws, b->tgt_in, w->tgt_emb, ws->tgt_mask, a0, R);
     if (ws->attention) {
-        attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->enc, b->src_len, R, B,
+        attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->ann, b->src_len, R, B,
                           ws->Ts, DH);
         /* step i read state i; one product per step, as in the forward, for
          * the same bits (OpenBLAS may round a product of 8 steps otherwise) */
@@ -589,8 +647,8 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     if (ws->attention)
         linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
-    if (ws->dropped)
-        dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep, (size_t)n * B * E);
+    if (ws->drop_emb)
+        dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep_emb, (size_t)n * B * E);
     embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
@@ -611,7 +669,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
      * made it already. It leaves in t the gradient of the deep output's
      * pre-activation. */
     if (!ws->output_grad_done)
-        output_chunks(ws, &w, &g, b, NULL);
+        output_chunks(ws, &w, &g, b, NULL, NULL);
 
     /* Decoder recurrence, last step first. */
     memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
@@ -645,7 +703,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             attention_backward(dws, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
-                               ws->alpha + at * Ts, ws->ws_win + row * A, ws->uh, ws->enc, w.att_v,
+                               ws->alpha + at * Ts, ws->ws_win + row * A, ws->uh, ws->ann, w.att_v,
                                b->src_len, B, B, Ts, A, DH);
             gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
         } else {
@@ -657,24 +715,35 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
             decoder_window_grads(&w, &g, ws, b, i0, n);
     }
     if (ws->attention) {
-        linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->enc, w.att_U, Ts * B, DH, A, DH);
+        linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->ann, w.att_U, Ts * B, DH, A, DH);
     }
     /* s_0 = tanh(W_init z + b_init); dh now holds d s_0. */
     for (size_t k = 0; k < BH; k++)
         dh[k] *= 1 - ws->s[k] * ws->s[k];
     linear_backward(ws->dz, g.init_W, g.init_b, dh, ws->z, w.init_W, B, DH, H, DH);
+    /* z read the annotations of each sentence's last token (fwd half) and
+     * first (bwd half); then every annotation's gradient through its
+     * dropout */
+    for (int s = 0; s < B; s++) {
+        const real *dz = ws->dz + (size_t)s * DH;
+        add(ws->denc + ((size_t)(b->src_len[s] - 1) * B + s) * DH, dz, H);
+        if (ws->D == 2)
+            add(ws->denc + (size_t)s * DH + H, dz + H, H);
+    }
+    if (ws->drop_enc)
+        dropout_apply(ws->denc, ws->enc_mask, ws->keep_enc, (size_t)Ts * B * DH);
 
     memset(ws->dsrc_x, 0, (size_t)Ts * B * E * sizeof(real));
     for (int d = 0; d < ws->D; d++)
         encode_backward(&w, &g, ws, b, d);
 
-    if (ws->dropped)
-        dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep, (size_t)Ts * B * E);
+    if (ws->drop_emb)
+        dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
     embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
 }
 
 nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                              float dropout, nmt_rng *rng)
+                              const nmt_regularizer *reg, nmt_rng *rng)
 {
     if (!m->grads) {
         nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
@@ -682,7 +751,7 @@ nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *
     }
     weights g;
     weights_resolve(&g, m, m->grads);
-    nmt_real loss = forward_pass(m, ws, b, dropout, rng, &g);
+    nmt_real loss = forward_pass(m, ws, b, reg, rng, &g);
     nmt_backward(m, ws, b); /* nothing if the forward refused the batch */
     return loss;
 }

@@ -6,7 +6,9 @@
 
 #include "layers.h"
 
-/* Pointers to each tensor of a parameter (or gradient) allocation. */
+/* Pointers to each tensor of a parameter (or gradient) allocation. With tied
+ * embeddings out_W is tgt_emb: the projection reads the embedding table and
+ * adds its gradient into the table's. */
 typedef struct weights {
     real *src_emb, *tgt_emb;
     real *enc_W_ih[2], *enc_W_hh[2], *enc_b[2]; /* [0] forward, [1] backward */
@@ -35,7 +37,12 @@ struct nmt_workspace {
     int G, E, H, D, A, O, Vt;
     nmt_cell cell;
     int attention;
-    int dropped;            /* the last forward used dropout */
+    /* the last forward's regularizer: which dropouts it used (their rates
+     * as keep = 1 / (1 - rate)) and its label smoothing */
+    int drop_emb, drop_enc, drop_out;
+    real keep_emb, keep_enc, keep_out;
+    real smoothing;
+    double objective;       /* the mean loss its gradient is of */
     double n_tokens;
 
     unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
@@ -49,6 +56,12 @@ struct nmt_workspace {
     enc_direction dir[2];
     real *enc, *denc;                       /* [Ts, B, D*H]; enc has a row of
                                              * padding before and after */
+    /* The annotations as the attention, the context and z read them: enc
+     * itself, or with annotation dropout a dropped-out copy in ann_buf
+     * (training workspaces only: the encoder's backward needs its states
+     * undropped), and its mask. denc is their gradient. */
+    real *ann, *ann_buf;                    /* [Ts, B, D*H] */
+    unsigned char *enc_mask;                /* [Ts, B, D*H] */
     real *uh, *duh;                         /* [Ts, B, A] */
     real *z, *dz;                           /* [B, D*H] */
 
@@ -76,7 +89,6 @@ struct nmt_workspace {
     real *alpha;                            /* [Tt, B, Ts] */
     real *t;                                /* [Tt, B, O] */
     unsigned char *t_mask;                  /* [Tt, B, O] dropout mask */
-    real keep;                              /* 1 / (1 - dropout) */
     /* The vocabulary projection runs over chunks of out_rows rows (whole
      * steps), so that only [out_rows, Vt] logits are ever held, not
      * [Tt, B, Vt]. nmt_forward_backward turns each chunk into its gradient
@@ -93,6 +105,8 @@ struct nmt_workspace {
     real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
                                              * input and the gradient of a chunk */
     real *chunk_logp;                       /* [out_rows] log p of the targets */
+    real *chunk_logp_mean;                  /* [out_rows] mean log p over the
+                                             * vocabulary (label smoothing) */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
     double *nll;                            /* [B] */
     real *block;                            /* the one allocation */
@@ -103,9 +117,11 @@ struct nmt_workspace {
 int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
                      int max_tgt_T, int training);
 
-/* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set:
- * fills dir[], enc, z, uh (with attention) and s[0], sc[0] = s_0, c_0. */
-void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, int B, int Ts);
+/* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set
+ * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
+ * dropout when ws->drop_enc, whose mask is drawn already), z, uh (with
+ * attention) and s[0], sc[0] = s_0, c_0. */
+void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
 
 /* One decoder step for R rows. gates [R, G*H] holds W_ih[:, :E] e + b on entry.
  * Computes the attention (ws_buf [R, A], alpha [R, T]) or copies z into ctx

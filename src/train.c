@@ -119,7 +119,7 @@ static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_va
         if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
             break;
         const nmt_batch *b = vt->batch;
-        nmt_forward(m, vt->ws, b, 0.0f, NULL);
+        nmt_forward(m, vt->ws, b, NULL, NULL);
         const double *sent = nmt_workspace_sentence_nll(vt->ws);
         for (int i = 0; i < b->B; i++)
             nll += sent[i];
@@ -530,8 +530,11 @@ static int train_step(nmt_trainer *t)
     if (rc)
         return rc;
     nmt_model_zero_grad(t->m);
-    /* the gradients of a diverged step are made but never applied */
-    double loss = (double)nmt_forward_backward(t->m, t->ws, &t->batch, t->s.dropout, &t->rng);
+    /* the gradients of a diverged step are made but never applied; the loss
+     * is the plain -log p, with label smoothing or not */
+    const nmt_regularizer reg = {t->s.dropout_emb, t->s.dropout_enc, t->s.dropout_out,
+                                 t->s.label_smoothing};
+    double loss = (double)nmt_forward_backward(t->m, t->ws, &t->batch, &reg, &t->rng);
     char what[96];
     if (!isfinite(loss)) {
         snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");

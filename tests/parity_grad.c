@@ -3,6 +3,16 @@
  * can hold them against PyTorch autograd (scripts/torch_baseline.py grad).
  *
  *   parity_grad MODEL.safetensors BATCH.json GRADS.safetensors
+ *               [--label-smoothing X] [--dropout-emb X] [--dropout-enc X]
+ *               [--dropout-out X] [--seed N]
+ *
+ * With dropout the masks drawn (from an rng seeded with N) are written too,
+ * as the factor each unit was multiplied by (0 or 1 / (1 - rate)), time-major
+ * rows: "dropout.src_emb" [Ts*B, E], "dropout.enc" [Ts*B, D*H],
+ * "dropout.tgt_emb" [Tt*B, E], "dropout.out" [Tt*B, O]; the torch script
+ * applies the same ones. The metadata has "loss" (the plain mean -log p),
+ * "objective" (what the gradients are of: with label smoothing the smoothed
+ * loss) and "sentence_nll".
  *
  * BATCH.json is {"src": [[ids], ...], "tgt": [[ids], ...]}: token ids
  * without </s> or <s>; the batch is laid out here as DESIGN.md says (source
@@ -16,6 +26,7 @@
 
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "seq2seq.h" /* the workspace's dropout masks */
 #include "valgrind_reexec.h"
 
 /* A list of id lists, as read from the batch file. */
@@ -213,11 +224,52 @@ static int check_ids(const id_lists *l, int V, const char *side)
     return 0;
 }
 
+/* Parses the options after the three files into reg and seed; 0 on success. */
+static int parse_options(int argc, char **argv, nmt_regularizer *reg, uint64_t *seed)
+{
+    for (int i = 4; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return -1;
+        char *end;
+        if (!strcmp(argv[i], "--seed")) {
+            *seed = strtoull(argv[i + 1], &end, 10);
+        } else {
+            float x = strtof(argv[i + 1], &end);
+            if (!strcmp(argv[i], "--label-smoothing"))
+                reg->label_smoothing = x;
+            else if (!strcmp(argv[i], "--dropout-emb"))
+                reg->dropout_emb = x;
+            else if (!strcmp(argv[i], "--dropout-enc"))
+                reg->dropout_enc = x;
+            else if (!strcmp(argv[i], "--dropout-out"))
+                reg->dropout_out = x;
+            else
+                return -1;
+        }
+        if (*end || end == argv[i + 1])
+            return -1;
+    }
+    return 0;
+}
+
+/* One site's mask as the factors it multiplied by, [rows, cols] floats. */
+static float *mask_factors(const unsigned char *mask, float keep, size_t rows, size_t cols)
+{
+    float *f = malloc(rows * cols * sizeof *f);
+    for (size_t i = 0; f && i < rows * cols; i++)
+        f[i] = mask[i] ? keep : 0.0f;
+    return f;
+}
+
 int main(int argc, char **argv)
 {
     nmt_reexec_under_valgrind(argv); /* the valgrind test setup */
-    if (argc != 4) {
-        fprintf(stderr, "usage: parity_grad MODEL.safetensors BATCH.json GRADS.safetensors\n");
+    nmt_regularizer reg = {0};
+    uint64_t seed = 1;
+    if (argc < 4 || parse_options(argc, argv, &reg, &seed)) {
+        fprintf(stderr, "usage: parity_grad MODEL.safetensors BATCH.json GRADS.safetensors "
+                "[--label-smoothing X] [--dropout-emb X] [--dropout-enc X] [--dropout-out X] "
+                "[--seed N]\n");
         return 2;
     }
     nmt_model *m = NULL;
@@ -250,29 +302,58 @@ int main(int argc, char **argv)
         return 1;
     }
     nmt_model_zero_grad(m);
-    double loss = (double)nmt_forward(m, ws, &b, 0.0f, NULL);
+    nmt_rng rng;
+    nmt_rng_seed(&rng, seed);
+    double loss = (double)nmt_forward(m, ws, &b, &reg, &rng);
+    double objective = nmt_workspace_objective(ws);
     nmt_backward(m, ws, &b);
 
     /* The sentence sums as a comma list, for the metadata and stdout. */
     const double *nll = nmt_workspace_sentence_nll(ws);
     size_t cap = (size_t)b.B * 32 + 1;
-    char *sent = malloc(cap), loss_s[32];
+    char *sent = malloc(cap), loss_s[32], objective_s[32];
     size_t used = 0;
     sent[0] = '\0';
     for (int i = 0; i < b.B; i++)
         used += (size_t)snprintf(sent + used, cap - used, "%s%.17g", i ? "," : "", nll[i]);
     snprintf(loss_s, sizeof loss_s, "%.9g", loss);
+    snprintf(objective_s, sizeof objective_s, "%.9g", objective);
+
+    /* the masks of the sites that dropped */
+    size_t Ts = (size_t)b.src_T * b.B, Tt = (size_t)b.tgt_T * b.B, E = (size_t)ws->E;
+    size_t DH = (size_t)ws->D * ws->H, O = (size_t)ws->O;
+    nmt_named_tensor masks[4];
+    int n_masks = 0;
+    if (ws->drop_emb) {
+        masks[n_masks++] = (nmt_named_tensor){"dropout.src_emb", 2, {(int)Ts, (int)E},
+                                              mask_factors(ws->src_mask, ws->keep_emb, Ts, E)};
+        masks[n_masks++] = (nmt_named_tensor){"dropout.tgt_emb", 2, {(int)Tt, (int)E},
+                                              mask_factors(ws->tgt_mask, ws->keep_emb, Tt, E)};
+    }
+    if (ws->drop_enc)
+        masks[n_masks++] = (nmt_named_tensor){"dropout.enc", 2, {(int)Ts, (int)DH},
+                                              mask_factors(ws->enc_mask, ws->keep_enc, Ts, DH)};
+    if (ws->drop_out)
+        masks[n_masks++] = (nmt_named_tensor){"dropout.out", 2, {(int)Tt, (int)O},
+                                              mask_factors(ws->t_mask, ws->keep_out, Tt, O)};
+    for (int k = 0; k < n_masks; k++)
+        if (!masks[k].data) {
+            fprintf(stderr, "parity_grad: out of memory\n");
+            return 1;
+        }
 
     /* The gradients saved as a model whose parameters are the gradients:
      * same names, shapes and layout as the parameters. */
     nmt_model g = *m;
     g.params = m->grads;
-    nmt_meta meta[] = {{"loss", loss_s}, {"sentence_nll", sent}};
-    if (nmt_model_save(&g, argv[3], NULL, 0, meta, 2) != NMT_OK) {
+    nmt_meta meta[] = {{"loss", loss_s}, {"objective", objective_s}, {"sentence_nll", sent}};
+    if (nmt_model_save(&g, argv[3], masks, n_masks, meta, 3) != NMT_OK) {
         fprintf(stderr, "parity_grad: %s\n", nmt_error_message());
         return 1;
     }
-    printf("loss %s\nsentence_nll %s\n", loss_s, sent);
+    printf("loss %s\nobjective %s\nsentence_nll %s\n", loss_s, objective_s, sent);
+    for (int k = 0; k < n_masks; k++)
+        free((void *)masks[k].data);
 
     free(sent);
     nmt_workspace_free(ws);

@@ -307,7 +307,8 @@ static nmt_model *tiny_model(nmt_attention att)
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, words, 9), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, words, 9), NMT_OK);
-    nmt_config cfg = {NMT_CELL_GRU, att, 1, 6, 5, 4, 7, 0, 9, 9};
+    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = att, .bidirectional = 1, .emb = 6,
+                      .hidden = 5, .att_dim = 4, .out_dim = 7, .src_vocab = 9, .tgt_vocab = 9};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     nmt_rng r;

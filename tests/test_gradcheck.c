@@ -1,6 +1,8 @@
 /* Finite-difference check of every gradient of nmt_backward, for all 12
  * configurations (rnn/gru/lstm x bahdanau/none x bi/uni), on a padded batch
- * of sentences of different lengths.
+ * of sentences of different lengths; untied and tied, with label smoothing,
+ * and with each dropout site alone and all together (the masks drawn from
+ * one seed, so that every forward of the check drops the same units).
  *
  * This file and the model's sources are compiled with -DNMT_REAL_DOUBLE
  * (see tests/meson.build): the same code as the library, in double, so that
@@ -30,11 +32,24 @@ static void randomize(nmt_model *m, uint64_t seed)
         m->params[i] = 2.0 * ((double)nmt_rng_uniform(&r) - 0.5);
 }
 
-static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b, float dropout)
+/* What a check varies beyond the configuration. */
+typedef struct variant {
+    const char *name;     /* for the printed line; NULL: print nothing */
+    nmt_regularizer reg;
+    int tied;
+    int extra_pad;        /* padding steps beyond the longest sentence */
+    int edge;             /* 0 the fixture's sentences, 1 the shortest, 2 long ones */
+} variant;
+
+/* The objective: the loss whose gradient backward takes (with label
+ * smoothing, the smoothed one). */
+static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                      const nmt_regularizer *reg)
 {
     nmt_rng r;
     nmt_rng_seed(&r, 99); /* the same dropout masks every time */
-    return nmt_forward(m, ws, b, dropout, dropout > 0 ? &r : NULL);
+    nmt_forward(m, ws, b, reg, &r);
+    return nmt_workspace_objective(ws);
 }
 
 /* Returns the worst relative error over the tensors: max |numeric - analytic|
@@ -54,9 +69,13 @@ static const int lg_t1[] = {7, 6, 5, 4, 7, 6, 5, 4, 5};
 static const int *const lg_src[] = {lg_s0, lg_s1}, *const lg_tgt[] = {lg_t0, lg_t1};
 static const int lg_src_n[] = {19, 11}, lg_tgt_n[] = {17, 9};
 
-static double check_config(int k, float dropout, int extra_pad, int edge)
+static double check_config(int k, const variant *v)
 {
-    nmt_config cfg = fixture_config(k, E, H, A, O, VS, VT);
+    /* tied: the deep output has the embeddings' size */
+    nmt_config cfg = fixture_config(k, E, H, A, v->tied ? E : O, VS, VT);
+    cfg.tied = v->tied;
+    const nmt_regularizer *reg = &v->reg;
+    int extra_pad = v->extra_pad, edge = v->edge;
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
@@ -72,7 +91,7 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
     ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), 0);
 
     nmt_model_zero_grad(m);
-    double loss = loss_at(m, ws, &b, dropout);
+    double loss = loss_at(m, ws, &b, reg);
     ck_assert(isfinite(loss) && loss > 0);
     nmt_backward(m, ws, &b);
 
@@ -89,9 +108,9 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
             double *p = &m->params[t->offset + i];
             double keep = *p;
             *p = keep + eps;
-            double up = loss_at(m, ws, &b, dropout);
+            double up = loss_at(m, ws, &b, reg);
             *p = keep - eps;
-            double down = loss_at(m, ws, &b, dropout);
+            double down = loss_at(m, ws, &b, reg);
             *p = keep;
             double num = (up - down) / (2 * eps);
             max_diff = fmax(max_diff, fabs(num - m->grads[t->offset + i]));
@@ -99,14 +118,15 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
         /* Every tensor takes part in the loss (att.v and biases included). */
         ck_assert_msg(max_grad > 1e-6, "config %d: %s has no gradient", k, t->name);
         double rel = max_diff / max_grad;
-        ck_assert_msg(rel < 1e-6, "config %d (%s %s %s): %s relative error %g", k,
+        ck_assert_msg(rel < 1e-6, "config %d (%s %s %s) %s: %s relative error %g", k,
                       nmt_cell_name(cfg.cell), nmt_attention_name(cfg.attention),
-                      cfg.bidirectional ? "bi" : "uni", t->name, rel);
+                      cfg.bidirectional ? "bi" : "uni", v->name ? v->name : "", t->name, rel);
         worst = fmax(worst, rel);
     }
 
     /* Embedding rows that no real position used get exactly nothing:
-     * <pad> on both sides, the unused ids. */
+     * <pad> on both sides, the unused ids (but a tied target table is also
+     * the output matrix, every row of which the softmax reads). */
     const nmt_tensor_info *se = nmt_model_tensor(m, "src_emb");
     const nmt_tensor_info *te = nmt_model_tensor(m, "tgt_emb");
     int unused_src[] = {NMT_PAD, NMT_UNK, NMT_BOS, edge == 1 ? 5 : 9};
@@ -114,9 +134,13 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
     for (int u = 0; u < 4; u++)
         for (int e = 0; e < E; e++) {
             ck_assert(m->grads[se->offset + (size_t)unused_src[u] * E + e] == 0);
-            ck_assert(m->grads[te->offset + (size_t)unused_tgt[u] * E + e] == 0);
+            ck_assert(v->tied || m->grads[te->offset + (size_t)unused_tgt[u] * E + e] == 0);
         }
 
+    if (v->name)
+        printf("gradcheck %-26s %-4s %-8s %-3s worst relative error %.2e\n", v->name,
+               nmt_cell_name(cfg.cell), nmt_attention_name(cfg.attention),
+               cfg.bidirectional ? "bi" : "uni", worst);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);
@@ -125,39 +149,76 @@ static double check_config(int k, float dropout, int extra_pad, int edge)
 
 START_TEST(all_configurations)
 {
-    int k = _i;
-    double worst = check_config(k, 0, 0, 0);
-    nmt_config c = fixture_config(k, E, H, A, O, VS, VT);
-    printf("gradcheck %-4s %-8s %-3s worst relative error %.2e\n", nmt_cell_name(c.cell),
-           nmt_attention_name(c.attention), c.bidirectional ? "bi" : "uni", worst);
+    const variant v = {.name = "untied"};
+    check_config(_i, &v);
 }
 END_TEST
 
 /* Steps that are padding for every sentence must not matter either. */
 START_TEST(extra_padding)
 {
-    check_config(_i, 0, 2, 0);
+    const variant v = {.extra_pad = 2};
+    check_config(_i, &v);
 }
 END_TEST
 
 /* With dropout the gradient is that of the loss under the drawn masks. */
 START_TEST(with_dropout)
 {
-    check_config(_i, 0.3f, 0, 0);
+    const variant v = {.name = "dropout emb+enc+out 0.3", .reg = {0.3f, 0.3f, 0.3f, 0}};
+    check_config(_i, &v);
+}
+END_TEST
+
+/* Each dropout site alone: loops 0-11 the embeddings, 12-23 the
+ * annotations, 24-35 the deep output. */
+START_TEST(each_dropout_site)
+{
+    int site = _i / 12;
+    static const char *const names[] = {"dropout emb 0.3", "dropout enc 0.3", "dropout out 0.3"};
+    variant v = {.name = names[site]};
+    float *rate[] = {&v.reg.dropout_emb, &v.reg.dropout_enc, &v.reg.dropout_out};
+    *rate[site] = 0.3f;
+    check_config(_i % 12, &v);
+}
+END_TEST
+
+START_TEST(label_smoothing)
+{
+    const variant v = {.name = "label smoothing 0.1", .reg = {.label_smoothing = 0.1f}};
+    check_config(_i, &v);
+}
+END_TEST
+
+START_TEST(tied_embeddings)
+{
+    const variant v = {.name = "tied", .tied = 1};
+    check_config(_i, &v);
+}
+END_TEST
+
+/* Everything at once, over several windows of steps and padding. */
+START_TEST(tied_smoothed_dropped_long)
+{
+    const variant v = {.name = "tied+ls 0.1+dropout 0.2 long", .tied = 1,
+                       .reg = {0.2f, 0.2f, 0.2f, 0.1f}, .extra_pad = 1, .edge = 2};
+    check_config(_i, &v);
 }
 END_TEST
 
 /* One-token sentences next to longer ones, with padding. */
 START_TEST(shortest_sentences)
 {
-    check_config(_i, 0, 1, 1);
+    const variant v = {.extra_pad = 1, .edge = 1};
+    check_config(_i, &v);
 }
 END_TEST
 
 /* Sentences of 9 to 19 tokens: gradients made window by window. */
 START_TEST(long_sentences)
 {
-    check_config(_i, 0, 1, 2);
+    const variant v = {.extra_pad = 1, .edge = 2};
+    check_config(_i, &v);
 }
 END_TEST
 
@@ -169,6 +230,10 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, all_configurations, 0, 12);
     tcase_add_loop_test(tc, extra_padding, 0, 12);
     tcase_add_loop_test(tc, with_dropout, 0, 12);
+    tcase_add_loop_test(tc, each_dropout_site, 0, 36);
+    tcase_add_loop_test(tc, label_smoothing, 0, 12);
+    tcase_add_loop_test(tc, tied_embeddings, 0, 12);
+    tcase_add_loop_test(tc, tied_smoothed_dropped_long, 0, 12);
     tcase_add_loop_test(tc, shortest_sentences, 0, 12);
     tcase_add_loop_test(tc, long_sentences, 0, 12);
     suite_add_tcase(s, tc);

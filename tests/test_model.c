@@ -12,9 +12,12 @@
 
 enum { E = 6, H = 5, A = 4, O = 7, VS = 10, VT = 9 };
 
-static nmt_model *make(int k, uint64_t seed)
+/* Configuration k of the fixture's 12, untied (deep output O) or tied
+ * (deep output E, the output matrix tgt_emb). */
+static nmt_model *make_model(int k, int tied, uint64_t seed)
 {
-    nmt_config cfg = fixture_config(k, E, H, A, O, VS, VT);
+    nmt_config cfg = fixture_config(k, E, H, A, tied ? E : O, VS, VT);
+    cfg.tied = tied;
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
@@ -24,6 +27,11 @@ static nmt_model *make(int k, uint64_t seed)
     for (size_t i = 0; i < m->n_params; i++)
         m->params[i] = nmt_rng_uniform(&r) - 0.5f;
     return m;
+}
+
+static nmt_model *make(int k, uint64_t seed)
+{
+    return make_model(k, 0, seed);
 }
 
 START_TEST(names_parse_both_ways)
@@ -73,6 +81,17 @@ START_TEST(tensor_table_follows_design)
     }
     ck_assert_uint_eq(total, at);
 
+    /* tied: no out.W, the rest as before */
+    cfg.tied = 1;
+    cfg.out_dim = cfg.emb;
+    size_t tied_total;
+    ck_assert_int_eq(nmt_tensor_table(&cfg, t, &tied_total), 20);
+    for (int i = 0; i < 20; i++)
+        ck_assert_str_ne(t[i].name, "out.W");
+    ck_assert_str_eq(t[19].name, "out.b");
+    /* out.W [12, 6] gone, out.W_t [6 -> 3, 15] and out.b_t [6 -> 3] smaller */
+    ck_assert_uint_eq(tied_total, total - 12 * 6 - (6 - 3) * (4 + 8 + 3 + 1));
+
     /* gru, none, unidirectional: no enc.bwd, no att; D = 1, G = 3. */
     cfg = fixture_config(7, 3, 4, 5, 6, 11, 12);
     n = nmt_tensor_table(&cfg, t, &total);
@@ -95,6 +114,15 @@ START_TEST(create_rejects_bad_settings)
     ck_assert_ptr_null(m);
     cfg = fixture_config(0, 3, 4, 5, 6, 2, 12);
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
+    /* tied needs out_dim = emb */
+    cfg = fixture_config(0, 3, 4, 5, 6, 11, 12);
+    cfg.tied = 1;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "out_dim (6) equal to emb (3)"));
+    cfg.out_dim = 3;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    ck_assert_ptr_null(nmt_model_tensor(m, "out.W"));
+    nmt_model_free(m);
 }
 END_TEST
 
@@ -253,7 +281,7 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, all.src_T, all.tgt_T), 0);
     nmt_model_zero_grad(m);
-    float loss = nmt_forward(m, ws, &all, 0, NULL);
+    float loss = nmt_forward(m, ws, &all, NULL, NULL);
     nmt_backward(m, ws, &all);
     double nll[3];
     memcpy(nll, nmt_workspace_sentence_nll(ws), sizeof nll);
@@ -268,7 +296,7 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
         nmt_batch one;
         fixture_batch(&one, 1, &fx_src[b], &fx_src_n[b], &fx_tgt[b], &fx_tgt_n[b], 0);
         nmt_model_zero_grad(m);
-        float l1 = nmt_forward(m, ws, &one, 0, NULL);
+        float l1 = nmt_forward(m, ws, &one, NULL, NULL);
         nmt_backward(m, ws, &one);
         double n1 = nmt_workspace_sentence_nll(ws)[0];
         ck_assert_double_eq_tol(n1, nll[b], 1e-5 * fabs(nll[b]));
@@ -291,15 +319,30 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
 }
 END_TEST
 
+/* The regularizers the fused/unfused and thread checks run under: none;
+ * tied with label smoothing; every dropout with label smoothing. */
+static nmt_regularizer variant_reg(int variant)
+{
+    nmt_regularizer r = {0};
+    if (variant >= 1)
+        r.label_smoothing = 0.1f;
+    if (variant == 2)
+        r.dropout_emb = 0.2f, r.dropout_enc = 0.3f, r.dropout_out = 0.25f;
+    return r;
+}
+
 /* nmt_forward_backward makes the vocabulary projection's gradient in the
  * forward; nmt_backward after a plain nmt_forward recomputes it: both must
  * give the same bits, on a used and on a fresh workspace, on a batch long
  * enough to span several chunks of the projection. A second nmt_backward
- * without a new forward changes nothing (the first overwrote its inputs). */
+ * without a new forward changes nothing (the first overwrote its inputs).
+ * Loops 0-11: untied, no regularizer; 12-23: tied with label smoothing;
+ * 24-35: every dropout (the same masks each time) and label smoothing. */
 START_TEST(output_gradient_same_fused_or_not)
 {
-    int k = _i;
-    nmt_model *m = make(k, 5 + k);
+    int k = _i % 12, variant = _i / 12;
+    nmt_regularizer reg = variant_reg(variant);
+    nmt_model *m = make_model(k, variant == 1, 5 + k);
     nmt_batch bt;
     fixture_batch(&bt, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 200);
     ck_assert_int_gt(bt.tgt_T * bt.B, 2 * 129); /* three or more chunks of 129 rows */
@@ -307,8 +350,11 @@ START_TEST(output_gradient_same_fused_or_not)
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, bt.src_T, bt.tgt_T), 0);
     ck_assert_int_eq(nmt_workspace_create(&ws2, m, 3, bt.src_T, bt.tgt_T), 0);
     float *first = malloc(m->n_params * sizeof(float));
+    nmt_rng r;
+    nmt_rng_seed(&r, 21);
     nmt_model_zero_grad(m);
-    float l1 = nmt_forward(m, ws, &bt, 0, NULL);
+    float l1 = nmt_forward(m, ws, &bt, &reg, &r);
+    double obj1 = nmt_workspace_objective(ws);
     nmt_backward(m, ws, &bt); /* recomputes the projection */
     memcpy(first, m->grads, m->n_params * sizeof(float));
     nmt_backward(m, ws, &bt);
@@ -316,18 +362,23 @@ START_TEST(output_gradient_same_fused_or_not)
     for (int again = 0; again < 2; again++) {
         /* the fused call on the used workspace, then on a fresh one */
         nmt_workspace *w = again ? ws2 : ws;
+        nmt_rng_seed(&r, 21);
         nmt_model_zero_grad(m);
-        float l2 = nmt_forward_backward(m, w, &bt, 0, NULL);
+        float l2 = nmt_forward_backward(m, w, &bt, &reg, &r);
         ck_assert(l1 == l2);
+        /* the objective of the two ways agrees to rounding (label
+         * smoothing's mean log p is summed from other terms) */
+        ck_assert_double_eq_tol(nmt_workspace_objective(w), obj1, 1e-6 * obj1);
         for (int t = 0; t < m->n_tensors; t++) {
             const nmt_tensor_info *ti = &m->tensors[t];
             ck_assert_msg(memcmp(first + ti->offset, m->grads + ti->offset,
                                  ti->size * sizeof(float)) == 0,
-                          "config %d, %s: %s differs", k, again ? "fresh" : "fused", ti->name);
+                          "config %d variant %d, %s: %s differs", k, variant,
+                          again ? "fresh" : "fused", ti->name);
         }
     }
     /* and the gradient is not trivially zero */
-    const nmt_tensor_info *out = nmt_model_tensor(m, "out.W");
+    const nmt_tensor_info *out = nmt_model_tensor(m, "out.b");
     double norm = 0;
     for (size_t i = 0; i < out->size; i++)
         norm += (double)first[out->offset + i] * (double)first[out->offset + i];
@@ -348,15 +399,106 @@ START_TEST(dropout_is_seeded_and_off_at_zero)
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     nmt_rng r;
-    float plain = nmt_forward(m, ws, &b, 0, NULL);
-    ck_assert(nmt_forward(m, ws, &b, 0, NULL) == plain);
+    float plain = nmt_forward(m, ws, &b, NULL, NULL);
+    ck_assert(nmt_forward(m, ws, &b, NULL, NULL) == plain);
+    const nmt_regularizer all = {0.5f, 0.5f, 0.5f, 0};
     nmt_rng_seed(&r, 1);
-    float d1 = nmt_forward(m, ws, &b, 0.5f, &r);
+    float d1 = nmt_forward(m, ws, &b, &all, &r);
     nmt_rng_seed(&r, 1);
-    float d2 = nmt_forward(m, ws, &b, 0.5f, &r);
-    float d3 = nmt_forward(m, ws, &b, 0.5f, &r); /* the stream moved on */
+    float d2 = nmt_forward(m, ws, &b, &all, &r);
+    float d3 = nmt_forward(m, ws, &b, &all, &r); /* the stream moved on */
     ck_assert(d1 == d2);
     ck_assert(d1 != plain && d3 != d1);
+    /* each site alone changes the loss; without an rng nothing is dropped */
+    for (int site = 0; site < 3; site++) {
+        nmt_regularizer one = {site == 0 ? 0.5f : 0, site == 1 ? 0.5f : 0, site == 2 ? 0.5f : 0, 0};
+        nmt_rng_seed(&r, 1);
+        ck_assert_msg(nmt_forward(m, ws, &b, &one, &r) != plain, "site %d", site);
+        ck_assert(nmt_forward(m, ws, &b, &one, NULL) == plain);
+    }
+    /* a rate of 1 or more, or a negative one, is refused */
+    const nmt_regularizer bad = {0, 1.0f, 0, 0};
+    ck_assert(isnan(nmt_forward(m, ws, &b, &bad, &r)));
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "dropout rate"));
+    const nmt_regularizer bad_ls = {0, 0, 0, -0.1f};
+    ck_assert(isnan(nmt_forward(m, ws, &b, &bad_ls, &r)));
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* The masks are drawn from the rng one uniform per unit, site by site, and a
+ * site at rate 0 draws nothing: so a run with one rate set to 0 draws what it
+ * drew before that site existed (and --resume continues the same stream). */
+START_TEST(dropout_draws_one_uniform_per_unit_of_each_site)
+{
+    int k = _i; /* lstm bahdanau bi, gru none uni */
+    nmt_model *m = make(k ? 7 : 8, 3);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    size_t Ts = (size_t)b.src_T, Tt = (size_t)b.tgt_T, DH = (k ? 1 : 2) * (size_t)H;
+    size_t units[3] = {(Ts + Tt) * 3 * E, Ts * 3 * DH, Tt * 3 * (size_t)O};
+    for (int mask = 0; mask < 8; mask++) {
+        nmt_regularizer reg = {mask & 1 ? 0.3f : 0, mask & 2 ? 0.3f : 0, mask & 4 ? 0.3f : 0, 0};
+        nmt_rng r, want;
+        nmt_rng_seed(&r, 40 + (uint64_t)mask);
+        nmt_rng_seed(&want, 40 + (uint64_t)mask);
+        ck_assert(isfinite(nmt_forward(m, ws, &b, &reg, &r)));
+        for (int site = 0; site < 3; site++)
+            for (size_t u = 0; (mask >> site & 1) && u < units[site]; u++)
+                nmt_rng_uniform(&want);
+        ck_assert_msg(memcmp(&r, &want, sizeof r) == 0, "config %d sites %d", k, mask);
+    }
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* Label smoothing changes the objective (what backward takes the gradient
+ * of), not the reported loss: the forward returns the plain mean -log p[y]
+ * bit for bit, and the objective is (1 - e) * that + e * the mean over
+ * tokens and the whole vocabulary of -log p, here from the inference pass's
+ * log-probabilities. Tied and untied. */
+START_TEST(label_smoothing_changes_the_objective_only)
+{
+    int k = _i % 12, tied = _i >= 12;
+    nmt_model *m = make_model(k, tied, 900 + _i);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
+    const float e = 0.2f;
+    const nmt_regularizer ls = {0, 0, 0, e};
+    float plain = nmt_forward(m, ws, &b, NULL, NULL);
+    ck_assert((float)nmt_workspace_objective(ws) == plain);
+    float smoothed = nmt_forward(m, ws, &b, &ls, NULL);
+    double objective = nmt_workspace_objective(ws);
+    ck_assert(smoothed == plain);
+
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3), 0);
+    ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, 3, b.src_T), 0);
+    float lp[3 * VT];
+    double nll = 0, uniform = 0;
+    for (int i = 0; i < b.tgt_T; i++) {
+        nmt_infer_step(m, st, b.tgt_in + i * 3, lp, NULL);
+        for (int s = 0; s < 3; s++) {
+            if (i >= b.tgt_len[s])
+                continue;
+            nll -= (double)lp[s * VT + b.tgt_out[i * 3 + s]];
+            for (int v = 0; v < VT; v++)
+                uniform -= (double)lp[s * VT + v] / VT;
+        }
+    }
+    double want = ((1 - (double)e) * nll + (double)e * uniform) / (double)b.n_tgt_tokens;
+    ck_assert_msg(fabs(objective - want) <= 1e-5 * want, "config %d tied %d: objective %.9g, "
+                  "want %.9g", k, tied, objective, want);
+    ck_assert(fabs(objective - (double)plain) > 1e-3); /* not trivially the plain loss */
+    nmt_infer_free(st);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);
@@ -370,12 +512,12 @@ START_TEST(forward_refuses_an_oversized_batch)
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 2, b.src_T, b.tgt_T), 0);
-    ck_assert(isnan(nmt_forward(m, ws, &b, 0, NULL)));
+    ck_assert(isnan(nmt_forward(m, ws, &b, NULL, NULL)));
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "exceeds"));
     nmt_workspace_free(ws);
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     b.src[0] = VS; /* an id past the vocabulary */
-    ck_assert(isnan(nmt_forward(m, ws, &b, 0, NULL)));
+    ck_assert(isnan(nmt_forward(m, ws, &b, NULL, NULL)));
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);
@@ -396,19 +538,20 @@ static const int lg_t2[] = {6, 6, 4, 5, 7, 8, 8, 4, 6, 5};
 static const int *const lg_src[] = {lg_s0, lg_s1, lg_s2}, *const lg_tgt[] = {lg_t0, lg_t1, lg_t2};
 static const int lg_src_n[] = {19, 11, 3}, lg_tgt_n[] = {17, 9, 10};
 
-/* Loops 0-11: the fixture's short sentences; 12-23: long ones. */
+/* Loops 0-11: the fixture's short sentences; 12-23: long ones; 24-35:
+ * short ones with tied embeddings. */
 START_TEST(inference_matches_training)
 {
     int k = _i % 12;
-    nmt_model *m = make(k, 500 + k);
+    nmt_model *m = make_model(k, _i >= 24, 500 + k);
     nmt_batch b;
-    if (_i < 12)
+    if (_i < 12 || _i >= 24)
         fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
     else
         fixture_batch(&b, 3, lg_src, lg_src_n, lg_tgt, lg_tgt_n, 0);
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
-    nmt_forward(m, ws, &b, 0, NULL);
+    nmt_forward(m, ws, &b, NULL, NULL);
     const double *nll = nmt_workspace_sentence_nll(ws);
 
     enum { K = 2 };
@@ -517,10 +660,12 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, uniform_init_draws_every_tensor_within_its_scale);
     tcase_add_test(tc, orthogonal_init_draws_within_its_scale);
     tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 24);
-    tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 12);
+    tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 36);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
+    tcase_add_loop_test(tc, dropout_draws_one_uniform_per_unit_of_each_site, 0, 2);
+    tcase_add_loop_test(tc, label_smoothing_changes_the_objective_only, 0, 24);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);
-    tcase_add_loop_test(tc, inference_matches_training, 0, 24);
+    tcase_add_loop_test(tc, inference_matches_training, 0, 36);
     tcase_add_test(tc, context_recomputed_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;

@@ -168,7 +168,9 @@ START_TEST(cut_product_equals_whole)
 END_TEST
 
 /* The model's loss and gradients at 3 threads (products cut, rows shared)
- * against 1 thread, for each cell with attention, on a batch large enough
+ * against 1 thread, for each cell with attention (loops 0-2: untied, dropout
+ * on embeddings and deep output; 3-5: tied, label smoothing and dropout at
+ * all three sites), on a batch large enough
  * that every product and every element-wise pass is cut: equal up to float
  * rounding: 1e-4 of the largest, as the parity suite allows float against
  * double (seen: at most 7e-6; a wrong row offset in a chunk is off by far
@@ -176,7 +178,11 @@ END_TEST
 START_TEST(gradients_agree_across_threads)
 {
     enum { B = 40, D = 96, V = 300 };
-    nmt_config cfg = fixture_config(4 * _i, D, D, D, D, V, V); /* bahdanau, bi */
+    int tied = _i >= 3;
+    nmt_config cfg = fixture_config(4 * (_i % 3), D, D, D, D, V, V); /* bahdanau, bi */
+    cfg.tied = tied;
+    const nmt_regularizer reg = tied ? (nmt_regularizer){0.1f, 0.1f, 0.1f, 0.1f}
+                                     : (nmt_regularizer){0.1f, 0, 0.1f, 0};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);
@@ -207,7 +213,7 @@ START_TEST(gradients_agree_across_threads)
         nmt_rng drop;
         nmt_rng_seed(&drop, 11);
         nmt_model_zero_grad(m);
-        loss[k] = (double)nmt_forward_backward(m, ws, &bt, 0.1f, &drop);
+        loss[k] = (double)nmt_forward_backward(m, ws, &bt, &reg, &drop);
         if (!k)
             memcpy(one, m->grads, m->n_params * sizeof *one);
     }
@@ -246,7 +252,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, threads_can_change);
     tcase_add_test(tc, chunk_ranges_cover_in_order);
     tcase_add_test(tc, cut_product_equals_whole);
-    tcase_add_loop_test(tc, gradients_agree_across_threads, 0, 3);
+    tcase_add_loop_test(tc, gradients_agree_across_threads, 0, 6);
     suite_add_tcase(s, tc);
     return s;
 }

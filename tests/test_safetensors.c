@@ -782,6 +782,101 @@ START_TEST(model_variants_refused)
 }
 END_TEST
 
+/* small_model's tensors and settings with tied = `tied` (NULL: no such key)
+ * and out_dim = `out_dim`, and its out.W as it is (out_w 0), left out (-1) or
+ * added as [Vt, emb] zeros (1). The crc is right. */
+static void write_tied_variant(const char *path, const nmt_model *m, const char *tied,
+                               const char *out_dim, int out_w)
+{
+    static float zeros[4096];
+    nmt_named_tensor t[NMT_MAX_TENSORS + 1];
+    int n = 0;
+    for (int k = 0; k < m->n_tensors; k++) {
+        const nmt_tensor_info *ti = &m->tensors[k];
+        if (out_w < 0 && !strcmp(ti->name, "out.W"))
+            continue;
+        if (out_w > 0 && !strcmp(ti->name, "out.b"))
+            t[n++] = (nmt_named_tensor){"out.W", 2, {m->cfg.tgt_vocab, m->cfg.emb}, zeros};
+        t[n++] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]},
+                                    m->params + ti->offset};
+    }
+    char num[3][16];
+    snprintf(num[0], 16, "%d", m->cfg.emb);
+    snprintf(num[1], 16, "%d", m->cfg.hidden);
+    snprintf(num[2], 16, "%d", m->cfg.att_dim);
+    nmt_meta meta[12] = {
+        {"format", "nmt-1"}, {"cell", nmt_cell_name(m->cfg.cell)},
+        {"attention", nmt_attention_name(m->cfg.attention)},
+        {"bidirectional", m->cfg.bidirectional ? "true" : "false"},
+        {"emb", num[0]}, {"hidden", num[1]}, {"att_dim", num[2]}, {"out_dim", out_dim},
+        {"lowercase", "true"},
+        {"src_vocab", "<pad>\n<unk>\n<s>\n</s>\n\"\n\\\nHaus\n\xc3\x84pfel\n\\n\na\"b"},
+        {"tgt_vocab", "<pad>\n<unk>\n<s>\n</s>\nhouse\n's\n\xe2\x80\x9e\n}\n{"},
+        {"tied", tied},
+    };
+    ck_assert_int_eq(st_write(path, t, n, meta, tied ? 12 : 11, "crc32"), NMT_OK);
+}
+
+/* Tied output embeddings on disk: metadata tied = true and no out.W; an
+ * untied model's file has no tied key at all (absent means false), so it is
+ * what it was before tying existed. The loader refuses a file whose tied and
+ * tensors disagree. */
+START_TEST(tied_model_files)
+{
+    make_tmp_dir();
+    const char *path = tmp_path("tied.safetensors");
+    nmt_model *m = small_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1), *back;
+    nmt_file *f;
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
+    ck_assert_ptr_null(nmt_file_meta(f, "tied"));
+    ck_assert_int_eq(back->cfg.tied, 0);
+    nmt_file_free(f);
+    nmt_model_free(back);
+    nmt_model_free(m);
+
+    /* a tied model (out_dim = emb = 3) round trips */
+    const char *toks[] = {"x", "y"};
+    nmt_config cfg = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_NONE, .emb = 3, .hidden = 4,
+                      .out_dim = 3, .tied = 1};
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, vocab_of(toks, 2), vocab_of(toks, 1)), NMT_OK);
+    nmt_model_init(m, 3);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
+    ck_assert_str_eq(nmt_file_meta(f, "tied"), "true");
+    ck_assert_ptr_null(nmt_file_tensor(f, "out.W", NULL, NULL));
+    ck_assert_int_eq(back->cfg.tied, 1);
+    ck_assert_uint_eq(back->n_params, m->n_params);
+    ck_assert_mem_eq(back->params, m->params, m->n_params * sizeof *m->params);
+    nmt_file_free(f);
+    nmt_model_free(back);
+    nmt_model_free(m);
+    /* "tied" is the model's key, not one a caller may add */
+    m = small_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    nmt_meta clash = {"tied", "true"};
+    ck_assert_int_eq(nmt_model_save(m, tmp_path("x.safetensors"), NULL, 0, &clash, 1), NMT_ERR_ARG);
+
+    /* small_model is untied with emb 3, out_dim 6 */
+    write_tied_variant(path, m, "false", "6", 0);
+    ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
+    nmt_model_free(back);
+    write_tied_variant(path, m, NULL, "6", -1);
+    expect_load_fails(path, "tensor 'out.W' is missing and tied is not true");
+    write_tied_variant(path, m, "true", "6", -1);
+    expect_load_fails(path, "tied is true but out_dim (6) is not emb (3)");
+    write_tied_variant(path, m, "yes", "6", 0);
+    expect_load_fails(path, "tied is 'yes' (expected true or false)");
+    nmt_model_free(m);
+    /* tied settings over a file that still has an out.W */
+    cfg.tied = 0;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, vocab_of(toks, 2), vocab_of(toks, 1)), NMT_OK);
+    write_tied_variant(path, m, "true", "3", 0);
+    expect_load_fails(path, "tied is true (the output matrix is tgt_emb) but the file has an 'out.W'");
+    nmt_model_free(m);
+    remove_tmp_dir();
+}
+END_TEST
+
 /* st_read_some holds only the tensors asked for, across the pieces it reads
  * in (1 MiB), with the same bytes and CRC as st_read; what it skips is not
  * found. */
@@ -953,6 +1048,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tm, model_round_trip_all_configurations);
     tcase_add_test(tm, checkpoint_extras);
     tcase_add_test(tm, model_variants_refused);
+    tcase_add_test(tm, tied_model_files);
     tcase_add_test(tm, crc_checked);
     tcase_add_test(tm, read_some_holds_what_is_asked);
     tcase_add_test(tm, model_alone_from_a_checkpoint);

@@ -129,7 +129,7 @@ static void check_sgd_step(const char *arch)
     ck_assert_int_eq(nmt_workspace_create(&ws, before, 4, b.src_T, b.tgt_T), NMT_OK);
     ck_assert_int_eq(nmt_model_alloc_grads(before), NMT_OK);
     nmt_model_zero_grad(before);
-    double loss = (double)nmt_forward(before, ws, &b, 0.0f, NULL);
+    double loss = (double)nmt_forward(before, ws, &b, NULL, NULL);
     ck_assert(isfinite(loss) && loss > 0);
     nmt_backward(before, ws, &b);
 
@@ -233,7 +233,11 @@ START_TEST(settings_round_trip)
     s.hidden = 17;
     s.optimizer = NMT_OPTIM_ADADELTA;
     s.lr = 0.1 + 0.2; /* not exact in decimal */
-    s.dropout = 0.3f;
+    s.dropout_emb = 0.3f;
+    s.dropout_enc = 0.1f;
+    s.dropout_out = 0.7f / 3;
+    s.label_smoothing = 0.1f;
+    s.tied_embeddings = 1;
     s.clip = 1.0 / 3.0;
     s.max_steps = 123456789012LL;
     s.seed = 18446744073709551615ULL;
@@ -281,7 +285,11 @@ START_TEST(settings_round_trip)
     ck_assert_int_eq(back.hidden, 17);
     ck_assert_int_eq(back.optimizer, NMT_OPTIM_ADADELTA);
     ck_assert(back.lr == s.lr);
-    ck_assert(back.dropout == s.dropout);
+    ck_assert(back.dropout_emb == s.dropout_emb);
+    ck_assert(back.dropout_enc == s.dropout_enc);
+    ck_assert(back.dropout_out == s.dropout_out);
+    ck_assert(back.label_smoothing == s.label_smoothing);
+    ck_assert_int_eq(back.tied_embeddings, 1);
     ck_assert(back.clip == s.clip);
     ck_assert(back.lr_decay == s.lr_decay);
     ck_assert(back.max_steps == s.max_steps);
@@ -324,6 +332,28 @@ START_TEST(settings_round_trip)
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
     ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "train.best_metric"));
+    nmt_file_free(f);
+    nmt_model_free(m2);
+
+    /* a checkpoint from before the dropouts were apart (one train.dropout,
+     * on embeddings and deep output) resumes with that meaning */
+    int k_old = 0;
+    nmt_meta old_meta[64];
+    for (int k = 0; k < n; k++) {
+        const char *key = meta[k].key;
+        if (!strcmp(key, "train.dropout_emb"))
+            old_meta[k_old++] = (nmt_meta){"train.dropout", "0.25"};
+        else if (strncmp(key, "train.dropout_", 14) && strcmp(key, "train.label_smoothing") &&
+                 strcmp(key, "train.tied_embeddings"))
+            old_meta[k_old++] = meta[k];
+    }
+    ck_assert_int_eq(k_old, n - 4);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, old_meta, k_old), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_msg(nmt_train_settings_from_file(&back, f) == NMT_OK, "%s", nmt_error_message());
+    ck_assert(back.dropout_emb == 0.25f && back.dropout_out == 0.25f);
+    ck_assert(back.dropout_enc == 0 && back.label_smoothing == 0);
+    ck_assert_int_eq(back.tied_embeddings, 0);
     nmt_file_free(f);
     nmt_model_free(m2);
 

@@ -31,6 +31,8 @@ typedef struct nmt_config {
     int emb, hidden, att_dim, out_dim; /* E, H, A, O */
     int lowercase;                     /* how sources were tokenized */
     int src_vocab, tgt_vocab;          /* Vs, Vt */
+    int tied;                          /* the output matrix is tgt_emb (no
+                                        * out.W); needs out_dim = emb */
 } nmt_config;
 
 const char *nmt_cell_name(nmt_cell c);             /* "rnn" "gru" "lstm" */
@@ -104,25 +106,45 @@ int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B,
                          int max_src_T, int max_tgt_T);
 void nmt_workspace_free(nmt_workspace *ws);
 
-/* Forward pass and loss: the mean over the batch's real target tokens of
- * -log p(y). `dropout` > 0 (training) drops embeddings and the deep output
- * with inverted scaling, drawing from rng; 0 is deterministic and rng may be
- * NULL. Keeps what backward needs in ws. A batch larger than the workspace
- * or with an id outside the vocabularies gives NaN and sets the error. */
+/* What training adds to the deterministic pass (all 0, or a NULL pointer,
+ * is that pass): inverted dropout at three places, each rate in [0, 1),
+ * and label smoothing of the loss whose gradient is taken. */
+typedef struct nmt_regularizer {
+    float dropout_emb;     /* the source and target embeddings */
+    float dropout_enc;     /* the encoder's annotations h_j, as the attention,
+                            * the context and the summary z read them (not
+                            * inside the recurrence) */
+    float dropout_out;     /* the deep output t, before the vocabulary projection */
+    float label_smoothing; /* e: per token (1 - e)(-log p[y]) + e * mean_k(-log p[k])
+                            * over all Vt entries (PyTorch's cross_entropy
+                            * label_smoothing) */
+} nmt_regularizer;
+
+/* Forward pass and loss: returns the mean over the batch's real target tokens
+ * of -log p(y), the plain loss that is reported whatever the regularizer
+ * (reg may be NULL). Dropout draws its masks from rng in a fixed order
+ * (source embeddings, annotations, target embeddings, deep output; a rate of
+ * 0 draws nothing), and needs rng; without rng nothing is dropped. Keeps what
+ * backward needs in ws. A batch larger than the workspace or with an id
+ * outside the vocabularies gives NaN and sets the error. */
 nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                  float dropout, nmt_rng *rng);
+                     const nmt_regularizer *reg, nmt_rng *rng);
+/* The mean loss whose gradient nmt_backward takes, after nmt_forward, in
+ * double: with label smoothing the smoothed loss, otherwise the forward's
+ * return value (before its rounding to nmt_real). */
+double nmt_workspace_objective(const nmt_workspace *ws);
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
  * nmt_forward. */
 const double *nmt_workspace_sentence_nll(const nmt_workspace *ws);
-/* Adds d(loss)/d(params) of the last forward into m->grads (once: a second
- * call without a new forward does nothing). */
+/* Adds d(objective)/d(params) of the last forward into m->grads (once: a
+ * second call without a new forward does nothing). */
 void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
 /* nmt_forward then nmt_backward, for training: the same loss and the same
  * gradients, bit for bit, but faster: the vocabulary projection's gradient is
  * made chunk by chunk during the forward instead of recomputing the logits.
  * m needs gradients (nmt_model_alloc_grads). */
 nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                              float dropout, nmt_rng *rng);
+                              const nmt_regularizer *reg, nmt_rng *rng);
 
 /* ---- inference pass ----------------------------------------------------- */
 

@@ -83,6 +83,7 @@ typedef struct nmt_train_settings {
     nmt_attention attention;
     int bidirectional;
     int emb, hidden, att_dim, out_dim;
+    int tied_embeddings; /* the output matrix is tgt_emb (out_dim = emb) */
     /* data */
     int batch_size;      /* sentences per batch */
     int max_len;         /* skip training pairs longer than this (tokens) */
@@ -98,7 +99,10 @@ typedef struct nmt_train_settings {
     nmt_optim_kind optimizer;
     double lr;
     double clip;         /* global gradient norm; 0 off */
-    float dropout;
+    float dropout_emb;   /* source and target embeddings */
+    float dropout_enc;   /* the encoder's annotations, as attention, context and z read them */
+    float dropout_out;   /* the deep output, before the vocabulary projection */
+    float label_smoothing; /* of the training loss only: what is reported stays -log p */
     int epochs;          /* 0: no limit (a --max-time run) */
     int64_t max_steps;   /* < 0: no limit; 0 writes the initial model */
     double max_time;     /* seconds of wall-clock time, counted across resumes

@@ -51,7 +51,7 @@ static void print_progress(const nmt_file *f, const char *prefix)
 static int is_model_key(const char *k)
 {
     static const char *const keys[] = {"format", "cell", "attention", "bidirectional", "emb",
-                                       "hidden", "att_dim", "out_dim", "lowercase", "src_vocab",
+                                       "hidden", "att_dim", "out_dim", "tied", "lowercase", "src_vocab",
                                        "tgt_vocab", "crc32", NULL};
     for (int i = 0; keys[i]; i++)
         if (!strcmp(keys[i], k))
@@ -72,6 +72,7 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     if (c->attention != NMT_ATT_NONE)
         printf("att_dim         %d\n", c->att_dim);
     printf("out_dim         %d\n", c->out_dim);
+    printf("tied            %s\n", c->tied ? "true (the output matrix is tgt_emb)" : "false");
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
     const nmt_subwords *sw = m->subwords;
     if (sw) {

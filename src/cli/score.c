@@ -149,7 +149,7 @@ static int score_corpus(scores *out, const nmt_model *m, const nmt_corpus *c, in
         rc = nmt_batch_fill(&batch, c, plan.index + plan.start[k], (int)n);
         if (rc)
             break;
-        nmt_forward(m, ws, &batch, 0.0f, NULL);
+        nmt_forward(m, ws, &batch, NULL, NULL);
         const double *nll = nmt_workspace_sentence_nll(ws);
         for (int i = 0; i < batch.B; i++) {
             out->nll[batch.pair[i]] = nll[i];

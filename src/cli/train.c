@@ -75,14 +75,26 @@ static void help(void)
         "  --emb N                embedding size (default 256)\n"
         "  --hidden N             hidden state size (default 256)\n"
         "  --att-dim N            attention size (default 256)\n"
-        "  --out-dim N            deep output size (default 256)\n\n"
+        "  --out-dim N            deep output size (default 256)\n"
+        "  --tied-embeddings      the output projection is the target embedding table\n"
+        "                         (no separate output matrix); needs --out-dim = --emb\n\n"
         "Optimisation:\n"
         "  --optimizer sgd|adam|adadelta\n"
         "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
         "  --lr X                 learning rate (default 1e-3 for adam, 1 for sgd and\n"
         "                         adadelta, where it multiplies the update)\n"
         "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
-        "  --dropout X            dropout on embeddings and deep output (default 0.2)\n"
+        "  --dropout X            the rate of all three dropouts below (an option of\n"
+        "                         one of them takes precedence for it)\n"
+        "  --dropout-emb X        on the source and target embeddings (default 0.2)\n"
+        "  --dropout-enc X        on the encoder's annotations h_j, as the attention, the\n"
+        "                         context and the summary z read them; not inside the\n"
+        "                         recurrence (default 0)\n"
+        "  --dropout-out X        on the deep output t, before the vocabulary projection\n"
+        "                         (default 0.2)\n"
+        "  --label-smoothing X    train on (1-X)(-log p[y]) + X * mean over the target\n"
+        "                         vocabulary of -log p (default 0); the loss in log.tsv,\n"
+        "                         the perplexities and nmt score stay -log p[y]\n"
         "  --batch-size N         sentences per batch (default 64)\n"
         "  --epochs N             passes over the corpus (default 10; with --max-time\n"
         "                         and no --epochs, no limit: the time decides)\n"
@@ -149,6 +161,7 @@ enum {
     O_SRC = 256, O_TGT, O_VALID_SRC, O_VALID_TGT, O_OUT, O_RESUME, O_INIT_FROM, O_LOWERCASE,
     O_MAX_LEN, O_MIN_COUNT, O_MAX_VOCAB, O_NO_SHUFFLE, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI,
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
+    O_DROPOUT_EMB, O_DROPOUT_ENC, O_DROPOUT_OUT, O_LABEL_SMOOTHING, O_TIED,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
     O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_INIT_SCALE, O_INIT,
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
@@ -180,6 +193,11 @@ static const struct option long_options[] = {
     {"lr", required_argument, 0, O_LR},
     {"clip", required_argument, 0, O_CLIP},
     {"dropout", required_argument, 0, O_DROPOUT},
+    {"dropout-emb", required_argument, 0, O_DROPOUT_EMB},
+    {"dropout-enc", required_argument, 0, O_DROPOUT_ENC},
+    {"dropout-out", required_argument, 0, O_DROPOUT_OUT},
+    {"label-smoothing", required_argument, 0, O_LABEL_SMOOTHING},
+    {"tied-embeddings", no_argument, 0, O_TIED},
     {"batch-size", required_argument, 0, O_BATCH_SIZE},
     {"epochs", required_argument, 0, O_EPOCHS},
     {"max-steps", required_argument, 0, O_MAX_STEPS},
@@ -222,11 +240,24 @@ typedef struct train_args {
     const char *spm;   /* --spm FILE */
     int given[O_END];  /* options given on the command line */
     int lr_given;
+    float dropout_all; /* --dropout: every site's rate but those given alone */
     int init_kind;     /* --init: 0 uniform, 1 orthogonal, 2 bahdanau */
     double init_scale; /* --init uniform: non-recurrent matrices in [-x, x] */
 } train_args;
 
 #define INT_MAX_OPT 2147483647L
+
+/* A rate in [0, 1): dropout, label smoothing. */
+static int opt_rate(const char *name, const char *v, float *out)
+{
+    if (opt_float(name, v, 0, 1, out))
+        return -1;
+    if (*out >= 1.0f) {
+        cli_error("%s: must be below 1", name);
+        return -1;
+    }
+    return 0;
+}
 
 /* Parses one option's value into a; -1 on a bad value (already reported). */
 static int parse_value(train_args *a, int c, const char *v)
@@ -329,14 +360,12 @@ static int parse_value(train_args *a, int c, const char *v)
             return -1;
         }
         return 0;
-    case O_DROPOUT:
-        if (opt_float(name, v, 0, 1, &s->dropout))
-            return -1;
-        if (s->dropout >= 1.0f) {
-            cli_error("%s: must be below 1", name);
-            return -1;
-        }
-        return 0;
+    case O_DROPOUT: return opt_rate(name, v, &a->dropout_all);
+    case O_DROPOUT_EMB: return opt_rate(name, v, &s->dropout_emb);
+    case O_DROPOUT_ENC: return opt_rate(name, v, &s->dropout_enc);
+    case O_DROPOUT_OUT: return opt_rate(name, v, &s->dropout_out);
+    case O_LABEL_SMOOTHING: return opt_rate(name, v, &s->label_smoothing);
+    case O_TIED: s->tied_embeddings = 1; return 0;
     case O_CELL: {
         static const char *const cells[] = {"rnn", "gru", "lstm", NULL};
         int i = opt_choice(name, v, cells);
@@ -368,8 +397,8 @@ static int parse_value(train_args *a, int c, const char *v)
 static int check_combinations(const train_args *a)
 {
     static const int arch[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
-                               O_ATT_DIM, O_OUT_DIM, O_LOWERCASE, O_MIN_COUNT, O_MAX_VOCAB,
-                               O_SUBWORDS, O_SPM};
+                               O_ATT_DIM, O_OUT_DIM, O_TIED, O_LOWERCASE, O_MIN_COUNT,
+                               O_MAX_VOCAB, O_SUBWORDS, O_SPM};
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
@@ -418,6 +447,11 @@ static int check_combinations(const train_args *a)
         cli_error("--%s does not apply to subwords: the vocabularies are the SentencePiece "
                   "model's pieces (choose their number with --subwords N)",
                   a->given[O_MIN_COUNT] ? "min-count" : "max-vocab");
+        return -1;
+    }
+    if (!a->init_from && a->s.tied_embeddings && a->s.out_dim != a->s.emb) {
+        cli_error("--tied-embeddings needs --out-dim (%d) equal to --emb (%d): the output "
+                  "matrix is the target embedding table", a->s.out_dim, a->s.emb);
         return -1;
     }
     if (!a->s.src_path || !a->s.tgt_path) {
@@ -479,6 +513,14 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
     /* a run limited by time alone: it goes on for as many epochs as fit */
     if (a->s.max_time > 0 && !a->given[O_EPOCHS])
         a->s.epochs = 0;
+    if (a->given[O_DROPOUT]) {
+        if (!a->given[O_DROPOUT_EMB])
+            a->s.dropout_emb = a->dropout_all;
+        if (!a->given[O_DROPOUT_ENC])
+            a->s.dropout_enc = a->dropout_all;
+        if (!a->given[O_DROPOUT_OUT])
+            a->s.dropout_out = a->dropout_all;
+    }
     if (check_combinations(a)) {
         *exit_code = 2;
         return -1;
@@ -497,7 +539,7 @@ static double estimate_bytes(const nmt_config *cfg, int B, int T)
     double G = cfg->cell == NMT_CELL_LSTM ? 4 : cfg->cell == NMT_CELL_GRU ? 3 : 1;
     double params = (Vs + Vt) * E + D * G * H * (E + H + 1) + H * (D * H + 1) +
                     A * (H + D * H + 2) + G * H * (E + D * H + H + 1) +
-                    O * (H + D * H + E + 1) + Vt * (O + 1);
+                    O * (H + D * H + E + 1) + Vt * (cfg->tied ? 1 : O + 1);
     double steps = (double)B * (T + 1);
     double act = steps * (D * (E + 3 * G * H) + E + 3 * G * H + 3 * D * H + 3 * O + 2 * Vt) +
                  (cfg->attention == NMT_ATT_BAHDANAU ? steps * (T + 1) * (A + 3) : 0);
@@ -597,7 +639,8 @@ static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
     return (nmt_config){.cell = s->cell, .attention = s->attention,
                         .bidirectional = s->bidirectional, .emb = s->emb,
                         .hidden = s->hidden, .att_dim = s->att_dim, .out_dim = s->out_dim,
-                        .lowercase = s->lowercase, .src_vocab = Vs, .tgt_vocab = Vt};
+                        .tied = s->tied_embeddings, .lowercase = s->lowercase,
+                        .src_vocab = Vs, .tgt_vocab = Vt};
 }
 
 static int load_model_or_checkpoint(run *r)
@@ -656,6 +699,7 @@ static int load_model_or_checkpoint(run *r)
         r->s.hidden = cfg->hidden;
         r->s.att_dim = cfg->att_dim;
         r->s.out_dim = cfg->out_dim;
+        r->s.tied_embeddings = cfg->tied;
         r->s.lowercase = cfg->lowercase;
         if (r->model->subwords && !a->given[O_MAX_LEN])
             r->s.max_len = SUBWORD_MAX_LEN;
@@ -954,14 +998,17 @@ static void describe(const run *r)
             "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
             r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
             c->tgt_vocab, sw ? " pieces" : "");
-    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d: %zu "
+    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d%s: %zu "
             "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
             c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden,
-            c->att_dim, c->out_dim, r->model->n_params);
+            c->att_dim, c->out_dim, c->tied ? " (tied to the embeddings)" : "",
+            r->model->n_params);
     if (cli_verbosity >= 2)
-        fprintf(stderr, "training: %s lr %g clip %g dropout %g batch %d epochs %d max-steps "
-                "%lld max-time %gs seed %llu threads %d best-metric %s%s%s\n",
-                nmt_optim_name(s->optimizer), s->lr, s->clip, (double)s->dropout,
+        fprintf(stderr, "training: %s lr %g clip %g dropout emb %g enc %g out %g label "
+                "smoothing %g batch %d epochs %d max-steps %lld max-time %gs seed %llu threads "
+                "%d best-metric %s%s%s\n",
+                nmt_optim_name(s->optimizer), s->lr, s->clip, (double)s->dropout_emb,
+                (double)s->dropout_enc, (double)s->dropout_out, (double)s->label_smoothing,
                 s->batch_size, s->epochs, (long long)s->max_steps, s->max_time,
                 (unsigned long long)s->seed, s->threads, nmt_best_metric_name(s->best_metric),
                 s->shuffle ? "" : " no-shuffle", r->have_valid ? ", validating" : "");

@@ -294,14 +294,14 @@ model_case "shapes that disagree" "$TMP/bad/shapes.safetensors" ".*has shape \\[
 model_case "crc mismatch" "$TMP/bad/crc.safetensors" "crc32 mismatch"
 # settings in the metadata (not covered by the crc32) that the command line
 # would refuse: a resume refuses them too
-{ head -c $((8 + hsize)) "$TMP/model.safetensors" | LC_ALL=C sed 's/"train\.dropout":"[0-9.]*"/"train.dropout":"1"/'
+{ head -c $((8 + hsize)) "$TMP/model.safetensors" | LC_ALL=C sed 's/"train\.dropout_enc":"[0-9.]*"/"train.dropout_enc":"1"/'
   tail -c +$((9 + hsize)) "$TMP/model.safetensors"; } >"$TMP/bad/dropout.safetensors"
 hl=$(( $(wc -c <"$TMP/bad/dropout.safetensors") - fsize + hsize ))
 printf "$(printf '\\%03o' $((hl & 255)) $((hl >> 8 & 255)) 0 0 0 0 0 0)" |
     dd of="$TMP/bad/dropout.safetensors" bs=1 conv=notrunc status=none
 rm -rf "$TMP/resume-bad" && mkdir -p "$TMP/resume-bad"
 cp "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors"
-expect_fail "train --resume: dropout 1 in the checkpoint" "checkpoint: bad value '1' for 'train\\.dropout'" \
+expect_fail "train --resume: dropout 1 in the checkpoint" "checkpoint: bad value '1' for 'train\\.dropout_enc'" \
     "$NMT" train --resume "$TMP/resume-bad" -q
 one_line "train --resume: dropout 1 in the checkpoint"
 cmp -s "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors" && pass ||

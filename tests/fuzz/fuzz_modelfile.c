@@ -118,7 +118,9 @@ static void read_settings(const nmt_file *f)
     }
     CHECK(s.src_path && s.tgt_path);
     CHECK(s.batch_size >= 1 && s.emb >= 1 && s.hidden >= 1 && s.threads >= 1);
-    CHECK(s.lr > 0 && s.clip >= 0 && s.dropout >= 0 && s.dropout < 1);
+    CHECK(s.lr > 0 && s.clip >= 0 && s.dropout_emb >= 0 && s.dropout_emb < 1 &&
+          s.dropout_enc >= 0 && s.dropout_enc < 1 && s.dropout_out >= 0 && s.dropout_out < 1 &&
+          s.label_smoothing >= 0 && s.label_smoothing < 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
