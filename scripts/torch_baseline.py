@@ -3,7 +3,8 @@
 
 It serves two purposes:
   * the truth for the `parity` test suite: `grad` computes the loss and
-    autograd gradients of a model file on a batch, in float32 and float64;
+    autograd gradients of a model file on a batch, in float32 and float64
+    (with label smoothing, and with the dropout masks nmt drew);
   * the speed peer of `scripts/bench`: `train` and `translate` run the same
     model with the same batching and optimizer settings in PyTorch.
 
@@ -45,7 +46,7 @@ class Config:
 
     def __init__(self, cell="lstm", attention="bahdanau", bidirectional=True,
                  emb=8, hidden=7, att_dim=6, out_dim=5, lowercase=False,
-                 src_vocab=None, tgt_vocab=None):
+                 src_vocab=None, tgt_vocab=None, tied=False):
         if cell not in GATES:
             raise ValueError("cell must be rnn, gru or lstm, not %r" % cell)
         if attention not in ("bahdanau", "none"):
@@ -54,6 +55,9 @@ class Config:
         self.attention = attention
         self.bidirectional = bool(bidirectional)
         self.emb, self.hidden, self.att_dim, self.out_dim = emb, hidden, att_dim, out_dim
+        self.tied = bool(tied)
+        if self.tied and out_dim != emb:
+            raise ValueError("tied embeddings need out_dim (%d) equal to emb (%d)" % (out_dim, emb))
         self.lowercase = bool(lowercase)
         self.src_vocab = list(src_vocab or SPECIALS)
         self.tgt_vocab = list(tgt_vocab or SPECIALS)
@@ -67,13 +71,16 @@ class Config:
 
     def metadata(self):
         b = lambda x: "true" if x else "false"
-        return {
+        md = {
             "format": "nmt-1", "cell": self.cell, "attention": self.attention,
             "bidirectional": b(self.bidirectional), "emb": str(self.emb),
             "hidden": str(self.hidden), "att_dim": str(self.att_dim),
             "out_dim": str(self.out_dim), "lowercase": b(self.lowercase),
             "src_vocab": "\n".join(self.src_vocab), "tgt_vocab": "\n".join(self.tgt_vocab),
         }
+        if self.tied:  # absent means false, as nmt writes it
+            md["tied"] = "true"
+        return md
 
     @staticmethod
     def from_metadata(md):
@@ -85,7 +92,8 @@ class Config:
                       hidden=int(md["hidden"]), att_dim=int(md["att_dim"]),
                       out_dim=int(md["out_dim"]), lowercase=flag[md["lowercase"]],
                       src_vocab=md["src_vocab"].split("\n"),
-                      tgt_vocab=md["tgt_vocab"].split("\n"))
+                      tgt_vocab=md["tgt_vocab"].split("\n"),
+                      tied=flag[md.get("tied", "false")])
 
 
 def tensor_table(cfg):
@@ -101,9 +109,15 @@ def tensor_table(cfg):
     if cfg.attention == "bahdanau":
         t += [("att.W", (A, H)), ("att.U", (A, D * H)), ("att.b", (A,)), ("att.v", (A,))]
     t += [("dec.W_ih", (G * H, E + D * H)), ("dec.W_hh", (G * H, H)), ("dec.b", (G * H,)),
-          ("out.W_t", (O, H + D * H + E)), ("out.b_t", (O,)),
-          ("out.W", (Vt, O)), ("out.b", (Vt,))]
-    return t
+          ("out.W_t", (O, H + D * H + E)), ("out.b_t", (O,))]
+    if not cfg.tied:  # tied: the output matrix is tgt_emb
+        t += [("out.W", (Vt, O))]
+    return t + [("out.b", (Vt,))]
+
+
+def out_matrix(cfg, P):
+    """W_out of p = softmax(W_out t + b_out): tgt_emb itself when tied."""
+    return P["tgt_emb"] if cfg.tied else P["out.W"]
 
 
 # ---- safetensors, read and written with numpy ------------------------------
@@ -262,16 +276,50 @@ def run_direction(cfg, P, prefix, emb, mask, reverse):
     return torch.stack(out, 0), h
 
 
-def encode(cfg, P, src, src_mask, drop=None):
-    """src [T, B] ids. Returns (annotations h [T, B, D*H], summary z [B, D*H])."""
-    e = P["src_emb"][src]
-    if drop is not None:
-        e = drop(e)
-    hf, last_f = run_direction(cfg, P, "enc.fwd", e, src_mask, False)
-    if not cfg.bidirectional:
-        return hf, last_f
-    hb, first_b = run_direction(cfg, P, "enc.bwd", e, src_mask, True)
-    return torch.cat([hf, hb], 2), torch.cat([last_f, first_b], 1)
+class Noise:
+    """What training adds to the plain pass, as nmt does it: inverted dropout
+    at three sites (`emb`: the source and target embeddings; `enc`: the
+    annotations h_j, as attention, context and z read them; `out`: the deep
+    output t) and label smoothing of the training loss. `masks` (from
+    `parity_grad`) replaces a site's random draw by nmt's mask: {site:
+    factors}, time-major rows of 0 or 1 / (1 - rate); sites "src_emb",
+    "tgt_emb", "enc", "out"."""
+
+    def __init__(self, emb=0.0, enc=0.0, out=0.0, label_smoothing=0.0, masks=None):
+        self.rate = {"src_emb": emb, "tgt_emb": emb, "enc": enc, "out": out}
+        # nmt holds the rate in a float
+        self.label_smoothing = float(np.float32(label_smoothing))
+        self.masks = masks or {}
+
+    def __call__(self, site, x):
+        if site in self.masks:
+            return x * self.masks[site].to(x.dtype).view(x.shape)
+        p = self.rate[site]
+        return torch.nn.functional.dropout(x, p, True) if p > 0 else x
+
+
+PLAIN = Noise()
+
+
+def encode(cfg, P, src, src_mask, noise=PLAIN):
+    """src [T, B] ids. Returns (annotations h [T, B, D*H] as the decoder reads
+    them, dropped out with training's noise, and the summary z [B, D*H] of
+    those: the fwd annotation of each sentence's last token and the bwd one
+    of its first; padding keeps the state, so without dropout z is the fwd
+    direction's final state and the bwd's state at the first token)."""
+    e = noise("src_emb", P["src_emb"][src])
+    hf, _ = run_direction(cfg, P, "enc.fwd", e, src_mask, False)
+    ann = hf
+    if cfg.bidirectional:
+        hb, _ = run_direction(cfg, P, "enc.bwd", e, src_mask, True)
+        ann = torch.cat([hf, hb], 2)
+    ann = noise("enc", ann)
+    H, B = cfg.hidden, src.shape[1]
+    last = src_mask.sum(0) - 1
+    z = ann[last, torch.arange(B, device=src.device), :H]
+    if cfg.bidirectional:
+        z = torch.cat([z, ann[0, :, H:]], 1)
+    return ann, z
 
 
 def decoder_init(cfg, P, z):
@@ -307,20 +355,19 @@ def decoder_step(cfg, Q, gx_emb, s, c, ctx):
     return cell_step(cfg.cell, gx, s, c, Q["W_hh_t"])
 
 
-def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, dropout=0.0):
-    """Per-token -log p(y) [Tt, B] (0 at padding) of a time-major batch.
-    dropout > 0 (training) drops the embeddings and the deep output with
-    inverted scaling, as nmt does."""
-    drop = (lambda x: torch.nn.functional.dropout(x, dropout, True)) if dropout > 0 \
-        else (lambda x: x)
+def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, noise=PLAIN):
+    """(per-token -log p(y), per-token training loss), each [Tt, B] and 0 at
+    padding, of a time-major batch. The training loss is -log p(y), or with
+    label smoothing e PyTorch's cross_entropy(label_smoothing=e):
+    (1 - e)(-log p(y)) + e mean_k(-log p(k)); noise's dropout applies to both."""
     Ts, B = src.shape
     Tt = tgt_in.shape[0]
     dev = src.device
     src_mask = torch.arange(Ts, device=dev).unsqueeze(1) < src_len.unsqueeze(0)
     tgt_mask = torch.arange(Tt, device=dev).unsqueeze(1) < tgt_len.unsqueeze(0)
-    ann, z = encode(cfg, P, src, src_mask, drop)
+    ann, z = encode(cfg, P, src, src_mask, noise)
     s, c = decoder_init(cfg, P, z)
-    y_emb = drop(P["tgt_emb"][tgt_in])                                # [Tt, B, E]
+    y_emb = noise("tgt_emb", P["tgt_emb"][tgt_in])                    # [Tt, B, E]
     Q = decoder_weights(cfg, P)
     gx_emb = (y_emb @ Q["W_emb_t"] + P["dec.b"]).unbind(0)
     Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
@@ -332,10 +379,18 @@ def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, dropout=0.0):
         ctxs.append(ctx)
     S, C = torch.stack(states, 0), torch.stack(ctxs, 0)
     # deep output and softmax for all steps at once
-    t = drop(torch.tanh(torch.cat([S, C, y_emb], 2) @ P["out.W_t"].t() + P["out.b_t"]))
-    logp = torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 2)
+    t = noise("out", torch.tanh(torch.cat([S, C, y_emb], 2) @ P["out.W_t"].t() + P["out.b_t"]))
+    logits = t @ out_matrix(cfg, P).t() + P["out.b"]
+    logp = torch.log_softmax(logits, 2)
     nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)
-    return nll * tgt_mask.to(nll.dtype)
+    m = tgt_mask.to(nll.dtype)
+    if not noise.label_smoothing:
+        return nll * m, nll * m
+    V = logits.shape[2]
+    smoothed = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, V), tgt_out.reshape(-1), reduction="none",
+        label_smoothing=noise.label_smoothing).view(Tt, B)
+    return nll * m, smoothed * m
 
 
 def make_batch(pairs, device="cpu"):
@@ -359,11 +414,14 @@ def make_batch(pairs, device="cpu"):
     return (to(src), to(torch.tensor(sl)), to(tin), to(tout), to(torch.tensor(tl)))
 
 
-def batch_loss(cfg, P, pairs, dropout=0.0):
-    """(mean loss over real target tokens, per-sentence nll sums [B])."""
+def batch_loss(cfg, P, pairs, noise=PLAIN):
+    """(mean training loss over real target tokens, the one to take the
+    gradient of; per-sentence nll sums [B]; mean -log p(y), the loss nmt
+    reports)."""
     src, sl, tin, tout, tl = make_batch(pairs)
-    nll = forward_nll(cfg, P, src, sl, tin, tout, tl, dropout)
-    return nll.sum() / tl.sum(), nll.sum(0)
+    nll, train = forward_nll(cfg, P, src, sl, tin, tout, tl, noise)
+    n = tl.sum()
+    return train.sum() / n, nll.sum(0), nll.sum() / n
 
 
 def check_ids(cfg, pairs):
@@ -387,9 +445,10 @@ def read_batch_json(path):
 
 # ---- a plain per-sentence implementation, for selftest --------------------
 
-def plain_nll(cfg, P, src, tgt):
-    """-log p(tgt | src) summed, one sentence, numpy float64, every equation
-    written out as in DESIGN.md: no batching, masks or precomputation."""
+def plain_nll(cfg, P, src, tgt, label_smoothing=0.0):
+    """(-log p(tgt | src) summed, the label-smoothed loss summed), one
+    sentence, numpy float64, every equation written out as in DESIGN.md: no
+    batching, masks or precomputation."""
     W = {k: v.detach().to(torch.float64).numpy() for k, v in P.items()}
     H, E = cfg.hidden, cfg.emb
     sig = lambda a: 1 / (1 + np.exp(-a))
@@ -427,7 +486,8 @@ def plain_nll(cfg, P, src, tgt):
     s = np.tanh(W["dec.init.W"] @ z + W["dec.init.b"])
     c = np.zeros(H)
     ins, outs = [BOS] + list(tgt), list(tgt) + [EOS]
-    total = 0.0
+    W_out = W["tgt_emb"] if cfg.tied else W["out.W"]
+    total, smoothed, e_ls = 0.0, 0.0, label_smoothing
     for yp, y in zip(ins, outs):
         if cfg.attention == "bahdanau":
             a = np.array([W["att.v"] @ np.tanh(W["att.W"] @ s + W["att.U"] @ hj + W["att.b"])
@@ -440,11 +500,13 @@ def plain_nll(cfg, P, src, tgt):
         e = W["tgt_emb"][yp]
         s, c = step("dec.", np.concatenate([e, ctx]), s, c)
         t = np.tanh(W["out.W_t"] @ np.concatenate([s, ctx, e]) + W["out.b_t"])
-        logits = W["out.W"] @ t + W["out.b"]
+        logits = W_out @ t + W["out.b"]
         m = logits.max()
-        total += m + math.log(np.exp(logits - m).sum()) - logits[y]
+        lse = m + math.log(np.exp(logits - m).sum())
+        total += lse - logits[y]
+        smoothed += (1 - e_ls) * (lse - logits[y]) + e_ls * np.mean(lse - logits)
     assert E == W["src_emb"].shape[1]
-    return total
+    return total, smoothed
 
 
 # ---- subcommands -------------------------------------------------------------
@@ -464,6 +526,8 @@ def config_from_args(a):
         v = getattr(a, k)
         if v is not None:
             conf[k] = v
+    if a.tied_embeddings:
+        conf["tied"] = True
     if a.bidirectional is not None:
         conf["bidirectional"] = a.bidirectional
     if a.lowercase:
@@ -484,15 +548,24 @@ def cmd_init(a):
     P = init_params(cfg, seed=a.seed, scheme=a.init, scale=a.scale)
     save_model(a.out, cfg, P)
     n = sum(p.numel() for p in P.values())
-    print("wrote %s: %s %s %s, %d parameters" % (a.out, cfg.cell, cfg.attention,
-          "bi" if cfg.bidirectional else "uni", n))
+    print("wrote %s: %s %s %s%s, %d parameters" % (a.out, cfg.cell, cfg.attention,
+          "bi" if cfg.bidirectional else "uni", ", tied" if cfg.tied else "", n))
 
 
-def gradients(cfg, P32, pairs, dtype):
+def gradients(cfg, P32, pairs, dtype, noise=PLAIN):
+    """(objective, per-sentence nll, mean nll, {name: gradient of the objective})."""
     P = {k: v.to(dtype).clone().requires_grad_(True) for k, v in P32.items()}
-    loss, sent = batch_loss(cfg, P, pairs)
-    loss.backward()
-    return loss.item(), sent.detach().tolist(), {k: v.grad for k, v in P.items()}
+    objective, sent, nll = batch_loss(cfg, P, pairs, noise)
+    objective.backward()
+    return (objective.item(), sent.detach().tolist(), nll.item(),
+            {k: v.grad for k, v in P.items()})
+
+
+def read_masks(path):
+    """The dropout masks `parity_grad` drew: {site: factors}."""
+    arrays, _, _ = read_safetensors(path)
+    return {k[len("dropout."):]: torch.tensor(v, dtype=torch.float64)
+            for k, v in arrays.items() if k.startswith("dropout.")}
 
 
 def cmd_grad(a):
@@ -500,42 +573,57 @@ def cmd_grad(a):
     pairs = read_batch_json(a.batch)
     check_ids(cfg, pairs)
     torch.set_num_threads(1)
-    l64, s64, g64 = gradients(cfg, P, pairs, torch.float64)
-    l32, s32, g32 = gradients(cfg, P, pairs, torch.float32)
+    noise = Noise(label_smoothing=a.label_smoothing,
+                  masks=read_masks(a.masks) if a.masks else None)
+    o64, s64, l64, g64 = gradients(cfg, P, pairs, torch.float64, noise)
+    o32, _, l32, g32 = gradients(cfg, P, pairs, torch.float32, noise)
     out = []
     for name, _ in tensor_table(cfg):
         out.append((name, g64[name].numpy()))  # float64, the truth
     for name, _ in tensor_table(cfg):
         out.append(("float32." + name, g32[name].numpy()))
-    meta = {"loss": repr(l64), "loss_float32": repr(l32),
-            "sentence_nll": ",".join(repr(x) for x in s64),
+    meta = {"loss": repr(l64), "loss_float32": repr(l32), "objective": repr(o64),
+            "objective_float32": repr(o32), "sentence_nll": ",".join(repr(x) for x in s64),
             "n_tokens": str(sum(len(t) + 1 for _, t in pairs))}
     write_safetensors(a.out, out, meta)
-    print("loss float64 %.10g float32 %.10g" % (l64, l32))
+    print("loss float64 %.10g float32 %.10g; objective float64 %.10g" % (l64, l32, o64))
 
 
 def selftest_configs():
-    for cell in ("rnn", "gru", "lstm"):
-        for att in ("bahdanau", "none"):
-            for bi in (True, False):
-                yield Config(cell=cell, attention=att, bidirectional=bi, emb=4, hidden=3,
-                             att_dim=3, out_dim=3, src_vocab=synthetic_vocab("s", 9),
-                             tgt_vocab=synthetic_vocab("t", 8))
+    for tied in (False, True):
+        for cell in ("rnn", "gru", "lstm"):
+            for att in ("bahdanau", "none"):
+                for bi in (True, False):
+                    yield Config(cell=cell, attention=att, bidirectional=bi, emb=4, hidden=3,
+                                 att_dim=3, out_dim=4 if tied else 3, tied=tied,
+                                 src_vocab=synthetic_vocab("s", 9),
+                                 tgt_vocab=synthetic_vocab("t", 8))
 
 
 def cmd_selftest(a):
     """Checks the batched model against itself and against plain_nll."""
     torch.set_num_threads(1)
     pairs = [([4, 5, 6, 1], [4, 5]), ([7], [6, 6, 7]), ([8, 8, 4], []), ([], [5])]
-    worst = {"plain": 0.0, "padding": 0.0}
+    worst = {"plain": 0.0, "padding": 0.0, "smoothed": 0.0}
     failures = 0
+    smooth = Noise(label_smoothing=0.25)
+    n_tokens = sum(len(t) + 1 for _, t in pairs)
     for k, cfg in enumerate(selftest_configs()):
         P = {n: v.to(torch.float64) for n, v in
              init_params(cfg, seed=k + 1, scheme="uniform", scale=0.8).items()}
-        tag = "%s/%s/%s" % (cfg.cell, cfg.attention, "bi" if cfg.bidirectional else "uni")
-        _, sent = batch_loss(cfg, P, pairs)
+        tag = "%s/%s/%s%s" % (cfg.cell, cfg.attention, "bi" if cfg.bidirectional else "uni",
+                              "/tied" if cfg.tied else "")
+        _, sent, _ = batch_loss(cfg, P, pairs)
+        smoothed = batch_loss(cfg, P, pairs, smooth)[0].item()
+        ref_smoothed = sum(plain_nll(cfg, P, s, t, 0.25)[1] for s, t in pairs) / n_tokens
+        e3 = abs(smoothed - ref_smoothed) / abs(ref_smoothed)
+        worst["smoothed"] = max(worst["smoothed"], e3)
+        if e3 > 1e-12:
+            print("FAIL %s: label-smoothed loss batched %.15g plain %.15g"
+                  % (tag, smoothed, ref_smoothed))
+            failures += 1
         for b, (s, t) in enumerate(pairs):
-            ref = plain_nll(cfg, P, s, t)
+            ref = plain_nll(cfg, P, s, t)[0]
             alone = batch_loss(cfg, P, [(s, t)])[1][0].item()
             e1 = abs(sent[b].item() - ref) / abs(ref)
             e2 = abs(sent[b].item() - alone) / abs(alone)
@@ -548,15 +636,17 @@ def cmd_selftest(a):
         names = [n for n, _ in tensor_table(cfg)]
         leaves = [P[n].clone().requires_grad_(True) for n in names]
 
-        def f(*xs):
-            return batch_loss(cfg, dict(zip(names, xs)), pairs)[0]
+        def f(*xs):  # tied models with label smoothing
+            return batch_loss(cfg, dict(zip(names, xs)), pairs, smooth if cfg.tied else PLAIN)[0]
         if not torch.autograd.gradcheck(f, leaves, eps=1e-6, atol=1e-7, rtol=1e-5,
                                         raise_exception=False, fast_mode=True):
             print("FAIL %s: gradcheck" % tag)
             failures += 1
-    print("selftest: 12 configurations; worst relative difference of a sentence's nll: "
-          "batched vs plain numpy %.2e, batched vs alone %.2e; gradcheck %s"
-          % (worst["plain"], worst["padding"], "ok" if not failures else "see above"))
+    print("selftest: 12 configurations untied and tied; worst relative difference of a "
+          "sentence's nll: batched vs plain numpy %.2e, batched vs alone %.2e; of the "
+          "label-smoothed loss (0.25) batched vs plain numpy %.2e; gradcheck %s"
+          % (worst["plain"], worst["padding"], worst["smoothed"],
+             "ok" if not failures else "see above"))
     return 1 if failures else 0
 
 
@@ -663,7 +753,8 @@ def cmd_train(a):
         pairs, sv, tv = read_corpus(a.src, a.tgt, a.lowercase, a.max_len, min_count=a.min_count)
         cfg = Config(cell=a.cell, attention=a.attention, bidirectional=a.bidirectional,
                      emb=a.emb, hidden=a.hidden, att_dim=a.att_dim, out_dim=a.out_dim,
-                     lowercase=a.lowercase, src_vocab=sv, tgt_vocab=tv)
+                     lowercase=a.lowercase, src_vocab=sv, tgt_vocab=tv,
+                     tied=a.tied_embeddings)
         P = init_params(cfg, seed=a.seed)
     if not pairs and not a.batches:
         raise ValueError("empty corpus")
@@ -693,13 +784,18 @@ def cmd_train(a):
     log = open(a.log, "w") if a.log else None
     if log:
         log.write("step\tloss\tgrad_norm\n")
+    # --dropout sets every site; a site's own option overrides it (as nmt's)
+    rate = lambda site: site if site is not None else (a.dropout or 0.0)
+    noise = Noise(rate(a.dropout_emb), rate(a.dropout_enc), rate(a.dropout_out),
+                  a.label_smoothing)
     step, toks, t0, loss = 0, 0, None, None
     for epoch, batch in schedule():
         if step == warm:
             t0, toks0, step0 = time.perf_counter(), toks, step
-        loss, _ = batch_loss(cfg, P, batch, a.dropout)
+        # the gradient is the training loss's; the loss shown is -log p(y), as nmt's
+        objective, _, loss = batch_loss(cfg, P, batch, noise)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        objective.backward()
         norm = torch.nn.utils.clip_grad_norm_(params, a.clip if a.clip > 0 else float("inf"))
         opt.step()
         step += 1
@@ -781,7 +877,7 @@ def next_logp(cfg, P, prev, s, c, ann, Uh, z, mask):
     gx = e @ Q["W_emb_t"] + P["dec.b"]
     s, c = decoder_step(cfg, Q, gx, s, c, ctx)
     t = torch.tanh(torch.cat([s, ctx, e], 1) @ P["out.W_t"].t() + P["out.b_t"])
-    return torch.log_softmax(t @ P["out.W"].t() + P["out.b"], 1), s, c
+    return torch.log_softmax(t @ out_matrix(cfg, P).t() + P["out.b"], 1), s, c
 
 
 def beam_one(cfg, P, src_ids, K, max_len):
@@ -859,7 +955,23 @@ def add_model_args(p):
     g.add_argument("--unidirectional", dest="bidirectional", action="store_false")
     for k in ("emb", "hidden", "att-dim", "out-dim"):
         p.add_argument("--" + k, type=int)
+    p.add_argument("--tied-embeddings", action="store_true",
+                   help="the output matrix is tgt_emb (needs --out-dim = --emb)")
     p.add_argument("--lowercase", action="store_true")
+
+
+def add_noise_args(p):
+    """nmt train's regularizer options, with its meaning."""
+    p.add_argument("--dropout", type=float, default=None,
+                   help="the rate of all three dropouts (default 0)")
+    p.add_argument("--dropout-emb", type=float, default=None,
+                   help="on the source and target embeddings")
+    p.add_argument("--dropout-enc", type=float, default=None,
+                   help="on the annotations h_j (as attention, context and z read them)")
+    p.add_argument("--dropout-out", type=float, default=None,
+                   help="on the deep output, before the vocabulary projection")
+    p.add_argument("--label-smoothing", type=float, default=0.0,
+                   help="of the training loss (the loss shown stays -log p)")
 
 
 def main(argv=None):
@@ -878,6 +990,9 @@ def main(argv=None):
     p = sub.add_parser("grad", help="loss and gradients of a model on a batch")
     p.add_argument("--model", required=True)
     p.add_argument("--batch", required=True, help='JSON {"src": [[ids]], "tgt": [[ids]]}')
+    p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument("--masks", help="the dropout masks to apply: tensors dropout.SITE of a "
+                   "file parity_grad wrote")
     p.add_argument("--out", required=True)
 
     sub.add_parser("selftest", help="gradcheck and padding invariance of this model")
@@ -896,6 +1011,7 @@ def main(argv=None):
     g.add_argument("--unidirectional", dest="bidirectional", action="store_false")
     for k in ("emb", "hidden", "att-dim", "out-dim"):
         p.add_argument("--" + k, type=int, default=256)
+    p.add_argument("--tied-embeddings", action="store_true")
     p.add_argument("--lowercase", action="store_true")
     p.add_argument("--min-count", type=int, default=1)
     p.add_argument("--max-len", type=int, default=50)
@@ -903,7 +1019,7 @@ def main(argv=None):
     p.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--clip", type=float, default=5.0)
-    p.add_argument("--dropout", type=float, default=0.0)
+    add_noise_args(p)
     p.add_argument("--epochs", type=int, default=0,
                    help="passes over the corpus (default 1, or until --max-steps)")
     p.add_argument("--max-steps", type=int, default=0)

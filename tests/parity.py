@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The parity suite: nmt's loss and hand-written gradients against PyTorch
-autograd (scripts/torch_baseline.py), for all 12 configurations.
+autograd (scripts/torch_baseline.py), for all 12 configurations, untied and
+with tied output embeddings.
 
     parity.py PARITY_GRAD_EXE
 
-For each of rnn/gru/lstm x bahdanau/none x bi/uni: the torch script writes a
-random model file, tests/parity_grad (C) and the torch script compute loss
-and gradients on the same batches, and every tensor is compared. The truth
-is torch in float64; the C program computes in float32. A tensor passes when
-max|C - torch| / max|torch| <= 1e-4; the loss and each sentence's nll when
-their relative difference is <= 1e-5.
+For each of rnn/gru/lstm x bahdanau/none x bi/uni x untied/tied: the torch
+script writes a random model file, tests/parity_grad (C) and the torch
+script compute loss and gradients on the same batches, and every tensor is
+compared, three ways: the plain loss; with label smoothing 0.1; and with
+dropout 0.3 at all three sites (embeddings, annotations, deep output; the
+masks nmt drew, applied by torch) and label smoothing. The truth is torch in
+float64; the C program computes in float32. A tensor passes when
+max|C - torch| / max|torch| <= 1e-4; the loss, the objective (the smoothed
+loss) and each sentence's nll when their relative difference is <= 1e-5.
 
 Needs a python3 with torch and numpy: tries $NMT_PYTHON, /usr/bin/python3,
 python3, and fails (never skips) when none has them.
@@ -58,8 +62,15 @@ import torch_baseline as tb  # noqa: E402
 
 # Sizes of the brief: E=8, H=7, A=6, O=5, Vs=13, Vt=11. Source token ids are
 # 1 (<unk>) and 4..12, target 1 and 4..10.
-SIZES = ["--emb", "8", "--hidden", "7", "--att-dim", "6", "--out-dim", "5",
-         "--src-vocab", "13", "--tgt-vocab", "11"]
+SIZES = ["--emb", "8", "--hidden", "7", "--att-dim", "6", "--src-vocab", "13",
+         "--tgt-vocab", "11"]
+# the deep output's size: 5, or tied to the embeddings' 8
+OUT_DIM = {False: ["--out-dim", "5"], True: ["--out-dim", "8", "--tied-embeddings"]}
+# the gradient checks: (name, parity_grad's options; torch's are the same but
+# the masks, which it reads from parity_grad's file)
+DROPOUT = ["--dropout-emb", "0.3", "--dropout-enc", "0.3", "--dropout-out", "0.3"]
+CASES = [("plain", []), ("ls", ["--label-smoothing", "0.1"]),
+         ("dropout", DROPOUT + ["--label-smoothing", "0.1"])]
 BATCHES = {
     # different lengths both ways, length-1 sentences on each side
     "lengths": {"src": [[4, 5, 6, 7, 8], [9], [10, 11, 12], [5, 4]],
@@ -73,19 +84,22 @@ BATCHES = {
 
 
 def configs():
-    for cell in ("rnn", "gru", "lstm"):
-        for att in ("bahdanau", "none"):
-            for bi in (True, False):
-                yield cell, att, bi
+    for tied in (False, True):
+        for cell in ("rnn", "gru", "lstm"):
+            for att in ("bahdanau", "none"):
+                for bi in (True, False):
+                    yield cell, att, bi, tied
 
 
 def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-30)
 
 
-def compare(cfg, c_path, t_path):
-    """Returns (errors list, loss error, worst grad error, its tensor,
-    torch-float32 worst, per-sentence worst)."""
+def compare(cfg, c_path, t_path, dropped):
+    """Returns (errors list, loss error (the plain loss and the objective),
+    worst grad error, its tensor, torch-float32 worst, per-sentence worst).
+    With dropped, the C file must hold the masks of all four sites, each
+    with units dropped and kept."""
     errors = []
     c, cmeta, ccrc = tb.read_safetensors(c_path)
     t, tmeta, _ = tb.read_safetensors(t_path)
@@ -98,18 +112,28 @@ def compare(cfg, c_path, t_path):
             errors.append("C file metadata differs from the model's")
     except (KeyError, ValueError) as e:
         errors.append("C file metadata unreadable: %s" % e)
-    loss_err = rel(float(cmeta["loss"]), float(tmeta["loss"]))
-    if loss_err > LOSS_TOL:
-        errors.append("loss C %s torch %s (rel %.2e)" % (cmeta["loss"], tmeta["loss"], loss_err))
+    loss_err = 0.0
+    for key in ("loss", "objective"):
+        e = rel(float(cmeta[key]), float(tmeta[key]))
+        loss_err = max(loss_err, e)
+        if e > LOSS_TOL:
+            errors.append("%s C %s torch %s (rel %.2e)" % (key, cmeta[key], tmeta[key], e))
     cs = [float(x) for x in cmeta["sentence_nll"].split(",")]
     ts = [float(x) for x in tmeta["sentence_nll"].split(",")]
     sent_err = max(rel(a, b) for a, b in zip(cs, ts)) if len(cs) == len(ts) else float("inf")
     if sent_err > LOSS_TOL:
         errors.append("sentence nll C %s torch %s" % (cs, ts))
     table = tb.tensor_table(cfg)
-    extra = set(c) - {n for n, _ in table}
+    masks = {n for n in c if n.startswith("dropout.")}
+    extra = set(c) - {n for n, _ in table} - masks
     if extra:
         errors.append("C file has unexpected tensors %s" % sorted(extra))
+    want = {"dropout.src_emb", "dropout.tgt_emb", "dropout.enc", "dropout.out"} if dropped else set()
+    if masks != want:
+        errors.append("C file has the masks %s, expected %s" % (sorted(masks), sorted(want)))
+    for n in masks & want:
+        if not (c[n] == 0).any() or not (c[n] > 1).any():
+            errors.append("mask %s drops nothing or everything" % n)
     worst, worst_name, worst32 = 0.0, "", 0.0
     for name, shape in table:
         if name not in c:
@@ -152,9 +176,9 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     """The model (written by torch) through nmt's own command line: `nmt
     score` must give torch's loss, and one step of `nmt train --optimizer sgd
     --lr 1 --clip 0` must change every weight by minus torch's gradient, and
-    with --clip at half the gradient's norm by minus half of it (the
-    checkpoints, written by nmt, read back here). Returns (errors, loss rel,
-    worst step error)."""
+    with --label-smoothing 0.1 and --clip at half that gradient's norm by
+    minus half of the smoothed loss's gradient (the checkpoints, written by
+    nmt, read back here). Returns (errors, loss rel, worst step error)."""
     errors = []
     src = os.path.join(tmp, "e2e.src")
     tgt = os.path.join(tmp, "e2e.tgt")
@@ -163,9 +187,14 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     with open(tgt, "w") as f:
         f.writelines(as_text(t, cfg.tgt_vocab, "qqq") + "\n" for _, t in pairs)
     P64 = {k: v.to(torch.float64) for k, v in tb.load_model(model)[1].items()}
-    P = {k: v.clone().requires_grad_(True) for k, v in P64.items()}
-    loss, _ = tb.batch_loss(cfg, P, pairs)
-    loss.backward()
+
+    def gradient(ls):
+        P = {k: v.clone().requires_grad_(True) for k, v in P64.items()}
+        objective, _, loss = tb.batch_loss(cfg, P, pairs, tb.Noise(label_smoothing=ls))
+        objective.backward()
+        return loss, {n: P[n].grad.numpy() for n in P}
+    loss, grad = gradient(0.0)
+    grad_ls = gradient(0.1)[1]
 
     r = subprocess.run([nmt, "score", "-m", model, "--src", src, "--tgt", tgt],
                        capture_output=True, text=True)
@@ -178,14 +207,15 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
 
     # one step unclipped, one clipped to half the gradient's norm (the step
     # is then the gradient times clip / norm)
-    gnorm = math.sqrt(sum(float((P[n].grad ** 2).sum()) for n in P))
+    gnorm_ls = math.sqrt(sum(float((g ** 2).sum()) for g in grad_ls.values()))
     worst = 0.0
-    for clip, factor in ((0.0, 1.0), (gnorm / 2, 0.5)):
+    for clip, factor, ls, G in ((0.0, 1.0, 0.0, grad), (gnorm_ls / 2, 0.5, 0.1, grad_ls)):
         out = os.path.join(tmp, "run-%s-%g" % (tag.replace("/", "-"), factor))
         r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
                             "--out", out, "--optimizer", "sgd", "--lr", "1", "--clip",
-                            repr(clip), "--dropout", "0", "--no-shuffle", "--batch-size",
-                            str(len(pairs)), "--max-steps", "1", "--threads", "1"],
+                            repr(clip), "--dropout", "0", "--label-smoothing", repr(ls),
+                            "--no-shuffle", "--batch-size", str(len(pairs)), "--max-steps", "1",
+                            "--threads", "1"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             errors.append("nmt train exit %d: %s" % (r.returncode, r.stderr.strip()[:300]))
@@ -197,42 +227,46 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
             continue
         for name, _ in tb.tensor_table(cfg):
             old, nw = P64[name].numpy(), new[name].numpy()
-            g = P[name].grad.numpy() * factor
+            g = G[name] * factor
             # (old - new) is exact in float64; nmt's float update rounds once
             diff = np.maximum(np.abs((old - nw) - g) - ulp_half(nw), 0).max()
             err = diff / max(np.abs(g).max(), 1e-30)
             worst = max(worst, err)
             if err > GRAD_TOL:
-                errors.append("SGD step (clip %g) on %s: max|(old - new) - step| %.3g = %.2e "
-                              "of max|step|" % (clip, name, diff, err))
+                errors.append("SGD step (clip %g, label smoothing %g) on %s: max|(old - new) - "
+                              "step| %.3g = %.2e of max|step|" % (clip, ls, name, diff, err))
     return errors, score_err, worst
 
 
-def adam_run(nmt, tmp, steps=30):
+def adam_run(nmt, tmp, tied=False, ls=0.0, steps=30):
     """Training trajectory: `steps` Adam steps (lr 3e-3, clip 0.1, below
     every gradient norm; two batches of 16 in corpus order) by `nmt train`
     and by torch from the same model must give the same loss at every step
     (log.tsv's 4 decimals) and final models of the same loss. (Adam hardly
     sees a clip that scales every step, so clipping itself is checked by the
-    SGD steps of end_to_end.) Returns (errors, worst step rel, final rel)."""
+    SGD steps of end_to_end.) With tied embeddings and label smoothing ls the
+    steps follow the smoothed loss's gradient and the losses compared stay
+    the plain ones. Returns (errors, worst step rel, final rel)."""
     rng = np.random.RandomState(3)
     src = os.path.join(tmp, "adam.src")
     tgt = os.path.join(tmp, "adam.tgt")
     pairs = [([int(x) for x in rng.randint(4, 50, rng.randint(1, 10))],
               [int(x) for x in rng.randint(4, 40, rng.randint(1, 10))]) for _ in range(32)]
-    model = os.path.join(tmp, "adam.safetensors")
+    model = os.path.join(tmp, "adam%s.safetensors" % ("-tied" if tied else ""))
     quiet(["init", "--cell", "lstm", "--attention", "bahdanau", "--emb", "16", "--hidden", "16",
            "--att-dim", "16", "--out-dim", "16", "--src-vocab", "50", "--tgt-vocab", "40",
-           "--init", "uniform", "--scale", "0.3", "--seed", "7", "--out", model])
+           "--init", "uniform", "--scale", "0.3", "--seed", "7", "--out", model]
+          + (["--tied-embeddings"] if tied else []))
     cfg, P = tb.load_model(model)
     with open(src, "w") as f:
         f.writelines(as_text(a, cfg.src_vocab, "zzz") + "\n" for a, _ in pairs)
     with open(tgt, "w") as f:
         f.writelines(as_text(b, cfg.tgt_vocab, "qqq") + "\n" for _, b in pairs)
-    out = os.path.join(tmp, "run-adam")
+    out = os.path.join(tmp, "run-adam%s" % ("-tied" if tied else ""))
     r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
                         "--out", out, "--optimizer", "adam", "--lr", "3e-3", "--clip", "0.1",
-                        "--dropout", "0", "--no-shuffle", "--batch-size", "16", "--epochs", "100",
+                        "--dropout", "0", "--label-smoothing", repr(ls),
+                        "--no-shuffle", "--batch-size", "16", "--epochs", "100",
                         "--max-steps", str(steps), "--report-every", "1", "--threads", "1", "-q"],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -252,11 +286,12 @@ def adam_run(nmt, tmp, steps=30):
     params = [P[n] for n, _ in tb.tensor_table(cfg)]
     opt = torch.optim.Adam(params, lr=3e-3)
     errors, worst = errors_clip, 0.0
+    noise = tb.Noise(label_smoothing=ls)
     for step in range(1, steps + 1):
         batch = pairs[16 * ((step - 1) % 2):16 * ((step - 1) % 2) + 16]
-        loss, _ = tb.batch_loss(cfg, P, batch)
+        objective, _, loss = tb.batch_loss(cfg, P, batch, noise)
         opt.zero_grad()
-        loss.backward()
+        objective.backward()
         torch.nn.utils.clip_grad_norm_(params, 0.1)
         opt.step()
         if step not in nmt_loss:
@@ -294,6 +329,19 @@ def speed_peer_runs(tmp):
     if res.get("steps") != 4 or not res.get("steps_per_s", 0) > 0 \
             or not res.get("tgt_tok_per_s", 0) > 0:
         errors.append("train reported %s" % res)
+    # nmt train's recipe options, with their meaning
+    tied = os.path.join(tmp, "peer-tied.safetensors")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        tb.main(["train", "--src", src, "--tgt", tgt, "--emb", "8", "--hidden", "8",
+                 "--att-dim", "8", "--out-dim", "8", "--batch-size", "8", "--max-steps", "6",
+                 "--threads", "1", "--tied-embeddings", "--label-smoothing", "0.1",
+                 "--dropout", "0.1", "--dropout-enc", "0.2", "--out", tied])
+    res = tb.json.loads(buf.getvalue().strip().splitlines()[-1])
+    cfg_t, P_t = tb.load_model(tied)
+    if not cfg_t.tied or "out.W" in P_t or not res.get("last_loss", 0) > 0:
+        errors.append("train --tied-embeddings --label-smoothing --dropout*: tied %s, "
+                      "tensors %s, %s" % (cfg_t.tied, sorted(P_t), res))
     for beam in ("1", "3"):
         out = os.path.join(tmp, "peer-%s.txt" % beam)
         with contextlib.redirect_stderr(io.StringIO()):
@@ -378,21 +426,24 @@ def run(argv):
     tmp = tempfile.mkdtemp(prefix="nmt-parity-")
     tmp_adam = tempfile.mkdtemp(prefix="nmt-parity-adam-")
     rows = []
+    ran = 0
     try:
         for bname, batch in BATCHES.items():
             with open(os.path.join(tmp, bname + ".json"), "w") as f:
                 tb.json.dump(batch, f)
-        for k, (cell, att, bi) in enumerate(configs()):
-            tag = "%s/%s/%s" % (cell, att, "bi" if bi else "uni")
+        for k, (cell, att, bi, tied) in enumerate(configs()):
+            tag = "%s/%s/%s%s" % (cell, att, "bi" if bi else "uni", "/tied" if tied else "")
             model = os.path.join(tmp, "m%d.safetensors" % k)
             # uniform init: every gradient is nonzero (Bahdanau's v = 0 would
             # zero those of att.W, att.U, att.b) and the nonlinearities curve
             quiet(["init", "--cell", cell, "--attention", att,
-                     "--bidirectional" if bi else "--unidirectional"] + SIZES +
-                    ["--init", "uniform", "--scale", "0.5", "--seed", str(100 + k),
+                     "--bidirectional" if bi else "--unidirectional"] + SIZES + OUT_DIM[tied] +
+                    ["--init", "uniform", "--scale", "0.5", "--seed", str(100 + k % 12),
                      "--out", model])
             cfg, _ = tb.load_model(model)
-            worst = {"loss": 0.0, "grad": 0.0, "name": "", "t32": 0.0, "sent": 0.0}
+            worst = {"loss": 0.0, "name": "", "t32": 0.0, "sent": 0.0}
+            for case, _ in CASES:
+                worst[case] = 0.0
             e2e_pairs = [(a, b) for bn in ("lengths", "repeats")
                          for a, b in zip(BATCHES[bn]["src"], BATCHES[bn]["tgt"])]
             errors, worst["score"], worst["sgd"] = end_to_end(nmt, model, cfg, e2e_pairs,
@@ -406,51 +457,65 @@ def run(argv):
                 print("FAIL %s greedy: %s" % (tag, e))
             failures += len(errors)
             for bname in BATCHES:
-                bpath = os.path.join(tmp, bname + ".json")
-                cg = os.path.join(tmp, "c%d_%s.safetensors" % (k, bname))
-                tg = os.path.join(tmp, "t%d_%s.safetensors" % (k, bname))
-                r = subprocess.run([driver, model, bpath, cg], capture_output=True, text=True)
-                if r.returncode != 0:
-                    print("FAIL %s %s: parity_grad exit %d: %s"
-                          % (tag, bname, r.returncode, r.stderr.strip()[:500]))
-                    failures += 1
-                    continue
-                quiet(["grad", "--model", model, "--batch", bpath, "--out", tg])
-                errors, le, ge, gname, g32, se = compare(cfg, cg, tg)
-                for e in errors:
-                    print("FAIL %s %s: %s" % (tag, bname, e))
-                failures += len(errors)
-                worst["loss"] = max(worst["loss"], le)
-                worst["sent"] = max(worst["sent"], se)
-                worst["t32"] = max(worst["t32"], g32)
-                if ge >= worst["grad"]:
-                    worst["grad"], worst["name"] = ge, "%s (%s)" % (gname, bname)
+                for case, opts in CASES:
+                    bpath = os.path.join(tmp, bname + ".json")
+                    cg = os.path.join(tmp, "c%d_%s_%s.safetensors" % (k, bname, case))
+                    tg = os.path.join(tmp, "t%d_%s_%s.safetensors" % (k, bname, case))
+                    r = subprocess.run([driver, model, bpath, cg] + opts + ["--seed", str(k)],
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        print("FAIL %s %s %s: parity_grad exit %d: %s"
+                              % (tag, bname, case, r.returncode, r.stderr.strip()[:500]))
+                        failures += 1
+                        continue
+                    topts = [o for o in opts if o not in DROPOUT]
+                    if case == "dropout":
+                        topts += ["--masks", cg]
+                    quiet(["grad", "--model", model, "--batch", bpath, "--out", tg] + topts)
+                    errors, le, ge, gname, g32, se = compare(cfg, cg, tg, case == "dropout")
+                    for e in errors:
+                        print("FAIL %s %s %s: %s" % (tag, bname, case, e))
+                    failures += len(errors)
+                    ran += 1
+                    worst["loss"] = max(worst["loss"], le)
+                    worst["sent"] = max(worst["sent"], se)
+                    worst["t32"] = max(worst["t32"], g32)
+                    if ge >= worst[case]:
+                        worst[case] = ge
+                    if ge >= max(worst[c] for c, _ in CASES):
+                        worst["name"] = "%s (%s, %s)" % (gname, bname, case)
             rows.append((tag, worst))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print("%-17s %8s %8s %8s  %-25s %8s %8s %8s %12s" % (
-        "configuration", "loss rel", "sent rel", "worst grad", "in tensor (batch)",
-        "torch f32", "score rel", "sgd step", "greedy"))
+    print("%-22s %8s %8s %8s %8s %8s  %-30s %8s %8s %8s %12s" % (
+        "configuration", "loss rel", "sent rel", "plain", "ls 0.1", "dropout",
+        "worst in tensor (batch, case)", "torch f32", "score rel", "sgd step", "greedy"))
     for tag, w in rows:
-        print("%-17s %8.1e %8.1e %8.1e  %-25s %8.1e %8.1e %8.1e %8.1e %d/%d"
-              % (tag, w["loss"], w["sent"], w["grad"], w["name"], w["t32"], w["score"],
-                 w["sgd"], w["greedy"], w["ended"], len(e2e_pairs)))
-    print("worst grad: max|C - torch64| / max|torch64| per tensor (limit %.0e); torch f32: "
-          "the same for torch in float32, for scale;\nscore rel: `nmt score` against the "
-          "torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step against minus "
-          "the torch gradient, unclipped and clipped to half its norm, per tensor (limit %.0e);\n"
+        print("%-22s %8.1e %8.1e %8.1e %8.1e %8.1e  %-30s %8.1e %8.1e %8.1e %8.1e %d/%d"
+              % (tag, w["loss"], w["sent"], w["plain"], w["ls"], w["dropout"], w["name"],
+                 w["t32"], w["score"], w["sgd"], w["greedy"], w["ended"], len(e2e_pairs)))
+    print("loss rel: the plain loss and the objective (label-smoothed), C against torch64; "
+          "plain, ls 0.1, dropout: worst max|C - torch64| / max|torch64| per tensor of the "
+          "gradients (limit %.0e) of the plain loss, with label smoothing 0.1, and with "
+          "dropout 0.3 at all three sites (nmt's masks) and label smoothing 0.1;\n"
+          "torch f32: the same for torch in float32, for scale; score rel: `nmt score` "
+          "against the torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step "
+          "against minus the torch gradient, unclipped, and clipped to half its norm with "
+          "--label-smoothing 0.1, per tensor (limit %.0e);\n"
           "greedy: `nmt translate --beam 1` tokens equal torch's, worst score rel (limit %.0e); "
           "n/8 ended with </s> before the length limit"
           % (GRAD_TOL, GRAD_TOL, LOSS_TOL * 10))
-    errors, step_err, final_err = adam_run(nmt, tmp_adam)
-    for e in errors:
-        print("FAIL adam trajectory: %s" % e)
-    failures += len(errors)
-    print("adam trajectory (lstm/bahdanau/bi, 30 steps, clip 0.1): worst step loss rel %.2e "
-          "(beyond log.tsv's rounding), final model loss rel %.2e (limits 1e-4)"
-          % (step_err, final_err))
+    for tied, ls in ((False, 0.0), (True, 0.1)):
+        errors, step_err, final_err = adam_run(nmt, tmp_adam, tied, ls)
+        what = "tied, label smoothing 0.1" if tied else "untied"
+        for e in errors:
+            print("FAIL adam trajectory (%s): %s" % (what, e))
+        failures += len(errors)
+        print("adam trajectory (lstm/bahdanau/bi %s, 30 steps, clip 0.1): worst step loss rel "
+              "%.2e (beyond log.tsv's rounding), final model loss rel %.2e (limits 1e-4)"
+              % (what, step_err, final_err))
     errors = speed_peer_runs(tmp_adam)
     for e in errors:
         print("FAIL torch_baseline speed peer: %s" % e)
@@ -458,10 +523,12 @@ def run(argv):
     if not errors:
         print("torch_baseline train/translate (speed peer) run at a tiny size")
     shutil.rmtree(tmp_adam, ignore_errors=True)
-    ran = len(rows) * len(BATCHES)
-    print("%d configurations x %d batches: %s" % (len(rows), len(BATCHES),
-          "all pass" if not failures and ran == 36 else "%d failures" % failures))
-    return 1 if failures or ran != 36 else 0
+    want = 24 * len(BATCHES) * len(CASES)
+    print("%d configurations x %d batches x %d cases: %s" % (
+        len(rows), len(BATCHES), len(CASES),
+        "all pass" if not failures and ran == want else "%d failures, %d of %d ran"
+        % (failures, ran, want)))
+    return 1 if failures or ran != want else 0
 
 
 if __name__ == "__main__":
