@@ -325,17 +325,25 @@ int main(int argc, char **argv)
     nmt_named_tensor masks[4];
     int n_masks = 0;
     if (ws->drop_emb) {
-        masks[n_masks++] = (nmt_named_tensor){"dropout.src_emb", 2, {(int)Ts, (int)E},
-                                              mask_factors(ws->src_mask, ws->keep_emb, Ts, E)};
-        masks[n_masks++] = (nmt_named_tensor){"dropout.tgt_emb", 2, {(int)Tt, (int)E},
-                                              mask_factors(ws->tgt_mask, ws->keep_emb, Tt, E)};
+        masks[n_masks++] = (nmt_named_tensor){.name = "dropout.src_emb", .ndim = 2,
+                                              .shape = {(int)Ts, (int)E},
+                                              .data = mask_factors(ws->src_mask, ws->keep_emb,
+                                                                   Ts, E)};
+        masks[n_masks++] = (nmt_named_tensor){.name = "dropout.tgt_emb", .ndim = 2,
+                                              .shape = {(int)Tt, (int)E},
+                                              .data = mask_factors(ws->tgt_mask, ws->keep_emb,
+                                                                   Tt, E)};
     }
     if (ws->drop_enc)
-        masks[n_masks++] = (nmt_named_tensor){"dropout.enc", 2, {(int)Ts, (int)DH},
-                                              mask_factors(ws->enc_mask, ws->keep_enc, Ts, DH)};
+        masks[n_masks++] = (nmt_named_tensor){.name = "dropout.enc", .ndim = 2,
+                                              .shape = {(int)Ts, (int)DH},
+                                              .data = mask_factors(ws->enc_mask, ws->keep_enc,
+                                                                   Ts, DH)};
     if (ws->drop_out)
-        masks[n_masks++] = (nmt_named_tensor){"dropout.out", 2, {(int)Tt, (int)O},
-                                              mask_factors(ws->t_mask, ws->keep_out, Tt, O)};
+        masks[n_masks++] = (nmt_named_tensor){.name = "dropout.out", .ndim = 2,
+                                              .shape = {(int)Tt, (int)O},
+                                              .data = mask_factors(ws->t_mask, ws->keep_out, Tt,
+                                                                   O)};
     for (int k = 0; k < n_masks; k++)
         if (!masks[k].data) {
             fprintf(stderr, "parity_grad: out of memory\n");

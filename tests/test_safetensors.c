@@ -796,9 +796,11 @@ static void write_tied_variant(const char *path, const nmt_model *m, const char 
         if (out_w < 0 && !strcmp(ti->name, "out.W"))
             continue;
         if (out_w > 0 && !strcmp(ti->name, "out.b"))
-            t[n++] = (nmt_named_tensor){"out.W", 2, {m->cfg.tgt_vocab, m->cfg.emb}, zeros};
-        t[n++] = (nmt_named_tensor){ti->name, ti->ndim, {ti->shape[0], ti->shape[1]},
-                                    m->params + ti->offset};
+            t[n++] = (nmt_named_tensor){.name = "out.W", .ndim = 2,
+                                        .shape = {m->cfg.tgt_vocab, m->cfg.emb}, .data = zeros};
+        t[n++] = (nmt_named_tensor){.name = ti->name, .ndim = ti->ndim,
+                                    .shape = {ti->shape[0], ti->shape[1]},
+                                    .data = m->params + ti->offset};
     }
     char num[3][16];
     snprintf(num[0], 16, "%d", m->cfg.emb);

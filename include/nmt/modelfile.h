@@ -27,7 +27,8 @@ typedef struct nmt_meta {
 
 /* Writes the model (its tensors in nmt_tensor_table order and the design's
  * metadata: format, cell, attention, bidirectional, emb, hidden, att_dim,
- * out_dim, lowercase, src_vocab, tgt_vocab, crc32) plus the extras, which
+ * out_dim, lowercase, src_vocab, tgt_vocab, crc32, and tied = "true" when the
+ * output embeddings are tied, absent otherwise) plus the extras, which
  * follow the model's tensors in the data section, and, for a model that
  * reads subwords, the serialized SentencePiece model as the U8 tensor
  * "subwords" (last, so that every float stays aligned).
@@ -60,8 +61,8 @@ typedef struct nmt_file nmt_file;
  * both vocabularies as its pieces. Other tensors are
  * allowed (checkpoint extras, read with nmt_file_tensor), except model
  * tensors the settings have no use for (enc.bwd.* in a unidirectional model,
- * att.* without attention), which betray settings that disagree with the
- * weights. Every refusal is NMT_ERR_FORMAT (NMT_ERR_IO when the file cannot
+ * att.* without attention, out.W when tied), which betray settings that
+ * disagree with the weights; tied (absent: false) needs out_dim = emb. Every refusal is NMT_ERR_FORMAT (NMT_ERR_IO when the file cannot
  * be read) with a message naming the file and what is wrong. */
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out);
 /* The same from a file image in memory (fuzzing, tests); `name` stands for
