@@ -120,7 +120,8 @@ void nmt_snapshots_drop_after(const nmt_trainer *t, int64_t step)
     free(steps);
 }
 
-int nmt_snapshot_save(nmt_trainer *t)
+/* The model of this validation, with its step, epoch and scores, to dir. */
+static int save_validated(const nmt_trainer *t, const char *dir)
 {
     const nmt_train_status *st = &t->st;
     char values[4][32];
@@ -134,14 +135,25 @@ int nmt_snapshot_save(nmt_trainer *t)
         {"snapshot.valid_ppl", values[2]},
         {"snapshot.valid_bleu", values[3]},
     };
-    char *path = snapshot_path(t->dir, st->step);
+    char *path = snapshot_path(dir, st->step);
     if (!path)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     int rc = nmt_model_save(t->m, path, NULL, 0, meta, 4);
     free(path);
+    return rc;
+}
+
+int nmt_snapshot_save(nmt_trainer *t)
+{
+    int rc = save_validated(t, t->dir);
     if (rc == NMT_OK)
         nmt_snapshots_prune(t);
     return rc;
+}
+
+int nmt_snapshot_archive(const nmt_trainer *t)
+{
+    return save_validated(t, t->s.archive_dir);
 }
 
 void nmt_snapshot_paths_free(char **paths, int n)

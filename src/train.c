@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nmt/average.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 #include "nmt/units.h"
+#include "safetensors.h"
 #include "trainer.h"
 
 /* ---- reading reference lines ------------------------------------------------ */
@@ -461,6 +463,8 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
             return rc;
         emit(cb, NMT_TRAIN_SNAPSHOT, st);
     }
+    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
+        return rc;
     if (improved) {
         st->bad_validations = 0;
         t->since_decay = 0;
@@ -492,14 +496,52 @@ static int diverged(const nmt_trainer *t, const char *what)
                          (long long)t->last_saved_step, t->dir, t->st.lr);
 }
 
-/* {"step":N,"src":[[ids]],"tgt":[[ids]]}: the step's pairs as token ids,
- * without </s> and <s> (DESIGN.md's batches add them). */
+/* The crc32 of the weights as a model file's data holds them: float32
+ * little-endian, in the tensor table's order (the one parameter buffer). */
+static uint32_t weights_crc32(const nmt_model *m)
+{
+    uint32_t crc = 0;
+    unsigned char buf[4096];
+    const nmt_real *x = m->params;
+    for (size_t n = m->n_params; n;) {
+        size_t k = n > sizeof buf / 4 ? sizeof buf / 4 : n;
+        for (size_t i = 0; i < k; i++) {
+            float v = (float)x[i];
+            uint32_t u;
+            memcpy(&u, &v, 4);
+            for (int j = 0; j < 4; j++)
+                buf[4 * i + (size_t)j] = (unsigned char)(u >> (8 * j));
+        }
+        crc = st_crc32(crc, buf, k * 4);
+        x += k;
+        n -= k;
+    }
+    return crc;
+}
+
+/* The batch log's first line, {"start_step":S,"n_params":N,
+ * "weights_crc32":"8 hex digits"}: the weights the logged steps start
+ * from, so that a program following the batches can check that it starts
+ * from the same model (a model file of these weights has this crc32 over
+ * its tensors in table order). */
+static int log_batch_start(nmt_trainer *t)
+{
+    fprintf(t->batch_log, "{\"start_step\":%lld,\"n_params\":%zu,\"weights_crc32\":\"%08lx\"}\n",
+            (long long)t->st.step, t->m->n_params, (unsigned long)weights_crc32(t->m));
+    if (ferror(t->batch_log) || fflush(t->batch_log))
+        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
+    return NMT_OK;
+}
+
+/* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
+ * (the one its optimizer update uses, after any decay) and pairs as token
+ * ids, without </s> and <s> (DESIGN.md's batches add them). */
 static int log_batch(nmt_trainer *t)
 {
     FILE *f = t->batch_log;
     const nmt_corpus *c = t->train;
     const nmt_batch *b = &t->batch;
-    fprintf(f, "{\"step\":%lld", (long long)t->st.step + 1);
+    fprintf(f, "{\"step\":%lld,\"lr\":%.17g", (long long)t->st.step + 1, t->opt.lr);
     for (int side = 0; side < 2; side++) {
         const int32_t *ids = side ? c->tgt : c->src;
         const size_t *off = side ? c->tgt_off : c->src_off;
@@ -721,11 +763,16 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     int rc = log_open(t);
     if (rc)
         return rc;
+    if (t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
+        return nmt_set_error(NMT_ERR_IO, "--archive-snapshots %s: cannot create it: %s",
+                             t->s.archive_dir, strerror(errno));
     if (t->s.batch_log_path && !t->batch_log) {
         t->batch_log = fopen(t->s.batch_log_path, "wb");
         if (!t->batch_log)
             return nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s",
                                  t->s.batch_log_path, strerror(errno));
+        if ((rc = log_batch_start(t)))
+            return rc;
     }
     /* snapshots past the checkpoint are of a run that went on and was lost
      * (they will be made again); in a fresh run none is this run's */

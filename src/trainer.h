@@ -73,5 +73,8 @@ void nmt_snapshots_drop_after(const nmt_trainer *t, int64_t step);
 int nmt_snapshot_paths(const nmt_trainer *t, char ***paths, int *n, int64_t *first_step,
                        int64_t *last_step);
 void nmt_snapshot_paths_free(char **paths, int n);
+/* --archive-snapshots: the same model file in settings.archive_dir, which
+ * nothing prunes or reads. */
+int nmt_snapshot_archive(const nmt_trainer *t);
 
 #endif

@@ -127,6 +127,9 @@ typedef struct nmt_train_settings {
     const char *batch_log_path; /* NULL, or write every step's batch here as
                                  * JSON Lines of token ids, so that another
                                  * program can follow the same batches */
+    const char *archive_dir;    /* NULL, or also save the model of every
+                                 * validation here as snapshot-STEP.safetensors,
+                                 * none deleted and none read by the run */
 } nmt_train_settings;
 
 void nmt_train_settings_default(nmt_train_settings *s);

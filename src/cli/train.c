@@ -144,8 +144,15 @@ static void help(void)
         "                         row with average_of set); if it is better by\n"
         "                         --best-metric it becomes DIR/best.safetensors\n"
         "  --batch-log FILE       write every step's batch as JSON Lines of token ids\n"
-        "                         (to replay the run: scripts/torch_baseline.py train\n"
-        "                         --batches FILE)\n"
+        "                         and the step's lr, after a first line with the crc32\n"
+        "                         of the weights they start from (to replay the run:\n"
+        "                         scripts/torch_baseline.py train --batches FILE)\n"
+        "  --archive-snapshots DIR\n"
+        "                         also save the model of every validation as\n"
+        "                         DIR/snapshot-STEP.safetensors, none deleted; the run\n"
+        "                         never reads them, so its training, snapshots and\n"
+        "                         average are those of a run without it (needs\n"
+        "                         validation)\n"
         "  -q, --quiet            print nothing but errors\n"
         "  -v, --verbose          print more (settings, every report, every save)\n"
         "  -h, --help             this help\n\n"
@@ -163,7 +170,7 @@ enum {
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
     O_DROPOUT_EMB, O_DROPOUT_ENC, O_DROPOUT_OUT, O_LABEL_SMOOTHING, O_TIED,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
-    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_INIT_SCALE, O_INIT,
+    O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_ARCHIVE, O_INIT_SCALE, O_INIT,
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_END
 };
@@ -212,6 +219,7 @@ static const struct option long_options[] = {
     {"save-every", required_argument, 0, O_SAVE_EVERY},
     {"report-every", required_argument, 0, O_REPORT_EVERY},
     {"batch-log", required_argument, 0, O_BATCH_LOG},
+    {"archive-snapshots", required_argument, 0, O_ARCHIVE},
     {"max-time", required_argument, 0, O_MAX_TIME},
     {"best-metric", required_argument, 0, O_BEST_METRIC},
     {"keep-snapshots", required_argument, 0, O_KEEP_SNAPSHOTS},
@@ -273,6 +281,7 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_VALID_TGT: s->valid_tgt_path = v; return 0;
     case O_OUT: a->out = v; return 0;
     case O_BATCH_LOG: s->batch_log_path = v; return 0;
+    case O_ARCHIVE: s->archive_dir = v; return 0;
     case O_RESUME: a->resume = v; return 0;
     case O_INIT_FROM: a->init_from = v; return 0;
     case O_SPM: a->spm = v; return 0;
@@ -402,13 +411,18 @@ static int check_combinations(const train_args *a)
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
-                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG) {
+                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG && c != O_ARCHIVE) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
                           "settings of its checkpoint (only --max-steps, --epochs, "
                           "--max-time and --threads may be given)", option_name(c));
                 return -1;
             }
         return 0;
+    }
+    if (a->s.archive_dir && !a->s.valid_src_path) {
+        cli_error("--archive-snapshots needs a validation set (--valid-src, --valid-tgt): "
+                  "its models are those of validations");
+        return -1;
     }
     if (a->s.keep_snapshots > 0 && !a->s.valid_src_path) {
         cli_error("--keep-snapshots needs a validation set (--valid-src, --valid-tgt): "
@@ -672,6 +686,7 @@ static int load_model_or_checkpoint(run *r)
             return -1;
         }
         r->s.batch_log_path = a->s.batch_log_path;
+        r->s.archive_dir = a->s.archive_dir;
         r->dir = a->resume;
         return 0;
     }
