@@ -728,27 +728,200 @@ def peak_rss_mb():
         return float("nan")
 
 
-def read_batch_log(path):
-    """Yields (step, pairs) from the JSON Lines of `nmt train --batch-log`:
-    each step's pairs as token ids without </s> and <s>."""
+def open_batch_log(path):
+    """The batch log of `nmt train --batch-log`: (its first line's record of
+    the weights the steps start from, or None for a log without one; an
+    iterator of (step, lr or None, pairs), each step's pairs as token ids
+    without </s> and <s>)."""
     opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
-    with opener(path, "rt") as f:
-        for line in f:
-            j = json.loads(line)
-            yield j["step"], [(s, t) for s, t in zip(j["src"], j["tgt"])]
+    f = opener(path, "rt")
+    first = f.readline()
+    start = None
+    head = []
+    if first:
+        j = json.loads(first)
+        if "step" in j:
+            head = [j]
+        else:
+            start = j
+
+    def steps():
+        with f:
+            for j in head:
+                yield j["step"], j.get("lr"), list(zip(j["src"], j["tgt"]))
+            for k, line in enumerate(f, 2):
+                try:
+                    j = json.loads(line)
+                except ValueError:  # a log cut short by a killed run
+                    raise ValueError("%s: line %d is not JSON (a log cut short?)" % (path, k))
+                yield j["step"], j.get("lr"), list(zip(j["src"], j["tgt"]))
+    return start, steps()
+
+
+def read_batch_log(path):
+    """Yields (step, pairs) from the JSON Lines of `nmt train --batch-log`."""
+    for step, _, pairs in open_batch_log(path)[1]:
+        yield step, pairs
+
+
+def weights_crc32(cfg, P):
+    """The crc32 of the weights as a model file's data holds them (float32
+    little-endian, table order): what `nmt train --batch-log` records of the
+    weights its steps start from."""
+    crc = 0
+    for name, _ in tensor_table(cfg):
+        crc = zlib.crc32(np.ascontiguousarray(
+            P[name].detach().to(torch.float32).numpy(), dtype="<f4").tobytes(), crc)
+    return crc & 0xFFFFFFFF
+
+
+def carried_over(path, cfg):
+    """What a model file holds besides the weights this script trains: the
+    design's metadata keys (those without a dot, crc32 aside: the subword
+    model's settings, `tied`, and any added later) and every tensor that is
+    neither a weight nor an optimizer's moment of one (the U8 `subwords`),
+    as `nmt average` tells them apart. Returns ({key: value}, [(name, array)])."""
+    arrays, meta, _ = read_safetensors(path)
+    weights = {n for n, _ in tensor_table(cfg)}
+    moment = lambda n: any(n.endswith("." + w) and len(n) > len(w) + 1 for w in weights)
+    keys = {k: v for k, v in meta.items() if "." not in k and k != "crc32"}
+    tensors = [(n, arr) for n, arr in arrays.items() if n not in weights and not moment(n)]
+    return keys, tensors
+
+
+def save_following(path, cfg, P, carried, extra_meta):
+    """A model file nmt reads as its own: the weights, the init file's
+    metadata keys and tensors (the latter after the floats, as nmt writes
+    its U8 `subwords`), and extra_meta (keys with a dot)."""
+    keys, tensors = carried
+    meta = cfg.metadata()
+    meta.update(keys)
+    meta.update(extra_meta)
+    out = [(n, P[n].detach().to(torch.float32).numpy()) for n, _ in tensor_table(cfg)]
+    write_safetensors(path, out + tensors, meta)
+
+
+# What `train --recipe-from CHECKPOINT` does with each of nmt train's settings
+# (the checkpoint's train.* metadata), so that the run trains the same model
+# the same way nmt did. A setting not listed here stops the run: following a
+# recipe half would train another model in silence.
+RECIPE_MODEL = ("cell", "attention", "bidirectional", "emb", "hidden", "att_dim", "out_dim",
+                "tied_embeddings", "lowercase")        # must agree with the initial model
+RECIPE_FOLLOWED = ("optimizer", "lr", "clip", "dropout_emb", "dropout_enc", "dropout_out",
+                   "label_smoothing", "seed", "threads", "max_time")  # taken over here
+RECIPE_IN_BATCHES = ("src", "tgt", "batch_size", "max_len", "min_count", "max_vocab",
+                     "shuffle", "subword_alpha", "epochs", "max_steps")  # what the batch log holds
+RECIPE_NMT_ONLY = ("valid_src", "valid_tgt", "valid_every", "lr_decay", "patience",
+                   "early_stop", "save_every", "report_every", "report_seconds",
+                   "best_metric", "keep_snapshots", "average_snapshots")
+# lr_decay and patience change nmt's lr; the batch log's lr of every step
+# carries their effect. early_stop and max_steps end nmt's run, and so the log.
+
+
+def read_recipe(path, cfg):
+    """{setting: value} of the train.* metadata of an nmt checkpoint, after
+    checking that every setting is known and that the model ones describe
+    cfg. Raises ValueError naming what does not fit."""
+    _, meta, _ = read_safetensors(path)
+    r = {k[len("train."):]: v for k, v in meta.items() if k.startswith("train.")}
+    if not r:
+        raise ValueError("%s has no train.* metadata: not a checkpoint of nmt train" % path)
+    known = set(RECIPE_MODEL + RECIPE_FOLLOWED + RECIPE_IN_BATCHES + RECIPE_NMT_ONLY)
+    unknown = sorted(k for k in r if k not in known)
+    if unknown:
+        raise ValueError("%s: nmt train setting(s) %s unknown to this script, which cannot "
+                         "tell whether they change the training; teach it (RECIPE_* in %s)"
+                         % (path, ", ".join("train.%s = %s" % (k, r[k]) for k in unknown),
+                            os.path.basename(__file__)))
+    missing = sorted(k for k in RECIPE_MODEL + RECIPE_FOLLOWED if k not in r)
+    if missing:
+        raise ValueError("%s lacks train.%s" % (path, ", train.".join(missing)))
+    flag = lambda k: {"0": False, "1": True}[r[k]]
+    model = {"cell": cfg.cell, "attention": cfg.attention, "bidirectional": cfg.bidirectional,
+             "emb": cfg.emb, "hidden": cfg.hidden, "att_dim": cfg.att_dim,
+             "out_dim": cfg.out_dim, "tied_embeddings": cfg.tied, "lowercase": cfg.lowercase}
+    for k, want in model.items():
+        got = flag(k) if isinstance(want, bool) else type(want)(r[k])
+        if got != want:
+            raise ValueError("%s: train.%s = %s, but the initial model has %s"
+                             % (path, k, r[k], want))
+    if r["optimizer"] not in ("adam", "sgd", "adadelta"):
+        raise ValueError("%s: train.optimizer = %s, which this script does not have"
+                         % (path, r["optimizer"]))
+    return r
+
+
+def follow_recipe(a, cfg):
+    """Sets a's training options from --recipe-from's checkpoint; an option
+    also given on the command line must not contradict it."""
+    r = read_recipe(a.recipe_from, cfg)
+    take = {"optimizer": r["optimizer"], "lr": float(r["lr"]), "clip": float(r["clip"]),
+            "dropout_emb": float(r["dropout_emb"]), "dropout_enc": float(r["dropout_enc"]),
+            "dropout_out": float(r["dropout_out"]),
+            "label_smoothing": float(r["label_smoothing"]), "seed": int(r["seed"])}
+    for k, v in take.items():
+        given = getattr(a, k)
+        if given is not None and given != v:
+            raise ValueError("--%s %s contradicts the recipe's train.%s = %s (%s); leave it out"
+                             % (k.replace("_", "-"), given, k, r[k], a.recipe_from))
+        setattr(a, k, v)
+    if a.dropout is not None:
+        raise ValueError("--dropout with --recipe-from: the recipe sets the three rates")
+    if a.threads is None:
+        a.threads = int(r["threads"])
+    if a.max_time is None:
+        a.max_time = float(r["max_time"])
+    return r
+
+
+TRAIN_DEFAULTS = {"optimizer": "adam", "lr": 1e-3, "clip": 5.0, "label_smoothing": 0.0,
+                  "seed": 1, "threads": 2, "max_time": 0.0}
 
 
 def cmd_train(a):
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
     if a.batches and not a.init_from:
         raise ValueError("--batches needs --init-from (the ids are the model's vocabularies)")
-    if not a.batches and not (a.src and a.tgt):
+    if not a.batches and not (a.src and a.tgt) and not a.dry_run:
         raise ValueError("--src and --tgt are required (or --batches with --init-from)")
+    if a.recipe_from and not (a.init_from and (a.batches or a.dry_run)):
+        raise ValueError("--recipe-from follows a run of nmt: it needs --init-from and --batches")
+    if a.dry_run and not a.recipe_from:
+        raise ValueError("--dry-run checks --recipe-from's recipe against --init-from")
+    if bool(a.snapshot_every) != bool(a.snapshot_dir):
+        raise ValueError("--snapshot-every and --snapshot-dir go together")
+    recipe = None
     if a.init_from:
         cfg, P = load_model(a.init_from)
+        if a.recipe_from:
+            recipe = follow_recipe(a, cfg)
+    for k, v in TRAIN_DEFAULTS.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    start, logged = open_batch_log(a.batches) if a.batches else (None, None)
+    if a.init_from and a.batches:
+        crc = weights_crc32(cfg, P)
+        if start is not None and (start.get("weights_crc32") != "%08x" % crc
+                                  or start.get("start_step") != 0):
+            raise ValueError("%s starts from other weights (step %s, crc32 %s) than %s (crc32 "
+                             "%08x): not the batches of a run from this model"
+                             % (a.batches, start.get("start_step"), start.get("weights_crc32"),
+                                a.init_from, crc))
+        if start is None and a.recipe_from:
+            raise ValueError("%s has no first line naming its initial weights (an older nmt?): "
+                             "cannot check that they are %s's" % (a.batches, a.init_from))
+    follows = {k: getattr(a, k) for k in ("optimizer", "lr", "clip", "dropout_emb",
+                                          "dropout_enc", "dropout_out", "label_smoothing",
+                                          "seed", "threads", "max_time")}
+    if a.dry_run:
+        print(json.dumps({"recipe": recipe, "follows": follows, "tied": cfg.tied,
+                          "weights_crc32": "%08x" % weights_crc32(cfg, P)}))
+        return 0
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    if a.init_from:
         pairs = [] if a.batches else read_corpus(a.src, a.tgt, cfg.lowercase, a.max_len,
                                                  cfg.src_vocab, cfg.tgt_vocab)[0]
+        carried = carried_over(a.init_from, cfg)
     else:
         pairs, sv, tv = read_corpus(a.src, a.tgt, a.lowercase, a.max_len, min_count=a.min_count)
         cfg = Config(cell=a.cell, attention=a.attention, bidirectional=a.bidirectional,
@@ -756,12 +929,17 @@ def cmd_train(a):
                      lowercase=a.lowercase, src_vocab=sv, tgt_vocab=tv,
                      tied=a.tied_embeddings)
         P = init_params(cfg, seed=a.seed)
+        carried = ({}, [])
     if not pairs and not a.batches:
         raise ValueError("empty corpus")
     P = {k: v.clone().requires_grad_(True) for k, v in P.items()}
     params = [P[n] for n, _ in tensor_table(cfg)]
-    opt = (torch.optim.Adam(params, lr=a.lr) if a.optimizer == "adam"
-           else torch.optim.SGD(params, lr=a.lr))
+    if a.optimizer == "adam":  # nmt's: betas 0.9, 0.999, eps 1e-8 (torch's defaults)
+        opt = torch.optim.Adam(params, lr=a.lr)
+    elif a.optimizer == "adadelta":  # nmt's rho and eps; lr multiplies the update
+        opt = torch.optim.Adadelta(params, lr=a.lr, rho=0.95, eps=1e-6)
+    else:
+        opt = torch.optim.SGD(params, lr=a.lr)
     n_par = sum(p.numel() for p in params)
     print("corpus %s, vocab %d/%d, %d parameters, %d threads"
           % ("from " + a.batches if a.batches else "%d pairs" % len(pairs),
@@ -769,29 +947,74 @@ def cmd_train(a):
     epochs = a.epochs or (1 << 30 if a.max_steps else 1)
 
     def schedule():
-        """(epoch, pairs of the step): nmt's batches, or this script's plan."""
+        """(epoch, lr or None, pairs of the step): nmt's batches, or this script's plan."""
         if a.batches:
-            for _, batch in read_batch_log(a.batches):
-                yield 0, batch
+            for _, lr, batch in logged:
+                yield 0, lr, batch
             return
         for epoch in range(1, epochs + 1):
             for bi in plan_batches(pairs, a.batch_size, not a.no_shuffle, a.seed, epoch):
-                yield epoch, [pairs[i] for i in bi]
+                yield epoch, None, [pairs[i] for i in bi]
 
     n_batches = len(plan_batches(pairs, a.batch_size, False, 0, 0)) if pairs else 1 << 30
     total = min(a.max_steps or 1 << 62, n_batches * epochs)
     warm = a.warmup if total > a.warmup else 0
     log = open(a.log, "w") if a.log else None
     if log:
-        log.write("step\tloss\tgrad_norm\n")
+        log.write("step\tloss\tgrad_norm\tlr\telapsed_s\n")
     # --dropout sets every site; a site's own option overrides it (as nmt's)
     rate = lambda site: site if site is not None else (a.dropout or 0.0)
     noise = Noise(rate(a.dropout_emb), rate(a.dropout_enc), rate(a.dropout_out),
                   a.label_smoothing)
-    step, toks, t0, loss = 0, 0, None, None
-    for epoch, batch in schedule():
+    snaps = None
+    if a.snapshot_dir:
+        os.makedirs(a.snapshot_dir, exist_ok=True)
+        snaps = open(os.path.join(a.snapshot_dir, "snapshots.tsv"), "w")
+        snaps.write("step\telapsed_s\tsave_s\tfile\n")
+    # the training clock: wall time from the first step, the time of saving
+    # snapshots excluded (it is recorded beside them)
+    clock0, saving = time.perf_counter(), 0.0
+    train_s = lambda: time.perf_counter() - clock0 - saving
+    next_snap = a.snapshot_every or 0.0
+    lr_now, lr_from_log = a.lr, None
+    step, toks, t0, loss, ended_by = 0, 0, None, None, "batches"
+
+    last_snap = [-1]
+
+    def snapshot():
+        nonlocal saving
+        if last_snap[0] == step:  # the end came right after one
+            return
+        last_snap[0] = step
+        t = train_s()
+        name = "snapshot-%d.safetensors" % step
+        w0 = time.perf_counter()
+        save_following(os.path.join(a.snapshot_dir, name), cfg, P, carried,
+                       {"torch.step": str(step), "torch.elapsed_s": "%.3f" % t})
+        dt = time.perf_counter() - w0
+        saving += dt
+        snaps.write("%d\t%.3f\t%.3f\t%s\n" % (step, t, dt, name))
+        snaps.flush()
+        print("snapshot at step %d, %.1f s of training (saved in %.2f s)" % (step, t, dt),
+              file=sys.stderr)
+
+    for epoch, lr, batch in schedule():
+        if a.max_time and train_s() >= a.max_time:
+            ended_by = "time"
+            break
+        if lr is not None:  # nmt's lr of this very step (its decays included)
+            if lr_from_log is None and a.recipe_from is None and lr != a.lr:
+                raise ValueError("%s: step 1 has lr %g, --lr is %g" % (a.batches, lr, a.lr))
+            lr_from_log = lr
+            if lr != lr_now:
+                for g in opt.param_groups:
+                    g["lr"] = lr
+                lr_now = lr
+        elif a.recipe_from:
+            raise ValueError("%s: step %d has no lr: cannot follow nmt's schedule"
+                             % (a.batches, step + 1))
         if step == warm:
-            t0, toks0, step0 = time.perf_counter(), toks, step
+            t0, toks0, step0, saving0 = time.perf_counter(), toks, step, saving
         # the gradient is the training loss's; the loss shown is -log p(y), as nmt's
         objective, _, loss = batch_loss(cfg, P, batch, noise)
         opt.zero_grad(set_to_none=True)
@@ -801,23 +1024,35 @@ def cmd_train(a):
         step += 1
         toks += sum(len(t) + 1 for _, t in batch)
         if log:
-            log.write("%d\t%.6f\t%.6f\n" % (step, loss.item(), float(norm)))
+            log.write("%d\t%.6f\t%.6f\t%.9g\t%.3f\n" % (step, loss.item(), float(norm), lr_now,
+                                                       train_s()))
             log.flush()
         if a.report and step % a.report == 0:
             print("step %d epoch %d loss %.4f" % (step, epoch, loss.item()), file=sys.stderr)
         if a.max_steps and step >= a.max_steps:
+            ended_by = "max_steps"
             break
+        if snaps and train_s() >= next_snap and not (a.max_time and train_s() >= a.max_time):
+            snapshot()
+            while next_snap <= train_s():
+                next_snap += a.snapshot_every
+    elapsed = train_s()
+    if snaps:
+        snapshot()
+        snaps.close()
     if log:
         log.close()
-    el = time.perf_counter() - t0 if t0 is not None else float("nan")
+    el = time.perf_counter() - t0 - (saving - saving0) if t0 is not None else float("nan")
     st = step - step0 if t0 is not None else 0
     res = {"steps": st, "seconds": el, "steps_per_s": st / el if st else float("nan"),
            "tgt_tok_per_s": (toks - toks0) / el if st else float("nan"),
            "warmup_steps": warm, "threads": a.threads, "params": n_par,
            "last_loss": loss.item() if loss is not None else float("nan"),
-           "peak_rss_mb": peak_rss_mb()}
+           "peak_rss_mb": peak_rss_mb(), "total_steps": step, "train_seconds": elapsed,
+           "save_seconds": saving, "ended_by": ended_by, "lr_followed": lr_from_log is not None,
+           "follows": follows if a.recipe_from else None}
     if a.out:
-        save_model(a.out, cfg, P)
+        save_following(a.out, cfg, P, carried, {"torch.step": str(step)})
     print(json.dumps(res))
 
 
@@ -970,8 +1205,8 @@ def add_noise_args(p):
                    help="on the annotations h_j (as attention, context and z read them)")
     p.add_argument("--dropout-out", type=float, default=None,
                    help="on the deep output, before the vocabulary projection")
-    p.add_argument("--label-smoothing", type=float, default=0.0,
-                   help="of the training loss (the loss shown stays -log p)")
+    p.add_argument("--label-smoothing", type=float, default=None,
+                   help="of the training loss (the loss shown stays -log p; default 0)")
 
 
 def main(argv=None):
@@ -1003,7 +1238,8 @@ def main(argv=None):
     p.add_argument("--init-from", help="start from this model file (nmt's or this script's)")
     p.add_argument("--batches", help="follow the batches of `nmt train --batch-log FILE` "
                    "(needs --init-from; --src/--tgt unused)")
-    p.add_argument("--log", help="write step, loss, gradient norm (before clipping) per step")
+    p.add_argument("--log", help="write step, loss, gradient norm (before clipping), lr and "
+                   "elapsed_s (the training clock of --max-time) per step")
     p.add_argument("--cell", choices=list(GATES), default="lstm")
     p.add_argument("--attention", choices=["bahdanau", "none"], default="bahdanau")
     g = p.add_mutually_exclusive_group()
@@ -1016,20 +1252,42 @@ def main(argv=None):
     p.add_argument("--min-count", type=int, default=1)
     p.add_argument("--max-len", type=int, default=50)
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--clip", type=float, default=5.0)
+    p.add_argument("--optimizer", choices=["adam", "sgd", "adadelta"], default=None,
+                   help="default adam")
+    p.add_argument("--lr", type=float, default=None,
+                   help="default 1e-3; with --batches whose lines carry nmt's lr, nmt's lr "
+                   "of every step")
+    p.add_argument("--clip", type=float, default=None, help="default 5")
     add_noise_args(p)
+    p.add_argument("--recipe-from", metavar="CHECKPOINT",
+                   help="follow a run of nmt train: take the training settings from this "
+                   "checkpoint's train.* metadata (optimizer, clip, the dropout rates, label "
+                   "smoothing, seed, threads, max_time; the lr of every step from --batches); "
+                   "a setting this script does not know, or one the initial model contradicts, "
+                   "is an error. Needs --init-from and --batches")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --recipe-from: check the recipe, the initial model and the batch "
+                   "log's first line, print what would be followed, and exit")
+    p.add_argument("--max-time", type=float, default=None, metavar="SECONDS",
+                   help="stop once this much training time has passed (wall clock from the "
+                   "first step, the saving of snapshots excluded); checked between steps")
+    p.add_argument("--snapshot-every", type=float, default=0, metavar="SECONDS",
+                   help="save the model every SECONDS of training time, and at the end, into "
+                   "--snapshot-dir as snapshot-STEP.safetensors (with snapshots.tsv: step, "
+                   "training seconds, seconds spent saving)")
+    p.add_argument("--snapshot-dir", metavar="DIR")
     p.add_argument("--epochs", type=int, default=0,
                    help="passes over the corpus (default 1, or until --max-steps)")
     p.add_argument("--max-steps", type=int, default=0)
     p.add_argument("--warmup", type=int, default=2,
                    help="first steps left out of the timing (none if the run is shorter)")
     p.add_argument("--no-shuffle", action="store_true")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=None, help="default 1")
+    p.add_argument("--threads", type=int, default=None, help="default 2")
     p.add_argument("--report", type=int, default=0, help="print the loss every N steps")
-    p.add_argument("--out", help="write the trained model here")
+    p.add_argument("--out", help="write the trained model here (with every tensor and "
+                   "metadata key of --init-from's file that is not a weight, so that nmt "
+                   "reads it as it reads the initial model)")
 
     p = sub.add_parser("translate", help="greedy or beam translation (speed peer)")
     p.add_argument("-m", "--model", required=True)
@@ -1048,4 +1306,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (ValueError, OSError) as e:  # bad input: one line, not a traceback
+        print("torch_baseline.py: error: %s" % e, file=sys.stderr)
+        sys.exit(1)
