@@ -894,6 +894,7 @@ def cmd_train(a):
         cfg, P = load_model(a.init_from)
         if a.recipe_from:
             recipe = follow_recipe(a, cfg)
+    lr_given = a.lr is not None
     for k, v in TRAIN_DEFAULTS.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
@@ -1003,7 +1004,7 @@ def cmd_train(a):
             ended_by = "time"
             break
         if lr is not None:  # nmt's lr of this very step (its decays included)
-            if lr_from_log is None and a.recipe_from is None and lr != a.lr:
+            if lr_from_log is None and lr_given and a.recipe_from is None and lr != a.lr:
                 raise ValueError("%s: step 1 has lr %g, --lr is %g" % (a.batches, lr, a.lr))
             lr_from_log = lr
             if lr != lr_now:

@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""The tables and the plot of scripts/multi30k-experiment (standard library
+only). Subcommands, each on the experiment's output folder OUT:
+
+  start-crc INIT BATCH_LOG   check that the batch log's run started from the
+                             weights of the model file INIT (exit 1 if not)
+  meta FILE KEY              print a model file's metadata value (empty if absent)
+  points OUT [--quick]       the models to evaluate, as TSV: run, kind (point or
+                             final), step, minutes, nmt's validation BLEU, file
+  report OUT                 OUT/results.tsv, OUT/results.md and
+                             OUT/bleu-vs-time.svg from OUT/eval/scores.tsv,
+                             OUT/info.tsv and the runs' logs
+"""
+
+import json
+import os
+import struct
+import sys
+import zlib
+from xml.sax.saxutils import escape
+
+RUNS = ("nmt-attention", "nmt-none", "torch-attention")
+DIRS = {"nmt-attention": "attention", "nmt-none": "none", "torch-attention": "torch"}
+LABELS = {"nmt-attention": "nmt, attention", "nmt-none": "nmt, no attention",
+          "torch-attention": "PyTorch, attention"}
+COLOURS = {"nmt-attention": "#1f77b4", "nmt-none": "#ff7f0e", "torch-attention": "#2ca02c"}
+SCORES = ("greedy_bleu", "greedy_bleu_lc", "greedy_chrf", "beam_bleu", "beam_bleu_lc",
+          "beam_chrf")
+
+
+def die(msg):
+    print("multi30k_report: error: %s" % msg, file=sys.stderr)
+    sys.exit(1)
+
+
+# ---- model files -------------------------------------------------------------
+
+def header(path):
+    with open(path, "rb") as f:
+        raw = f.read(8)
+        if len(raw) < 8:
+            die("%s: not a safetensors file" % path)
+        (n,) = struct.unpack("<Q", raw)
+        h = json.loads(f.read(n).decode("utf-8"))
+    return h.pop("__metadata__", {}) or {}, h, 8 + n
+
+
+def weights_crc32(path):
+    """The crc32 of a model file's weights: its F32 tensors that are not an
+    optimizer's moment of another ("adam.m.src_emb"), in file order (the
+    table's), as nmt train --batch-log records the weights it starts from."""
+    _, h, base = header(path)
+    names = set(h)
+    moment = lambda n: any(n.endswith("." + w) and n != w for w in names)
+    weights = sorted((v["data_offsets"], k) for k, v in h.items()
+                     if v["dtype"] == "F32" and not moment(k))
+    crc, count = 0, 0
+    with open(path, "rb") as f:
+        for (a, b), _ in weights:
+            f.seek(base + a)
+            crc = zlib.crc32(f.read(b - a), crc)
+            count += (b - a) // 4
+    return crc & 0xFFFFFFFF, count
+
+
+def cmd_start_crc(init, log):
+    with open(log) as f:
+        first = json.loads(f.readline() or "{}")
+    if "weights_crc32" not in first:
+        die("%s: no first line naming the weights its run started from" % log)
+    crc, n = weights_crc32(init)
+    if first.get("start_step") != 0 or first["weights_crc32"] != "%08x" % crc or \
+            first.get("n_params") != n:
+        die("the run of %s did not start from %s: its first line says step %s, %s weights, "
+            "crc32 %s; the file has %d weights, crc32 %08x"
+            % (log, init, first.get("start_step"), first.get("n_params"),
+               first["weights_crc32"], n, crc))
+    print("the run started from %s's weights (%d, crc32 %08x)" % (init, n, crc))
+
+
+# ---- the runs' logs ------------------------------------------------------------
+
+def read_tsv(path):
+    with open(path, encoding="utf-8") as f:
+        rows = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    if not rows:
+        return []
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def num(x, default=None):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return default
+
+
+def nmt_points(out, run):
+    """(step, minutes, valid BLEU, file) of every archived validation of an
+    nmt run, its time and BLEU from the log.tsv row of that validation."""
+    d = os.path.join(out, DIRS[run])
+    rows = {}
+    for r in read_tsv(os.path.join(d, "log.tsv")):
+        # validations of the run's own model: the averaged snapshots' rows
+        # (average_of set) are not points of the curve
+        if r.get("valid_bleu", "") != "" and r.get("average_of", "") in ("", "0"):
+            rows[int(r["step"])] = r
+    pts = []
+    arch = os.path.join(d, "validated")
+    for name in sorted(os.listdir(arch)) if os.path.isdir(arch) else []:
+        if not (name.startswith("snapshot-") and name.endswith(".safetensors")):
+            continue
+        step = int(name[len("snapshot-"):-len(".safetensors")])
+        r = rows.get(step)
+        if r is None:
+            die("%s/%s: no validation row for step %d in log.tsv" % (arch, name, step))
+        pts.append((step, float(r["elapsed_s"]) / 60, r["valid_bleu"], os.path.join(arch, name)))
+    missing = sorted(set(rows) - {p[0] for p in pts})
+    if missing:
+        die("%s: validations at steps %s have no archived model" % (d, missing))
+    return sorted(pts)
+
+
+def torch_points(out):
+    d = os.path.join(out, "torch")
+    return [(int(r["step"]), float(r["elapsed_s"]) / 60, "", os.path.join(d, r["file"]))
+            for r in read_tsv(os.path.join(d, "snapshots.tsv"))]
+
+
+def spread(pts, k):
+    """k of the points, evenly spread, the last always among them."""
+    if len(pts) <= k:
+        return pts
+    idx = sorted({round(i * (len(pts) - 1) / (k - 1)) for i in range(k)})
+    return [pts[i] for i in idx]
+
+
+def cmd_points(out, quick):
+    rows = []
+    for run in RUNS:
+        d = os.path.join(out, DIRS[run])
+        if not os.path.isdir(d):
+            continue
+        pts = torch_points(out) if run.startswith("torch") else nmt_points(out, run)
+        if quick:
+            pts = spread(pts, 3)
+        rows += [(run, "point") + p for p in pts]
+        if not run.startswith("torch"):
+            log = read_tsv(os.path.join(d, "log.tsv"))
+            last = [r for r in log if r.get("loss", "") != ""][-1]
+            best = os.path.join(d, "best.safetensors")
+            if os.path.exists(best):
+                # its step and validation BLEU as nmt train recorded them; an
+                # average's step is the newest snapshot's
+                meta = header(best)[0]
+                step = meta.get("best.step", last["step"])
+                rows.append((run, "final", int(step), float(last["elapsed_s"]) / 60,
+                             meta.get("best.valid_bleu", ""), best))
+    for r in rows:  # "-", not an empty cell: bash's read joins adjacent tabs
+        print("%s\t%s\t%d\t%.3f\t%s\t%s" % (r[:4] + (r[4] or "-",) + r[5:]))
+
+
+# ---- the report ----------------------------------------------------------------
+
+def read_info(out):
+    info = {}
+    with open(os.path.join(out, "info.tsv"), encoding="utf-8") as f:
+        for line in f:
+            if "\t" in line:
+                k, v = line.rstrip("\n").split("\t", 1)
+                info[k] = v
+    return info
+
+
+def fmt(x, nd=2):
+    v = num(x)
+    return "-" if v is None else "%.*f" % (nd, v)
+
+
+def run_summary(out, run, info):
+    """(minutes, steps, steps/s) of a run as a whole."""
+    d = os.path.join(out, DIRS[run])
+    if run.startswith("torch"):
+        res = json.loads(open(os.path.join(out, "torch", "result.json")).read())
+        s, n = res["train_seconds"], res["total_steps"]
+    else:
+        rows = [r for r in read_tsv(os.path.join(d, "log.tsv")) if r.get("loss", "") != ""]
+        s, n = float(rows[-1]["elapsed_s"]), int(rows[-1]["step"])
+    return s / 60, n, n / s if s > 0 else float("nan")
+
+
+def choose_torch_final(rows):
+    """PyTorch's model to report, chosen as nmt chooses best.safetensors: the
+    highest validation BLEU (greedy), ties to the lower perplexity."""
+    pts = [r for r in rows if r["run"] == "torch-attention" and r["kind"] == "point"]
+    if not pts:
+        return None
+    best = max(pts, key=lambda r: (num(r["valid_bleu"], -1), -num(r["valid_ppl"], 1e30)))
+    final = dict(best)
+    final["kind"] = "final"
+    return final
+
+
+def svg_plot(rows, path, beam_label, title):
+    W, H = 820, 520
+    L, R, T, B = 70, 230, 50, 60
+    pw, ph = W - L - R, H - T - B
+    pts = [r for r in rows if r["kind"] == "point"]
+    xmax = max([num(r["minutes"], 0) for r in pts] + [1e-9])
+    ymax = max([num(r[k], 0) for r in pts for k in ("beam_bleu", "greedy_bleu")] + [1.0])
+    xstep = nice_step(xmax)
+    ystep = nice_step(ymax)
+    xmax = xstep * -(-xmax // xstep)
+    ymax = ystep * -(-ymax // ystep)
+    X = lambda x: L + pw * x / xmax
+    Y = lambda y: T + ph * (1 - y / ymax)
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+         'font-family="sans-serif" font-size="12">' % (W, H, W, H),
+         '<rect width="%d" height="%d" fill="white"/>' % (W, H),
+         '<text x="%d" y="24" font-size="15" font-weight="bold">%s</text>' % (L, escape(title))]
+    k = 0
+    while k * ystep <= ymax + 1e-9:
+        y = Y(k * ystep)
+        o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (L, y, L + pw, y))
+        o.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (L - 6, y + 4, k * ystep))
+        k += 1
+    k = 0
+    while k * xstep <= xmax + 1e-9:
+        x = X(k * xstep)
+        o.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (x, T, x, T + ph))
+        o.append('<text x="%.1f" y="%d" text-anchor="middle">%g</text>' % (x, T + ph + 18,
+                                                                          k * xstep))
+        k += 1
+    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>'
+             % (L, T, pw, ph))
+    o.append('<text x="%.1f" y="%d" text-anchor="middle">wall-clock minutes of training</text>'
+             % (L + pw / 2, H - 18))
+    o.append('<text transform="translate(20 %.1f) rotate(-90)" text-anchor="middle">'
+             'BLEU on test2016 (cased, sacreBLEU)</text>' % (T + ph / 2))
+    ly = T + 8
+    for run in RUNS:
+        rp = sorted((r for r in pts if r["run"] == run), key=lambda r: num(r["minutes"]))
+        if not rp:
+            continue
+        for key, dash, label in (("beam_bleu", "", "beam %s" % beam_label),
+                                 ("greedy_bleu", ' stroke-dasharray="6 4"', "greedy")):
+            xy = [(X(num(r["minutes"])), Y(num(r[key]))) for r in rp if num(r[key]) is not None]
+            if not xy:
+                continue
+            c = COLOURS[run]
+            o.append('<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>'
+                     % (c, dash, " ".join("%.1f,%.1f" % p for p in xy)))
+            for x, y in xy:
+                o.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s" stroke="%s"/>'
+                         % (x, y, "white" if dash else c, c))
+            lx = L + pw + 16
+            o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>'
+                     % (lx, ly, lx + 28, ly, c, dash))
+            o.append('<text x="%d" y="%d">%s, %s</text>' % (lx + 34, ly + 4,
+                                                            escape(LABELS[run]), escape(label)))
+            ly += 20
+    o.append('<text x="%d" y="%d" fill="#555">points: validations (nmt),</text>'
+             % (L + pw + 16, ly + 12))
+    o.append('<text x="%d" y="%d" fill="#555">snapshots (PyTorch)</text>' % (L + pw + 16, ly + 28))
+    o.append("</svg>")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(o) + "\n")
+    os.replace(tmp, path)
+
+
+def nice_step(span):
+    """The smallest of 1, 2, 5 times a power of ten that cuts span in at most 8."""
+    for s in sorted(m * 10.0 ** e for m in (1, 2, 5) for e in range(-3, 6)):
+        if span / s <= 8:
+            return s
+    return span / 8
+
+
+def cmd_report(out):
+    info = read_info(out)
+    rows = read_tsv(os.path.join(out, "eval", "scores.tsv"))
+    if not rows:
+        die("%s/eval/scores.tsv has no rows" % out)
+    final = choose_torch_final(rows)
+    if final:
+        rows.append(final)
+    beam = info.get("beam", "default")
+    cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
+    with open(os.path.join(out, "results.tsv"), "w", encoding="utf-8") as f:
+        f.write("\t".join(cols) + "\n")
+        for r in rows:
+            f.write("\t".join(str(r.get(c, "")) for c in cols) + "\n")
+    runs = [run for run in RUNS if any(r["run"] == run for r in rows)]
+    md = ["# Multi30k De→En: time to BLEU, nmt against PyTorch", ""]
+    if info.get("test_only"):
+        md += ["**Not the experiment: a test run with `%s` added to every nmt train "
+               "(NMT_M30K_TEST_TRAIN_OPTS).**" % info["test_only"], ""]
+    if info.get("quick") == "1":
+        md += ["**--quick: a short run with a few evaluation points, for a look, not a "
+               "measurement.**", ""]
+    md += ["Test set: %s (%s sentences). BLEU and chrF as sacreBLEU computes them (`nmt bleu`; "
+           "BLEU 13a, cased, and lowercased `--lc`; chrF2 cased). Beam: `nmt translate`'s "
+           "default (beam %s, its default length normalisation); greedy: `-b 1`."
+           % (info.get("test", "?"), info.get("test_lines", "?"), beam), ""]
+    md += ["## Final models", "",
+           "What a user would translate with: nmt's `best.safetensors` (best validation "
+           "BLEU%s), and for PyTorch the snapshot with the best validation BLEU (greedy, "
+           "scored by nmt the same way), with `nmt translate`'s defaults." % (
+               "; an average of snapshots if that was better" if info.get("average") == "1"
+               else ""), "",
+           "| run | model | BLEU | BLEU lc | chrF | greedy BLEU | greedy lc | greedy chrF | "
+           "valid BLEU | minutes | steps | steps/s | parameters |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: |"]
+    for run in runs:
+        f = [r for r in rows if r["run"] == run and r["kind"] == "final"]
+        if not f:
+            continue
+        f = f[-1]
+        minutes, steps, sps = run_summary(out, run, info)
+        model = "%s (step %s" % (os.path.basename(f["file"]), f["step"])
+        if run.startswith("torch"):
+            model += ", %.1f min)" % num(f["minutes"])
+        else:
+            avg = header(f["file"])[0].get("best.average_of")
+            model += ", an average of %s snapshots)" % avg if avg else ")"
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %.2f | %s |" % (
+            LABELS[run], model, fmt(f["beam_bleu"]), fmt(f["beam_bleu_lc"]), fmt(f["beam_chrf"]),
+            fmt(f["greedy_bleu"]), fmt(f["greedy_bleu_lc"]), fmt(f["greedy_chrf"]),
+            fmt(f["valid_bleu"]), minutes, steps, sps, info.get("params." + run, "?")))
+    md += ["", "minutes, steps, steps/s: the whole run (nmt: elapsed_s of its last log.tsv "
+           "row, validations included; PyTorch: its training clock, the saving of snapshots "
+           "excluded). valid BLEU: greedy, on %s (nmt: its own validation; PyTorch: `nmt "
+           "translate -b 1` and `nmt bleu`%s)." % (info.get("valid", "?"),
+                                                   " `--lc`" if info.get("lowercase") == "1"
+                                                   else ""), ""]
+    md += ["## BLEU on test2016 against wall-clock minutes", "",
+           "Every validation of the nmt runs (its model kept with `--archive-snapshots`) "
+           "and every PyTorch snapshot. minutes: nmt's elapsed_s at the validation, "
+           "PyTorch's training clock at the snapshot.", "",
+           "| run | step | minutes | valid BLEU | greedy BLEU | greedy lc | greedy chrF | "
+           "BLEU | BLEU lc | chrF |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for run in runs:
+        for r in sorted((r for r in rows if r["run"] == run and r["kind"] == "point"),
+                        key=lambda r: int(r["step"])):
+            md.append("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+                LABELS[run], r["step"], num(r["minutes"]), fmt(r["valid_bleu"]),
+                fmt(r["greedy_bleu"]), fmt(r["greedy_bleu_lc"]), fmt(r["greedy_chrf"]),
+                fmt(r["beam_bleu"]), fmt(r["beam_bleu_lc"]), fmt(r["beam_chrf"])))
+    md += ["", "Plot: `bleu-vs-time.svg` (beam solid, greedy dashed). Machine-readable: "
+           "`results.tsv`.", "", "## How it was run", ""]
+    for k in ("date", "commit", "machine", "data"):
+        md.append("- %s: %s" % (k, info.get(k, "?")))
+    for run in runs:
+        md.append("- load (1, 5, 15 min) %s: before %s, after %s" % (
+            LABELS[run], info.get("load_before." + run, "?"), info.get("load_after." + run, "?")))
+    md += ["", "```sh"]
+    for key in ("cmd.init", "cmd.nmt-attention", "cmd.nmt-none", "cmd.torch-attention"):
+        if key in info:
+            md.append(info[key])
+    md += ["```", ""]
+    if "torch.follows" in info:
+        md += ["PyTorch trained the same model from the same initial weights (checked: the "
+               "batch log's first line has their crc32) on the nmt attention run's batches, "
+               "in order, with nmt's learning rate of every step (from the batch log) and the "
+               "recipe read from the run's checkpoint: %s. Its dropout masks are its own "
+               "draws. It ran for the same time by its own clock; it %s."
+               % (info["torch.follows"], info.get("torch.ended", "?")), ""]
+    if info.get("average") == "1":
+        md += ["nmt's recipe averages snapshots at the end (`train.average_snapshots`); "
+               "PyTorch's final model is not an average.", ""]
+    text = "\n".join(md)
+    tmp = os.path.join(out, "results.md.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, os.path.join(out, "results.md"))
+    svg_plot(rows, os.path.join(out, "bleu-vs-time.svg"), beam,
+             "Multi30k De→En test2016: BLEU against training time")
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "start-crc":
+        return cmd_start_crc(argv[1], argv[2])
+    if len(argv) == 3 and argv[0] == "meta":
+        print(header(argv[1])[0].get(argv[2], ""))
+        return
+    if len(argv) in (2, 3) and argv[0] == "points":
+        return cmd_points(argv[1], argv[2:] == ["--quick"])
+    if len(argv) == 2 and argv[0] == "report":
+        return cmd_report(argv[1])
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

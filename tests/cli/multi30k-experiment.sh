@@ -1,0 +1,169 @@
+# scripts/multi30k-experiment end to end at a tiny size, and what it rests on.
+#
+# The premises, with nmt alone: --archive-snapshots and --batch-log leave a
+# run's weights as they are; the batch log's first line names the weights
+# the run starts from (those of --max-steps 0 with the same options) and
+# every step carries its lr; scripts/torch_baseline.py refuses a batch log
+# of other weights and a recipe with a setting it does not know.
+#
+# The script: --quick with 5-second runs on a corpus cut from the toy corpus
+# (named as Multi30k's files), with tiny sizes and subwords given through
+# NMT_M30K_TEST_TRAIN_OPTS (for this test only; results.md then says it is
+# not the experiment). Checks that every output is there, the tables have
+# their rows, the SVG parses, and PyTorch's snapshots carry the subword model
+# so that nmt translates raw text with them. Needs python3-torch for the
+# PyTorch part (without it the script runs with --skip-torch).
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=$(dirname "$(dirname "$NMT_BIN")")
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+TORCH=1
+$PY -c 'import torch, numpy' 2>/dev/null || { TORCH=0; echo "no torch: the PyTorch parts are skipped"; }
+REPORT="$ROOT/scripts/multi30k_report.py"
+
+# a small "Multi30k" from the toy corpus
+C=$TMP/m30k
+mkdir -p "$C"
+for split in train:train:1500 val:valid:40 test_2016_flickr:test:40; do
+    IFS=: read -r to from n <<<"$split"
+    zcat "$ROOT/corpora/toy/$from.src.gz" | head -n "$n" | gzip >"$C/$to.de.gz"
+    zcat "$ROOT/corpora/toy/$from.tgt.gz" | head -n "$n" | gzip >"$C/$to.en.gz"
+done
+DATA=(--src "$C/train.de.gz" --tgt "$C/train.en.gz" --valid-src "$C/val.de.gz"
+      --valid-tgt "$C/val.en.gz")
+TINY=(--emb 16 --hidden 16 --att-dim 16 --out-dim 16)
+
+# data crc32 of a safetensors file (weights and moments; not the metadata)
+crc() { $PY -c 'import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
+print(json.loads(f.read(n))["__metadata__"]["crc32"])' "$1"; }
+
+# -- --archive-snapshots and --batch-log do not change the run --
+RUN=("${DATA[@]}" "${TINY[@]}" --max-steps 30 --valid-every 10 --threads 1)
+expect_ok "plain run" "$NMT" train "${RUN[@]}" --out "$TMP/plain" -q
+expect_ok "observed run" "$NMT" train "${RUN[@]}" --out "$TMP/observed" -q \
+    --archive-snapshots "$TMP/archive" --batch-log "$TMP/batches.jsonl"
+for f in checkpoint best; do
+    [ "$(crc "$TMP/plain/$f.safetensors")" = "$(crc "$TMP/observed/$f.safetensors")" ] && pass ||
+        fail "$f.safetensors differs with --archive-snapshots and --batch-log"
+done
+for s in 10 20 30; do
+    [ -f "$TMP/archive/snapshot-$s.safetensors" ] && pass || fail "no archived snapshot-$s"
+done
+expect_ok "archived model translates" "$NMT" translate -m "$TMP/archive/snapshot-20.safetensors" \
+    -i "$C/test_2016_flickr.de.gz" -b 1 -q
+expect_fail "archive needs validation" "needs a validation set" "$NMT" train \
+    --src "$C/train.de.gz" --tgt "$C/train.en.gz" "${TINY[@]}" --max-steps 1 \
+    --archive-snapshots "$TMP/a2" --out "$TMP/novalid"
+
+# -- the batch log: its first line names the initial weights; every step its lr --
+expect_ok "initial model" "$NMT" train "${RUN[@]}" --max-steps 0 --out "$TMP/init" -q
+expect_ok "starts from the initial model" $PY "$REPORT" start-crc \
+    "$TMP/init/checkpoint.safetensors" "$TMP/batches.jsonl"
+expect_ok "other initial model" "$NMT" train "${RUN[@]}" --seed 2 --max-steps 0 \
+    --out "$TMP/init2" -q
+expect_fail "not from another model" "did not start from" $PY "$REPORT" start-crc \
+    "$TMP/init2/checkpoint.safetensors" "$TMP/batches.jsonl"
+$PY - "$TMP/batches.jsonl" <<'EOF' && pass || fail "every step's line has the lr"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert "weights_crc32" in lines[0] and lines[0]["start_step"] == 0
+steps = lines[1:]
+assert [j["step"] for j in steps] == list(range(1, 31))
+assert all(j["lr"] == 0.001 for j in steps), [j["lr"] for j in steps]
+EOF
+
+# -- torch_baseline.py refuses what it cannot follow (one python, one torch import) --
+if [ $TORCH = 1 ]; then
+    $PY - "$ROOT/scripts" "$TMP" >"$TMP/tb.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tb.out")"
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch_baseline as tb
+T = sys.argv[2]
+arrays, meta, _ = tb.read_safetensors(T + "/observed/checkpoint.safetensors")
+meta["train.warmup_steps"] = "4000"  # a setting the script does not know
+tb.write_safetensors(T + "/odd.safetensors", list(arrays.items()), meta)
+run = lambda init, recipe, *more: tb.main(
+    ["train", "--init-from", T + "/%s/checkpoint.safetensors" % init, "--batches",
+     T + "/batches.jsonl", "--recipe-from", recipe, "--dry-run"] + list(more))
+good = T + "/observed/checkpoint.safetensors"
+assert run("init", good) == 0  # follows nmt's recipe
+bad = 0
+for what, args, message in (
+        ("batches of other weights", ("init2", good), "starts from other weights"),
+        ("an unknown setting", ("init", T + "/odd.safetensors"), "train.warmup_steps = 4000 unknown"),
+        ("an option against the recipe", ("init", good, "--clip", "1"), "contradicts the recipe")):
+    try:
+        run(*args)
+        print("FAIL torch_baseline accepts %s" % what)
+        bad += 1
+    except ValueError as e:
+        if message not in str(e):
+            print("FAIL %s: %s" % (what, e))
+            bad += 1
+sys.exit(1 if bad else 0)
+EOF
+fi
+
+# -- the script, tiny --
+OUT=$TMP/exp
+SKIP=()
+[ $TORCH = 1 ] || SKIP=(--skip-torch)
+t0=$SECONDS
+if NMT_BUILD_DIR=$BUILD NMT_M30K_TEST_TRAIN_OPTS="${TINY[*]} --subwords 120 --valid-every 20" \
+    "$ROOT/scripts/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$OUT" "${SKIP[@]}" \
+    >"$TMP/script.out" 2>&1; then pass; else
+    fail "scripts/multi30k-experiment: $(tail -n 8 "$TMP/script.out")"
+fi
+echo "the script took $((SECONDS - t0)) s"
+for f in results.md results.tsv bleu-vs-time.svg info.tsv attention/log.tsv none/log.tsv \
+    attention/batches.jsonl.gz init/checkpoint.safetensors eval/scores.tsv; do
+    [ -s "$OUT/$f" ] && pass || fail "no $f"
+done
+grep -q "Not the experiment" "$OUT/results.md" && pass || fail "results.md says it is a test"
+RUNS=("nmt, attention" "nmt, no attention")
+[ $TORCH = 1 ] && RUNS+=("PyTorch, attention")
+for r in "${RUNS[@]}"; do
+    # a final row (its model file named) and at least one point row
+    grep -Eq "^\| $r \| (best|snapshot-[0-9]+)\.safetensors \(step [0-9]+" "$OUT/results.md" &&
+        pass || fail "results.md: no final row for $r"
+    grep -Eq "^\| $r \| [0-9]+ \| [0-9.]+ \|" "$OUT/results.md" && pass ||
+        fail "results.md: no point rows for $r"
+done
+grep -Eq '^- commit: [0-9a-f]{7}' "$OUT/results.md" && grep -q '^- machine: ' "$OUT/results.md" &&
+    grep -q '^- load (1, 5, 15 min) nmt, attention: before [0-9.]' "$OUT/results.md" && pass ||
+    fail "results.md: commit, machine, load"
+$PY - "$OUT" $TORCH <<'EOF' && pass || fail "results.tsv or the SVG"
+import sys, xml.etree.ElementTree as ET
+out, torch = sys.argv[1], sys.argv[2] == "1"
+rows = [l.rstrip("\n").split("\t") for l in open(out + "/results.tsv")]
+head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+runs = ["nmt-attention", "nmt-none"] + (["torch-attention"] if torch else [])
+for run in runs:
+    mine = [r for r in rows if r["run"] == run]
+    assert any(r["kind"] == "final" for r in mine), run
+    assert 1 <= sum(r["kind"] == "point" for r in mine) <= 3, run   # --quick: at most 3
+    for r in mine:
+        for k in ("greedy_bleu", "greedy_bleu_lc", "greedy_chrf", "beam_bleu", "beam_bleu_lc",
+                  "beam_chrf", "minutes"):
+            float(r[k])
+svg = ET.parse(out + "/bleu-vs-time.svg").getroot()
+ns = "{http://www.w3.org/2000/svg}"
+lines = svg.findall(ns + "polyline")
+assert len(lines) == 2 * len(runs), len(lines)
+texts = " ".join(t.text or "" for t in svg.iter(ns + "text"))
+assert "wall-clock minutes" in texts and "PyTorch" in texts or not torch
+EOF
+if [ $TORCH = 1 ]; then
+    snap=$(ls "$OUT"/torch/snapshot-*.safetensors | head -n 1)
+    expect_ok "nmt reads PyTorch's snapshot" "$NMT" info "$snap"
+    grep -q "subwords" "$TMP/out" && pass || fail "PyTorch's snapshot keeps the subword model"
+    echo "das ist ein test ." >"$TMP/raw.de"
+    expect_ok "nmt translates raw text with PyTorch's snapshot" "$NMT" translate -m "$snap" \
+        -i "$TMP/raw.de" -q
+    grep -q "torch-attention" "$OUT/eval/scores.tsv" && pass || fail "PyTorch's models were scored"
+fi
+expect_fail "--out refuses a folder it did not write" "did not write" env NMT_BUILD_DIR="$BUILD" \
+    "$ROOT/scripts/multi30k-experiment" --out "$C" --from "$C" --skip-torch
+finish
