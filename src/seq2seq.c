@@ -72,11 +72,6 @@ static unsigned char *carve_bytes(carver *c, size_t n)
     return (unsigned char *)carve(c, (n + sizeof(real) - 1) / sizeof(real));
 }
 
-static int has_att_v(const nmt_workspace *w)
-{
-    return w->att_kind == NMT_ATT_BAHDANAU;
-}
-
 static void layout(nmt_workspace *w, carver *c)
 {
     size_t B = w->max_B, Ts = w->max_Ts, Tt = w->max_Tt, GH = (size_t)w->G * w->H;
@@ -131,7 +126,8 @@ static void layout(nmt_workspace *w, carver *c)
     w->chunk_logp = carve(c, (size_t)w->out_rows);
     w->chunk_logp_mean = carve(c, (size_t)w->out_rows);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
-    w->dv_part = carve(c, has_att_v(w) ? (size_t)ATT_BACKWARD_CHUNKS * A : 0);
+    /* the chunks' shares of bahdanau's dv */
+    w->dv_part = carve(c, w->att_kind == NMT_ATT_BAHDANAU ? (size_t)ATT_BACKWARD_CHUNKS * A : 0);
     w->ds_out = carve(c, WIN * B * H);
     for (int k = 0; k < 2; k++) {
         w->dh[k] = carve(c, B * H);
@@ -622,7 +618,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
 }
 
 /* What the forward held for one window only, again for steps i0 .. i0+n-1:
- * their embeddings (e_win), context vectors (ctx_win) and W_a s (ws_win). */
+ * their embeddings (e_win), context vectors (ctx_win) and, for the kinds
+ * that project the query, W_a s (ws_win). */
 static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
                                   int i0, int n)
 {
@@ -632,11 +629,14 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     if (ws->attention) {
         attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->ann, b->src_len, R, B,
                           ws->Ts, DH);
-        /* step i read state i; one product per step, as in the forward, for
-         * the same bits (OpenBLAS may round a product of 8 steps otherwise) */
-        for (int k = 0; k < n && ws->att_query_proj; k++)
-            linear_forward(ws->ws_win + (size_t)k * B * ws->A, ws->s + (a0 + (size_t)k * B) * H,
-                           w->att_W, NULL, B, H, ws->A, H, 0);
+        /* W_a s where the kind asks with it: step i read state i; one
+         * product per step, as in the forward, for the same bits (OpenBLAS
+         * may round a product of 8 steps otherwise) */
+        if (ws->att_query_proj)
+            for (int k = 0; k < n; k++)
+                linear_forward(ws->ws_win + (size_t)k * B * ws->A,
+                               ws->s + (a0 + (size_t)k * B) * H, w->att_W, NULL, B, H, ws->A, H,
+                               0);
     } else {
         for (int r = 0; r < R; r++)
             memcpy(ws->ctx_win + (size_t)r * DH, ws->z + (size_t)(r % B) * DH,
