@@ -1019,11 +1019,13 @@ static void describe(const run *r)
             "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
             r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
             c->tgt_vocab, sw ? " pieces" : "");
-    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d%s: %zu "
+    char att[32] = ""; /* att_dim only where it sizes something */
+    if (nmt_attention_uses_att_dim(c->attention))
+        snprintf(att, sizeof att, " att %d", c->att_dim);
+    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d%s out %d%s: %zu "
             "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
-            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden,
-            c->att_dim, c->out_dim, c->tied ? " (tied to the embeddings)" : "",
-            r->model->n_params);
+            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden, att,
+            c->out_dim, c->tied ? " (tied to the embeddings)" : "", r->model->n_params);
     if (cli_verbosity >= 2)
         fprintf(stderr, "training: %s lr %g clip %g dropout emb %g enc %g out %g label "
                 "smoothing %g batch %d epochs %d max-steps %lld max-time %gs seed %llu threads "
