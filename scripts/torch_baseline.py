@@ -37,6 +37,8 @@ import torch
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+# DESIGN.md's attention family: how a_ij is made from s_{i-1} and h_j
+ATTENTIONS = ["bahdanau", "dot", "general", "scaled-dot", "none"]
 
 
 # ---- configuration and the table of tensors --------------------------------
@@ -49,8 +51,12 @@ class Config:
                  src_vocab=None, tgt_vocab=None, tied=False):
         if cell not in GATES:
             raise ValueError("cell must be rnn, gru or lstm, not %r" % cell)
-        if attention not in ("bahdanau", "none"):
-            raise ValueError("attention must be bahdanau or none, not %r" % attention)
+        if attention not in ATTENTIONS:
+            raise ValueError("attention must be one of %s, not %r" % (", ".join(ATTENTIONS),
+                                                                       attention))
+        if attention == "dot" and bidirectional:
+            raise ValueError("attention dot scores s . h_j, which needs h_j of the decoder "
+                             "state's size: not with a bidirectional encoder")
         self.cell = cell
         self.attention = attention
         self.bidirectional = bool(bidirectional)
@@ -108,6 +114,10 @@ def tensor_table(cfg):
     t += [("dec.init.W", (H, D * H)), ("dec.init.b", (H,))]
     if cfg.attention == "bahdanau":
         t += [("att.W", (A, H)), ("att.U", (A, D * H)), ("att.b", (A,)), ("att.v", (A,))]
+    elif cfg.attention == "general":  # keys U h_j of the decoder state's size
+        t += [("att.U", (H, D * H))]
+    elif cfg.attention == "scaled-dot":
+        t += [("att.W", (A, H)), ("att.U", (A, D * H))]
     t += [("dec.W_ih", (G * H, E + D * H)), ("dec.W_hh", (G * H, H)), ("dec.b", (G * H,)),
           ("out.W_t", (O, H + D * H + E)), ("out.b_t", (O,))]
     if not cfg.tied:  # tied: the output matrix is tgt_emb
@@ -333,16 +343,39 @@ def decoder_weights(cfg, P):
     W_ih splits into its embedding and context columns."""
     E = cfg.emb
     Q = {"W_emb_t": P["dec.W_ih"][:, :E].t(), "W_ctx_t": P["dec.W_ih"][:, E:].t(),
-         "W_hh_t": P["dec.W_hh"].t()}
+         "W_hh_t": P["dec.W_hh"].t(), "attention": cfg.attention}
+    if cfg.attention in ("bahdanau", "scaled-dot"):
+        Q["att.W_t"] = P["att.W"].t()
     if cfg.attention == "bahdanau":
-        Q["att.W_t"], Q["att.v"] = P["att.W"].t(), P["att.v"]
+        Q["att.v"] = P["att.v"]
+    if cfg.attention == "scaled-dot":
+        Q["scale"] = 1.0 / math.sqrt(cfg.att_dim)
     return Q
 
 
-def attend(Q, s, ann, Uh, src_mask):
-    """Bahdanau attention for one step: s [B, H], ann [T, B, DH], Uh = U_a h_j
-    + b_a [T, B, A]. Returns (context [B, DH], weights [T, B])."""
-    scores = torch.tanh(Uh + (s @ Q["att.W_t"]).unsqueeze(0)) @ Q["att.v"]
+def attention_keys(cfg, P, ann):
+    """The keys k_j the scores read, once per batch: U_a h_j + b_a
+    (bahdanau), U_a h_j (general, scaled-dot), h_j itself (dot); None
+    without attention. ann [T, B, DH] -> [T, B, K]."""
+    if cfg.attention == "bahdanau":
+        return ann @ P["att.U"].t() + P["att.b"]
+    if cfg.attention in ("general", "scaled-dot"):
+        return ann @ P["att.U"].t()
+    return ann if cfg.attention == "dot" else None
+
+
+def attend(Q, s, ann, keys, src_mask):
+    """One step of attention: s [B, H], ann [T, B, DH], keys [T, B, K]
+    (attention_keys). The score of position j, by kind (DESIGN.md):
+    bahdanau v . tanh(W_a s + k_j); dot and general s . k_j; scaled-dot
+    (W_a s) . k_j / sqrt(A). Returns (context [B, DH], weights [T, B])."""
+    kind = Q["attention"]
+    if kind == "bahdanau":
+        scores = torch.tanh(keys + (s @ Q["att.W_t"]).unsqueeze(0)) @ Q["att.v"]
+    elif kind == "scaled-dot":
+        scores = (keys * (s @ Q["att.W_t"]).unsqueeze(0)).sum(2) * Q["scale"]
+    else:  # dot, general: the state itself asks
+        scores = (keys * s.unsqueeze(0)).sum(2)
     scores = scores.masked_fill(~src_mask, float("-inf"))
     alpha = torch.softmax(scores, 0)
     return (alpha.unsqueeze(2) * ann).sum(0), alpha
@@ -370,7 +403,7 @@ def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, noise=PLAIN):
     y_emb = noise("tgt_emb", P["tgt_emb"][tgt_in])                    # [Tt, B, E]
     Q = decoder_weights(cfg, P)
     gx_emb = (y_emb @ Q["W_emb_t"] + P["dec.b"]).unbind(0)
-    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    Uh = attention_keys(cfg, P, ann)
     states, ctxs = [], []
     for i in range(Tt):
         ctx = attend(Q, s, ann, Uh, src_mask)[0] if Uh is not None else z
@@ -489,9 +522,18 @@ def plain_nll(cfg, P, src, tgt, label_smoothing=0.0):
     W_out = W["tgt_emb"] if cfg.tied else W["out.W"]
     total, smoothed, e_ls = 0.0, 0.0, label_smoothing
     for yp, y in zip(ins, outs):
-        if cfg.attention == "bahdanau":
-            a = np.array([W["att.v"] @ np.tanh(W["att.W"] @ s + W["att.U"] @ hj + W["att.b"])
-                          for hj in ann])
+        if cfg.attention != "none":
+            if cfg.attention == "bahdanau":
+                a = [W["att.v"] @ np.tanh(W["att.W"] @ s + W["att.U"] @ hj + W["att.b"])
+                     for hj in ann]
+            elif cfg.attention == "dot":
+                a = [s @ hj for hj in ann]
+            elif cfg.attention == "general":
+                a = [s @ (W["att.U"] @ hj) for hj in ann]
+            else:  # scaled-dot
+                a = [(W["att.W"] @ s) @ (W["att.U"] @ hj) / math.sqrt(cfg.att_dim)
+                     for hj in ann]
+            a = np.array(a)
             al = np.exp(a - a.max())
             al /= al.sum()
             ctx = sum(al[j] * ann[j] for j in range(n))
@@ -592,8 +634,10 @@ def cmd_grad(a):
 def selftest_configs():
     for tied in (False, True):
         for cell in ("rnn", "gru", "lstm"):
-            for att in ("bahdanau", "none"):
+            for att in ATTENTIONS:
                 for bi in (True, False):
+                    if att == "dot" and bi:
+                        continue  # refused: s . h_j needs D*H = H
                     yield Config(cell=cell, attention=att, bidirectional=bi, emb=4, hidden=3,
                                  att_dim=3, out_dim=4 if tied else 3, tied=tied,
                                  src_vocab=synthetic_vocab("s", 9),
@@ -642,10 +686,10 @@ def cmd_selftest(a):
                                         raise_exception=False, fast_mode=True):
             print("FAIL %s: gradcheck" % tag)
             failures += 1
-    print("selftest: 12 configurations untied and tied; worst relative difference of a "
+    print("selftest: %d configurations (%d untied, as many tied); worst relative difference of a "
           "sentence's nll: batched vs plain numpy %.2e, batched vs alone %.2e; of the "
           "label-smoothed loss (0.25) batched vs plain numpy %.2e; gradcheck %s"
-          % (worst["plain"], worst["padding"], worst["smoothed"],
+          % (k + 1, (k + 1) // 2, worst["plain"], worst["padding"], worst["smoothed"],
              "ok" if not failures else "see above"))
     return 1 if failures else 0
 
@@ -1081,7 +1125,7 @@ def translate_batch(cfg, P, srcs, beam, max_ratio):
     mask = torch.arange(Ts).unsqueeze(1) < sl.unsqueeze(0)
     ann, z = encode(cfg, P, src, mask)
     s, c = decoder_init(cfg, P, z)
-    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    Uh = attention_keys(cfg, P, ann)
     prev = torch.full((B,), BOS, dtype=torch.long)
     limit = [word_limit(len(x), max_ratio) for x in srcs]
     out = [[] for _ in range(B)]
@@ -1123,7 +1167,7 @@ def beam_one(cfg, P, src_ids, K, max_len):
     mask = torch.arange(src.shape[0]).unsqueeze(1) < sl.unsqueeze(0)
     ann, z = encode(cfg, P, src, mask)
     s, c = decoder_init(cfg, P, z)
-    Uh = ann @ P["att.U"].t() + P["att.b"] if cfg.attention == "bahdanau" else None
+    Uh = attention_keys(cfg, P, ann)
     hyps, scores, finished = [[]], torch.zeros(1), []
     prev = torch.tensor([BOS])
     for step in range(max_len):
@@ -1185,7 +1229,7 @@ def cmd_translate(a):
 def add_model_args(p):
     p.add_argument("--config", help="JSON (a file or inline) with Config's fields")
     p.add_argument("--cell", choices=list(GATES))
-    p.add_argument("--attention", choices=["bahdanau", "none"])
+    p.add_argument("--attention", choices=ATTENTIONS)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--bidirectional", dest="bidirectional", action="store_true", default=None)
     g.add_argument("--unidirectional", dest="bidirectional", action="store_false")
@@ -1242,7 +1286,7 @@ def main(argv=None):
     p.add_argument("--log", help="write step, loss, gradient norm (before clipping), lr and "
                    "elapsed_s (the training clock of --max-time) per step")
     p.add_argument("--cell", choices=list(GATES), default="lstm")
-    p.add_argument("--attention", choices=["bahdanau", "none"], default="bahdanau")
+    p.add_argument("--attention", choices=ATTENTIONS, default="bahdanau")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--bidirectional", dest="bidirectional", action="store_true", default=True)
     g.add_argument("--unidirectional", dest="bidirectional", action="store_false")

@@ -20,11 +20,15 @@ typedef nmt_real real;
 
 #ifdef NMT_REAL_DOUBLE
 #define NMT_GEMM cblas_dgemm
+#define NMT_GEMV cblas_dgemv
+#define NMT_GER cblas_dger
 #define R_EXP exp
 #define R_TANH tanh
 #define R_LOG log
 #else
 #define NMT_GEMM cblas_sgemm
+#define NMT_GEMV cblas_sgemv
+#define NMT_GER cblas_sger
 #define R_EXP expf
 #define R_TANH tanhf
 #define R_LOG logf
@@ -167,29 +171,55 @@ static inline int cell_gates(nmt_cell cell)
 }
 
 /* ---- attention.c ---- */
-/* One Bahdanau step for R rows. Row r attends source src_of[r] (identity if
- * NULL) of the encoded batch: enc [T, B, DH], uh [T, B, A] = U_a h_j + b_a,
- * length len[src]. ws [R, A] = W_a s_prev must be computed by the caller.
- * Writes alpha [R, T] (0 past the length) and ctx [R, DH]. */
-void attention_forward(real *ctx, real *alpha, const real *ws, const real *uh,
+/* One step of the attention family for R rows. Row r attends source src_of[r]
+ * (identity if NULL) of the encoded batch: annotations enc [T, B, DH], keys
+ * [T, B, K], length len[src]; its query is q [R, K]. The score of position j
+ * is made by `kind` from q_r and key k_j (K elements each):
+ *   bahdanau    v . tanh(q_r + k_j)   q = W_a s, k = U_a h_j + b_a  (K = A)
+ *   dot         q_r . k_j             q = s,     k = h_j (keys = enc) (K = H)
+ *   general     q_r . k_j             q = s,     k = U_a h_j        (K = H)
+ *   scaled-dot  q_r . k_j / sqrt(K)   q = W_a s, k = U_a h_j        (K = A)
+ * The caller makes q and the keys (att_query_is_projected, att_keys_are_
+ * projected). v [K] is bahdanau's, NULL for the others. Writes alpha [R, T]
+ * (the softmax over j < len, 0 past it) and ctx [R, DH] = sum_j alpha_rj h_j. */
+void attention_forward(real *ctx, real *alpha, const real *q, const real *keys,
                        const real *enc, const real *v, const int *len, const int *src_of,
-                       int R, int B, int T, int A, int DH);
+                       nmt_attention kind, int R, int B, int T, int K, int DH);
 /* ctx [R, DH] again from the alpha [R, T] that attention_forward wrote, for
  * rows that are whole steps of the batch (row r attends source r % B): the
  * same bits as the forward's ctx. Training recomputes ctx in its backward
  * rather than keep [Tt, B, DH] through the whole pass. */
 void attention_context(real *ctx, const real *alpha, const real *enc, const int *len, int R,
                        int B, int T, int DH);
-/* Backward: given dctx [R, DH], adds to denc [T, B, DH], duh [T, B, A], dv [A]
- * and writes dws [R, A] (the caller turns it into dW_a and ds_prev). dv_part
- * [ATT_BACKWARD_CHUNKS, A] is scratch for the chunks' shares of dv. */
+/* Backward, for rows r = source r (training: R = B): given dctx [R, DH],
+ * adds to denc [T, B, DH], dkeys [T, B, K] (for dot the keys are enc and
+ * dkeys is denc) and dv [K] (bahdanau), and writes dq [R, K], the gradient of
+ * the query (the caller turns it into dW_a and ds_prev, or adds it to
+ * ds_prev). dv_part [ATT_BACKWARD_CHUNKS, K] is scratch for the chunks'
+ * shares of dv. */
 #define ATT_BACKWARD_CHUNKS 8
-void attention_backward(real *dws, real *duh, real *denc, real *dv, real *dv_part,
-                        const real *dctx, const real *alpha, const real *ws, const real *uh,
-                        const real *enc, const real *v, const int *len, int R, int B, int T,
-                        int A, int DH);
-/* v . tanh(w + u) over A elements: the score of one source position. */
-real attention_score(const real *v, const real *w, const real *u, int A);
+void attention_backward(real *dq, real *dkeys, real *denc, real *dv, real *dv_part,
+                        const real *dctx, const real *alpha, const real *q, const real *keys,
+                        const real *enc, const real *v, const int *len, nmt_attention kind,
+                        int R, int B, int T, int K, int DH);
+/* Where a kind's query and keys come from: W_a s (bahdanau, scaled-dot) or
+ * s itself; U_a h_j (all but dot) or h_j itself. */
+static inline int att_query_is_projected(nmt_attention kind)
+{
+    return kind == NMT_ATT_BAHDANAU || kind == NMT_ATT_SCALED_DOT;
+}
+static inline int att_keys_are_projected(nmt_attention kind)
+{
+    return kind == NMT_ATT_BAHDANAU || kind == NMT_ATT_GENERAL || kind == NMT_ATT_SCALED_DOT;
+}
+/* K, the width of a kind's query and keys: A where att_dim sizes them,
+ * else the decoder state's H (for dot D*H = H). 0 without attention. */
+static inline int att_key_size(const nmt_config *c)
+{
+    if (c->attention == NMT_ATT_NONE)
+        return 0;
+    return nmt_attention_uses_att_dim(c->attention) ? c->att_dim : c->hidden;
+}
 
 /* ---- output.c ---- */
 /* Deep output t[N, O] = tanh(W_t [s ; c ; e] + b_t), as three products with

@@ -23,8 +23,27 @@ const char *nmt_attention_name(nmt_attention a)
     switch (a) {
     case NMT_ATT_NONE: return "none";
     case NMT_ATT_BAHDANAU: return "bahdanau";
+    case NMT_ATT_DOT: return "dot";
+    case NMT_ATT_GENERAL: return "general";
+    case NMT_ATT_SCALED_DOT: return "scaled-dot";
     }
     return "?";
+}
+
+int nmt_attention_uses_att_dim(nmt_attention a)
+{
+    return a == NMT_ATT_BAHDANAU || a == NMT_ATT_SCALED_DOT;
+}
+
+int nmt_attention_check(nmt_attention a, int bidirectional, int hidden)
+{
+    if (a == NMT_ATT_DOT && bidirectional)
+        return nmt_set_error(NMT_ERR_ARG,
+                             "attention dot scores s . h_j, so it needs annotations h_j of the "
+                             "decoder state's size H = %d, and a bidirectional encoder's have "
+                             "2H = %d (use a unidirectional encoder, or general or scaled-dot, "
+                             "which project h_j)", hidden, 2 * hidden);
+    return NMT_OK;
 }
 
 int nmt_cell_parse(const char *s, nmt_cell *out)
@@ -40,13 +59,15 @@ int nmt_cell_parse(const char *s, nmt_cell *out)
 
 int nmt_attention_parse(const char *s, nmt_attention *out)
 {
-    static const nmt_attention all[] = {NMT_ATT_BAHDANAU, NMT_ATT_NONE};
+    static const nmt_attention all[] = {NMT_ATT_BAHDANAU, NMT_ATT_DOT, NMT_ATT_GENERAL,
+                                        NMT_ATT_SCALED_DOT, NMT_ATT_NONE};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (s && strcmp(s, nmt_attention_name(all[i])) == 0) {
             *out = all[i];
             return NMT_OK;
         }
-    return nmt_set_error(NMT_ERR_ARG, "unknown attention '%s' (bahdanau or none)",
+    return nmt_set_error(NMT_ERR_ARG,
+                         "unknown attention '%s' (bahdanau, dot, general, scaled-dot or none)",
                          s ? s : "");
 }
 
@@ -82,11 +103,23 @@ int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *t, size_t *total)
     }
     add_tensor(t, &n, total, "dec.init.W", H, D * H);
     add_tensor(t, &n, total, "dec.init.b", H, 0);
-    if (cfg->attention == NMT_ATT_BAHDANAU) {
+    switch (cfg->attention) {
+    case NMT_ATT_BAHDANAU:
         add_tensor(t, &n, total, "att.W", A, H);
         add_tensor(t, &n, total, "att.U", A, D * H);
         add_tensor(t, &n, total, "att.b", A, 0);
         add_tensor(t, &n, total, "att.v", A, 0);
+        break;
+    case NMT_ATT_GENERAL: /* keys U_a h_j of the decoder state's size H */
+        add_tensor(t, &n, total, "att.U", H, D * H);
+        break;
+    case NMT_ATT_SCALED_DOT:
+        add_tensor(t, &n, total, "att.W", A, H);
+        add_tensor(t, &n, total, "att.U", A, D * H);
+        break;
+    case NMT_ATT_DOT: /* s . h_j: nothing to learn */
+    case NMT_ATT_NONE:
+        break;
     }
     add_tensor(t, &n, total, "dec.W_ih", G * H, E + D * H);
     add_tensor(t, &n, total, "dec.W_hh", G * H, H);
@@ -103,13 +136,17 @@ static int check_config(const nmt_config *c)
 {
     if (c->cell != NMT_CELL_RNN && c->cell != NMT_CELL_GRU && c->cell != NMT_CELL_LSTM)
         return nmt_set_error(NMT_ERR_ARG, "unknown cell %d", (int)c->cell);
-    if (c->attention != NMT_ATT_NONE && c->attention != NMT_ATT_BAHDANAU)
+    if (c->attention < NMT_ATT_NONE || c->attention > NMT_ATT_SCALED_DOT)
         return nmt_set_error(NMT_ERR_ARG, "unknown attention %d", (int)c->attention);
     /* Sizes are bounded so that every product of them fits an int. */
     const int lim = 1 << 16;
     if (c->emb < 1 || c->emb > lim || c->hidden < 1 || c->hidden > lim || c->out_dim < 1 ||
-        c->out_dim > lim || (c->attention == NMT_ATT_BAHDANAU && (c->att_dim < 1 || c->att_dim > lim)))
+        c->out_dim > lim ||
+        (nmt_attention_uses_att_dim(c->attention) && (c->att_dim < 1 || c->att_dim > lim)))
         return nmt_set_error(NMT_ERR_ARG, "model sizes must be between 1 and %d", lim);
+    int rc = nmt_attention_check(c->attention, c->bidirectional, c->hidden);
+    if (rc)
+        return rc;
     if (c->tied && c->out_dim != c->emb)
         return nmt_set_error(NMT_ERR_ARG, "tied embeddings need out_dim (%d) equal to emb (%d): "
                              "the output matrix is the target embedding table",
@@ -130,7 +167,7 @@ int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_voca
         c.src_vocab = nmt_vocab_size(src_vocab);
     if (tgt_vocab)
         c.tgt_vocab = nmt_vocab_size(tgt_vocab);
-    if (c.attention == NMT_ATT_NONE)
+    if (!nmt_attention_uses_att_dim(c.attention))
         c.att_dim = c.att_dim > 0 ? c.att_dim : 0;
     c.tied = c.tied != 0;
     int rc = check_config(&c);

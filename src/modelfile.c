@@ -283,19 +283,26 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
     if (!att)
         return NMT_ERR_FORMAT;
     if (nmt_attention_parse(att, &cfg->attention))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown attention '%s' (expected bahdanau or none)",
-                             path, att);
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown attention '%s' (expected bahdanau, dot, "
+                             "general, scaled-dot or none)", path, att);
     int rc;
     if ((rc = meta_bool(f, "bidirectional", &cfg->bidirectional, path)) ||
         (rc = meta_bool(f, "lowercase", &cfg->lowercase, path)) ||
         (rc = meta_size(f, "emb", 1, &cfg->emb, path)) ||
         (rc = meta_size(f, "hidden", 1, &cfg->hidden, path)) ||
-        (rc = meta_size(f, "att_dim", cfg->attention == NMT_ATT_NONE ? 0 : 1, &cfg->att_dim, path)) ||
+        (rc = meta_size(f, "att_dim", nmt_attention_uses_att_dim(cfg->attention), &cfg->att_dim,
+                        path)) ||
         (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
         return rc;
     /* absent means untied (files from before tying existed) */
     if (st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
         return rc;
+    if (nmt_attention_check(cfg->attention, cfg->bidirectional, cfg->hidden)) {
+        char why[512]; /* the message is rewritten from itself */
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: attention dot and bidirectional true do not go "
+                             "together: %s", path, why);
+    }
     if (cfg->tied && cfg->out_dim != cfg->emb)
         return nmt_set_error(NMT_ERR_FORMAT,
                              "%s: tied is true but out_dim (%d) is not emb (%d): tied output "

@@ -97,8 +97,9 @@ static void layout(nmt_workspace *w, carver *c)
     w->ann_buf = train ? carve(c, Ts * B * DH) : NULL;
     w->enc_mask = train ? carve_bytes(c, Ts * B * DH) : NULL;
     w->denc = carve(c, Ts * B * DH);
-    w->uh = carve(c, Ts * B * A);
-    w->duh = carve(c, Ts * B * A);
+    size_t keys = w->att_key_proj ? Ts * B * A : 0; /* dot reads ann */
+    w->uh = carve(c, keys);
+    w->duh = carve(c, keys);
     w->z = carve(c, B * DH);
     w->dz = carve(c, B * DH);
     w->s = carve(c, (Tt + 1) * B * H);
@@ -106,7 +107,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->tgt_mask = carve_bytes(c, Tt * B * E);
     w->e_win = carve(c, WIN * B * E);
     w->ctx_win = carve(c, WIN * B * DH);
-    w->ws_win = carve(c, WIN * B * A);
+    w->ws_win = carve(c, w->att_query_proj ? WIN * B * A : 0);
     w->dtgt_x = carve(c, WIN * B * E);
     /* the decoder's gates and the source embeddings and their gradient
      * share memory (see src_x) */
@@ -125,7 +126,8 @@ static void layout(nmt_workspace *w, carver *c)
     w->chunk_logp = carve(c, (size_t)w->out_rows);
     w->chunk_logp_mean = carve(c, (size_t)w->out_rows);
     w->logits = carve(c, (size_t)w->out_rows * w->Vt);
-    w->dv_part = carve(c, (size_t)ATT_BACKWARD_CHUNKS * A);
+    /* the chunks' shares of bahdanau's dv */
+    w->dv_part = carve(c, w->att_kind == NMT_ATT_BAHDANAU ? (size_t)ATT_BACKWARD_CHUNKS * A : 0);
     w->ds_out = carve(c, WIN * B * H);
     for (int k = 0; k < 2; k++) {
         w->dh[k] = carve(c, B * H);
@@ -154,9 +156,12 @@ int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max
     w->max_B = max_B, w->max_Ts = max_src_T, w->max_Tt = max_tgt_T;
     w->training = training;
     w->cell = cfg->cell;
-    w->attention = cfg->attention == NMT_ATT_BAHDANAU;
+    w->att_kind = cfg->attention;
+    w->attention = cfg->attention != NMT_ATT_NONE;
+    w->att_query_proj = att_query_is_projected(cfg->attention);
+    w->att_key_proj = att_keys_are_projected(cfg->attention);
     w->G = cell_gates(cfg->cell), w->E = cfg->emb, w->H = cfg->hidden;
-    w->D = cfg->bidirectional ? 2 : 1, w->A = w->attention ? cfg->att_dim : 0;
+    w->D = cfg->bidirectional ? 2 : 1, w->A = att_key_size(cfg);
     w->O = cfg->out_dim, w->Vt = cfg->tgt_vocab;
     /* whole steps of at least 128 rows: big enough for an efficient product
      * (256 rows were no faster on the bench), small enough (3 MB at B = 64,
@@ -316,7 +321,8 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
     for (size_t i = 0; i < BH; i++)
         ws->s[i] = fast_tanh(ws->s[i]);
     memset(ws->sc, 0, BH * sizeof(real));
-    if (ws->attention)
+    /* the keys, once per batch (att.b is bahdanau's only: NULL otherwise) */
+    if (ws->att_key_proj)
         linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
@@ -330,9 +336,13 @@ void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_worksp
      * alpha: [R, T]; ctx: [R, D*H] */
     int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
     if (enc->attention) {
-        linear_forward(ws_buf, s_prev, w->att_W, NULL, R, H, A, H, 0);
-        attention_forward(ctx, alpha, ws_buf, enc->uh, enc->ann, w->att_v, len, src_of, R, B,
-                          T, A, DH);
+        const real *q = s_prev; /* dot and general ask with the state itself */
+        if (enc->att_query_proj) {
+            linear_forward(ws_buf, s_prev, w->att_W, NULL, R, H, A, H, 0);
+            q = ws_buf;
+        }
+        attention_forward(ctx, alpha, q, att_keys(enc), enc->ann, w->att_v, len, src_of,
+                          enc->att_kind, R, B, T, A, DH);
     } else {
         for (int r = 0; r < R; r++)
             memcpy(ctx + (size_t)r * DH, enc->z + (size_t)(src_of ? src_of[r] : r) * DH,
@@ -608,7 +618,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
 }
 
 /* What the forward held for one window only, again for steps i0 .. i0+n-1:
- * their embeddings (e_win), context vectors (ctx_win) and W_a s (ws_win). */
+ * their embeddings (e_win), context vectors (ctx_win) and, for the kinds
+ * that project the query, W_a s (ws_win). */
 static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
                                   int i0, int n)
 {
@@ -618,11 +629,14 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     if (ws->attention) {
         attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->ann, b->src_len, R, B,
                           ws->Ts, DH);
-        /* step i read state i; one product per step, as in the forward, for
-         * the same bits (OpenBLAS may round a product of 8 steps otherwise) */
-        for (int k = 0; k < n; k++)
-            linear_forward(ws->ws_win + (size_t)k * B * ws->A, ws->s + (a0 + (size_t)k * B) * H,
-                           w->att_W, NULL, B, H, ws->A, H, 0);
+        /* W_a s where the kind asks with it: step i read state i; one
+         * product per step, as in the forward, for the same bits (OpenBLAS
+         * may round a product of 8 steps otherwise) */
+        if (ws->att_query_proj)
+            for (int k = 0; k < n; k++)
+                linear_forward(ws->ws_win + (size_t)k * B * ws->A,
+                               ws->s + (a0 + (size_t)k * B) * H, w->att_W, NULL, B, H, ws->A, H,
+                               0);
     } else {
         for (int r = 0; r < R; r++)
             memcpy(ws->ctx_win + (size_t)r * DH, ws->z + (size_t)(r % B) * DH,
@@ -644,7 +658,7 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx_win, w->dec_W_ih + E,
                     n * B, DH, GH, E + DH);
     /* W_a s_prev: step i read state i */
-    if (ws->attention)
+    if (ws->att_query_proj)
         linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
     if (ws->drop_emb)
@@ -674,7 +688,7 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     /* Decoder recurrence, last step first. */
     memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
     memset(ws->dz, 0, (size_t)B * DH * sizeof(real));
-    if (ws->attention)
+    if (ws->att_key_proj)
         memset(ws->duh, 0, (size_t)Ts * B * A * sizeof(real));
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
     memset(dh, 0, BH * sizeof(real));
@@ -702,10 +716,16 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         real *dctx = ws->dctx + row * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
-            attention_backward(dws, ws->duh, ws->denc, g.att_v, ws->dv_part, dctx,
-                               ws->alpha + at * Ts, ws->ws_win + row * A, ws->uh, ws->ann, w.att_v,
-                               b->src_len, B, B, Ts, A, DH);
-            gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
+            /* the query: W_a s_prev as the window recomputed it, or s_prev
+             * (state i); for dot the keys' gradient is the annotations' */
+            const real *q = ws->att_query_proj ? ws->ws_win + row * A : ws->s + i * BH;
+            attention_backward(dws, ws->att_key_proj ? ws->duh : ws->denc, ws->denc, g.att_v,
+                               ws->dv_part, dctx, ws->alpha + at * Ts, q, att_keys(ws), ws->ann,
+                               w.att_v, b->src_len, ws->att_kind, B, B, Ts, A, DH);
+            if (ws->att_query_proj)
+                gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
+            else
+                add(dh_prev, dws, BH);
         } else {
             add(ws->dz, dctx, (size_t)B * DH);
         }
@@ -714,9 +734,8 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         if (i == i0) /* the window's first step: it is complete */
             decoder_window_grads(&w, &g, ws, b, i0, n);
     }
-    if (ws->attention) {
+    if (ws->att_key_proj)
         linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->ann, w.att_U, Ts * B, DH, A, DH);
-    }
     /* s_0 = tanh(W_init z + b_init); dh now holds d s_0. */
     for (size_t k = 0; k < BH; k++)
         dh[k] *= 1 - ws->s[k] * ws->s[k];

@@ -36,7 +36,10 @@ struct nmt_workspace {
     int B, Ts, Tt;          /* of the last forward */
     int G, E, H, D, A, O, Vt;
     nmt_cell cell;
-    int attention;
+    nmt_attention att_kind;
+    int attention;          /* any kind but none */
+    int att_query_proj;     /* the query is W_a s (bahdanau, scaled-dot), else s */
+    int att_key_proj;       /* the keys are uh = U_a h_j (+ b_a), else (dot) ann */
     /* the last forward's regularizer: which dropouts it used (their rates
      * as keep = 1 / (1 - rate)) and its label smoothing */
     int drop_emb, drop_enc, drop_out;
@@ -62,7 +65,10 @@ struct nmt_workspace {
      * undropped), and its mask. denc is their gradient. */
     real *ann, *ann_buf;                    /* [Ts, B, D*H] */
     unsigned char *enc_mask;                /* [Ts, B, D*H] */
-    real *uh, *duh;                         /* [Ts, B, A] */
+    /* The attention's keys and their gradient, [Ts, B, A] where A is the
+     * width of the kind's query and keys (att_key_size: att_dim, or H);
+     * empty for dot, whose keys are ann itself (and their gradient denc). */
+    real *uh, *duh;
     real *z, *dz;                           /* [B, D*H] */
 
     real *s, *sc;                           /* [Tt+1, B, H] decoder states */
@@ -76,7 +82,8 @@ struct nmt_workspace {
      * [Tt, B, E + D*H + A] instead would cost 4 KB per target word. */
     real *e_win;                            /* [GRAD_WINDOW, B, E] */
     real *ctx_win;                          /* [GRAD_WINDOW, B, D*H] */
-    real *ws_win;                           /* [GRAD_WINDOW, B, A] */
+    real *ws_win;                           /* [GRAD_WINDOW, B, A]; when
+                                             * att_query_proj */
     /* The gradients of the decoder's per-step inputs, kept for one window: */
     real *dtgt_x;                           /* [GRAD_WINDOW, B, E] */
     real *dctx;                             /* [GRAD_WINDOW, B, D*H] */
@@ -84,7 +91,8 @@ struct nmt_workspace {
     real *gates;                            /* [Tt, B, G*H] (see src_x) */
     real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
-    real *dws;                              /* [GRAD_WINDOW, B, A], as dgates */
+    real *dws;                              /* [GRAD_WINDOW, B, A], as dgates:
+                                             * the queries' gradient */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
     real *t;                                /* [Tt, B, O] */
@@ -119,14 +127,20 @@ int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max
 
 /* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set
  * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
- * dropout when ws->drop_enc, whose mask is drawn already), z, uh (with
- * attention) and s[0], sc[0] = s_0, c_0. */
+ * dropout when ws->drop_enc, whose mask is drawn already), z, uh (the keys
+ * of an attention that projects them) and s[0], sc[0] = s_0, c_0. */
 void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
+/* The attention's keys [Ts, B, A] of the last encoding: uh, or for dot ann. */
+static inline const real *att_keys(const nmt_workspace *ws)
+{
+    return ws->att_key_proj ? ws->uh : ws->ann;
+}
 
 /* One decoder step for R rows. gates [R, G*H] holds W_ih[:, :E] e + b on entry.
- * Computes the attention (ws_buf [R, A], alpha [R, T]) or copies z into ctx
- * [R, D*H], then the cell: s_new, c_new [R, H] from s_prev, c_prev. Row r
- * reads source src_of[r] (identity if NULL) of the encoded batch of B. */
+ * Computes the attention (its query W_a s_prev in ws_buf [R, A] when the
+ * kind projects it, alpha [R, T]) or copies z into ctx [R, D*H], then the
+ * cell: s_new, c_new [R, H] from s_prev, c_prev. Row r reads source
+ * src_of[r] (identity if NULL) of the encoded batch of B. */
 void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
                           real *s_new, real *c_new, real *gates, real *hh, real *ws_buf,
                           real *alpha, real *ctx, const real *s_prev, const real *c_prev,

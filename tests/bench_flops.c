@@ -8,8 +8,12 @@
  *   (G gates, D directions, DH = D*H):
  *     encoder    D * (2 Ts B E GH + 2 Ts B H GH)       W_ih x, W_hh h per direction
  *     init       2 B DH H                              W_init z
- *     attention  2 Ts B DH A + 2 Tt B H A              U_a h_j, W_a s
- *                + Tt B Ts (2 A + 2 DH)                v . tanh(.) and sum_j alpha_j h_j
+ *     attention  2 Ts B DH K [keys] + 2 Tt B H K [query]   U_a h_j, W_a s
+ *                + Tt B Ts (2 K + 2 DH)                the scores and sum_j alpha_j h_j
+ *   where K is the width of the kind's query and keys: A for bahdanau and
+ *   scaled-dot (both projected), H for general (keys projected, the query
+ *   is s) and dot (neither: keys h_j, query s); a score is v . tanh(q + k)
+ *   or q . k, 2 K either way (the tanh is no product).
  *     decoder    2 Tt B (E + DH) GH + 2 Tt B H GH      W_ih [y ; c], W_hh s
  *     output     2 Tt B (H + DH + E) O + 2 Tt B O Vt   W_t [s ; c ; y], W_out t
  *   backward: every product above becomes two of the same size (the gradient
@@ -30,7 +34,8 @@
 
 typedef struct dims {
     double E, H, A, O, G, D, Vt;
-    int attention;
+    int attention;              /* 0 none, else the width K of query and keys is A */
+    int keys_proj, query_proj;  /* U_a h_j, W_a s are products */
 } dims;
 
 /* Forward FLOPs of one pair of n source and m target positions, or of a
@@ -41,7 +46,8 @@ static double forward_flops(const dims *d, double B, double n, double m)
     double f = d->D * (2 * n * B * d->E * GH + 2 * n * B * d->H * GH);
     f += 2 * B * DH * d->H;
     if (d->attention)
-        f += 2 * n * B * DH * d->A + 2 * m * B * d->H * d->A + m * B * n * (2 * d->A + 2 * DH);
+        f += d->keys_proj * 2 * n * B * DH * d->A + d->query_proj * 2 * m * B * d->H * d->A +
+             m * B * n * (2 * d->A + 2 * DH);
     f += 2 * m * B * (d->E + DH) * GH + 2 * m * B * d->H * GH;
     f += 2 * m * B * (d->H + DH + d->E) * d->O + 2 * m * B * d->O * d->Vt;
     return f;
@@ -61,7 +67,8 @@ int main(int argc, char **argv)
 {
     const char *src = NULL, *tgt = NULL, *cell = "lstm";
     int lowercase = 0, min_count = 1, max_len = 50, batch = 64, seed = 1, from = 0, to = -1;
-    int emb = 256, hidden = 256, att = 256, out = 256, bidi = 1, attention = 1, shuffle = 1;
+    int emb = 256, hidden = 256, att = 256, out = 256, bidi = 1, shuffle = 1;
+    const char *attention = "bahdanau";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -73,7 +80,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--src") == 0) src = v, i++;
         else if (strcmp(o, "--tgt") == 0) tgt = v, i++;
         else if (strcmp(o, "--cell") == 0) cell = v, i++;
-        else if (strcmp(o, "--attention") == 0) attention = strcmp(v, "none") != 0, i++;
+        else if (strcmp(o, "--attention") == 0) attention = v, i++;
         else if (strcmp(o, "--min-count") == 0) bad = arg_int(v, &min_count), i++;
         else if (strcmp(o, "--max-len") == 0) bad = arg_int(v, &max_len), i++;
         else if (strcmp(o, "--batch-size") == 0) bad = arg_int(v, &batch), i++;
@@ -95,6 +102,12 @@ int main(int argc, char **argv)
                         "options] [--from STEP] [--to STEP]\n");
         return 2;
     }
+    int additive = !strcmp(attention, "bahdanau"), scaled = !strcmp(attention, "scaled-dot");
+    int general = !strcmp(attention, "general"), dot = !strcmp(attention, "dot");
+    if (!additive && !scaled && !general && !dot && strcmp(attention, "none")) {
+        fprintf(stderr, "bench-flops: unknown attention %s\n", attention);
+        return 2;
+    }
     nmt_corpus_opts co = {.lowercase = lowercase, .max_len = max_len, .skip_empty = 1,
                           .min_count = min_count};
     nmt_corpus c;
@@ -108,9 +121,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-flops: %s\n", nmt_error_message());
         return 1;
     }
-    dims d = {.E = emb, .H = hidden, .A = att, .O = out, .D = bidi ? 2 : 1,
+    dims d = {.E = emb, .H = hidden, .A = additive || scaled ? att : hidden, .O = out,
+              .D = bidi ? 2 : 1,
               .G = strcmp(cell, "lstm") == 0 ? 4 : strcmp(cell, "gru") == 0 ? 3 : 1,
-              .Vt = nmt_vocab_size(tv), .attention = attention};
+              .Vt = nmt_vocab_size(tv), .attention = strcmp(attention, "none") != 0,
+              .keys_proj = !dot, .query_proj = additive || scaled};
     size_t n_batches = plan.n_batches;
     size_t lo = (size_t)from < n_batches ? (size_t)from : n_batches;
     size_t hi = to < 0 || (size_t)to > n_batches ? n_batches : (size_t)to;

@@ -59,6 +59,10 @@ def tensor_shapes(cfg):
     t += [("dec.init.W", [H, D * H]), ("dec.init.b", [H])]
     if cfg["attention"] == "bahdanau":
         t += [("att.W", [A, H]), ("att.U", [A, D * H]), ("att.b", [A]), ("att.v", [A])]
+    elif cfg["attention"] == "general":
+        t += [("att.U", [H, D * H])]
+    elif cfg["attention"] == "scaled-dot":
+        t += [("att.W", [A, H]), ("att.U", [A, D * H])]
     t += [("dec.W_ih", [G * H, E + D * H]), ("dec.W_hh", [G * H, H]), ("dec.b", [G * H]),
           ("out.W_t", [O, H + D * H + E]), ("out.b_t", [O]),
           ("out.W", [Vt, O]), ("out.b", [Vt])]
@@ -288,7 +292,9 @@ def expected_bias_nll(cfg):
 
 def test_python_to_nmt(c, nmt, tmp, src, tgt):
     for cell, att, bi in [("gru", "bahdanau", True), ("lstm", "none", False),
-                          ("rnn", "bahdanau", False), ("lstm", "bahdanau", True)]:
+                          ("rnn", "bahdanau", False), ("lstm", "bahdanau", True),
+                          ("gru", "general", True), ("lstm", "scaled-dot", False),
+                          ("rnn", "dot", False)]:
         cfg = config(cell, att, bi, src_vocab=SRC_TOK, tgt_vocab=TGT_TOK)
         path = os.path.join(tmp, "py-%s-%s-%d.safetensors" % (cell, att, bi))
         write_model(path, cfg, make_values(cfg, "random", 7))

@@ -54,14 +54,29 @@ static inline void fixture_batch_free(nmt_batch *bt)
     free(bt->tgt_len);
 }
 
-/* Configuration k of the 12: cell k / 4, attention (k / 2) % 2, bi k % 2. */
+/* The configurations the model's tests run: every cell, attention kind and
+ * encoder that go together. 0-11: cell k / 4, attention bahdanau or none
+ * ((k / 2) % 2), bidirectional when k is even; 12-26: for each cell
+ * ((k - 12) / 5: rnn, gru, lstm) general bi, general uni, scaled-dot bi,
+ * scaled-dot uni and dot uni (dot needs a unidirectional encoder). */
+#define FIXTURE_CONFIGS 27
 static inline nmt_config fixture_config(int k, int E, int H, int A, int O, int Vs, int Vt)
 {
     nmt_config c;
     memset(&c, 0, sizeof c);
-    c.cell = (nmt_cell)(k / 4);
-    c.attention = (k / 2) % 2 ? NMT_ATT_NONE : NMT_ATT_BAHDANAU;
-    c.bidirectional = k % 2 == 0;
+    if (k < 12) {
+        c.cell = (nmt_cell)(k / 4);
+        c.attention = (k / 2) % 2 ? NMT_ATT_NONE : NMT_ATT_BAHDANAU;
+        c.bidirectional = k % 2 == 0;
+    } else {
+        static const nmt_attention kinds[] = {NMT_ATT_GENERAL, NMT_ATT_GENERAL,
+                                              NMT_ATT_SCALED_DOT, NMT_ATT_SCALED_DOT,
+                                              NMT_ATT_DOT};
+        int r = (k - 12) % 5;
+        c.cell = (nmt_cell)((k - 12) / 5);
+        c.attention = kinds[r];
+        c.bidirectional = r == 0 || r == 2;
+    }
     c.emb = E, c.hidden = H, c.att_dim = A, c.out_dim = O;
     c.src_vocab = Vs, c.tgt_vocab = Vt;
     return c;

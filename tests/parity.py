@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The parity suite: nmt's loss and hand-written gradients against PyTorch
-autograd (scripts/torch_baseline.py), for all 12 configurations, untied and
-with tied output embeddings.
+autograd (scripts/torch_baseline.py), for all 27 configurations of cell,
+attention and encoder, untied and with tied output embeddings.
 
-    parity.py PARITY_GRAD_EXE
+    parity.py PARITY_GRAD_EXE [ATTENTION...]
 
-For each of rnn/gru/lstm x bahdanau/none x bi/uni x untied/tied: the torch
+For each of rnn/gru/lstm x bahdanau/general/scaled-dot/none x bi/uni, and
+rnn/gru/lstm x dot x uni (dot needs D*H = H), x untied/tied: the torch
 script writes a random model file, tests/parity_grad (C) and the torch
 script compute loss and gradients on the same batches, and every tensor is
 compared, three ways: the plain loss; with label smoothing 0.1; and with
@@ -83,11 +84,13 @@ BATCHES = {
 }
 
 
-def configs():
+def configs(kinds=tuple(tb.ATTENTIONS)):
     for tied in (False, True):
         for cell in ("rnn", "gru", "lstm"):
-            for att in ("bahdanau", "none"):
+            for att in kinds:
                 for bi in (True, False):
+                    if att == "dot" and bi:
+                        continue  # refused: s . h_j needs D*H = H
                     yield cell, att, bi, tied
 
 
@@ -238,7 +241,7 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     return errors, score_err, worst
 
 
-def adam_run(nmt, tmp, tied=False, ls=0.0, steps=30):
+def adam_run(nmt, tmp, tied=False, ls=0.0, attention="bahdanau", bi=True, steps=30):
     """Training trajectory: `steps` Adam steps (lr 3e-3, clip 0.1, below
     every gradient norm; two batches of 16 in corpus order) by `nmt train`
     and by torch from the same model must give the same loss at every step
@@ -252,8 +255,10 @@ def adam_run(nmt, tmp, tied=False, ls=0.0, steps=30):
     tgt = os.path.join(tmp, "adam.tgt")
     pairs = [([int(x) for x in rng.randint(4, 50, rng.randint(1, 10))],
               [int(x) for x in rng.randint(4, 40, rng.randint(1, 10))]) for _ in range(32)]
-    model = os.path.join(tmp, "adam%s.safetensors" % ("-tied" if tied else ""))
-    quiet(["init", "--cell", "lstm", "--attention", "bahdanau", "--emb", "16", "--hidden", "16",
+    name = "adam-%s%s%s" % (attention, "-bi" if bi else "-uni", "-tied" if tied else "")
+    model = os.path.join(tmp, name + ".safetensors")
+    quiet(["init", "--cell", "lstm", "--attention", attention,
+           "--bidirectional" if bi else "--unidirectional", "--emb", "16", "--hidden", "16",
            "--att-dim", "16", "--out-dim", "16", "--src-vocab", "50", "--tgt-vocab", "40",
            "--init", "uniform", "--scale", "0.3", "--seed", "7", "--out", model]
           + (["--tied-embeddings"] if tied else []))
@@ -262,7 +267,7 @@ def adam_run(nmt, tmp, tied=False, ls=0.0, steps=30):
         f.writelines(as_text(a, cfg.src_vocab, "zzz") + "\n" for a, _ in pairs)
     with open(tgt, "w") as f:
         f.writelines(as_text(b, cfg.tgt_vocab, "qqq") + "\n" for _, b in pairs)
-    out = os.path.join(tmp, "run-adam%s" % ("-tied" if tied else ""))
+    out = os.path.join(tmp, "run-" + name)
     r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
                         "--out", out, "--optimizer", "adam", "--lr", "3e-3", "--clip", "0.1",
                         "--dropout", "0", "--label-smoothing", repr(ls),
@@ -408,10 +413,13 @@ def quiet(args):
 
 
 def run(argv):
-    if len(argv) != 2:
-        print("usage: parity.py PARITY_GRAD_EXE", file=sys.stderr)
+    kinds = argv[2:] or tb.ATTENTIONS
+    if len(argv) < 2 or any(k not in tb.ATTENTIONS for k in kinds):
+        print("usage: parity.py PARITY_GRAD_EXE [ATTENTION...] (of %s; default all)"
+              % " ".join(tb.ATTENTIONS), file=sys.stderr)
         return 2
     driver = argv[1]
+    n_half = len(list(configs(kinds))) // 2  # the untied ones, then as many tied
     nmt = os.environ.get("NMT_BIN")
     if not nmt or not os.access(nmt, os.X_OK):
         print("FAIL: NMT_BIN (the nmt program) is not set or not executable")
@@ -431,14 +439,14 @@ def run(argv):
         for bname, batch in BATCHES.items():
             with open(os.path.join(tmp, bname + ".json"), "w") as f:
                 tb.json.dump(batch, f)
-        for k, (cell, att, bi, tied) in enumerate(configs()):
+        for k, (cell, att, bi, tied) in enumerate(configs(kinds)):
             tag = "%s/%s/%s%s" % (cell, att, "bi" if bi else "uni", "/tied" if tied else "")
             model = os.path.join(tmp, "m%d.safetensors" % k)
             # uniform init: every gradient is nonzero (Bahdanau's v = 0 would
             # zero those of att.W, att.U, att.b) and the nonlinearities curve
             quiet(["init", "--cell", cell, "--attention", att,
                      "--bidirectional" if bi else "--unidirectional"] + SIZES + OUT_DIM[tied] +
-                    ["--init", "uniform", "--scale", "0.5", "--seed", str(100 + k % 12),
+                    ["--init", "uniform", "--scale", "0.5", "--seed", str(100 + k % n_half),
                      "--out", model])
             cfg, _ = tb.load_model(model)
             worst = {"loss": 0.0, "name": "", "t32": 0.0, "sent": 0.0}
@@ -489,11 +497,11 @@ def run(argv):
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print("%-22s %8s %8s %8s %8s %8s  %-30s %8s %8s %8s %12s" % (
+    print("%-24s %8s %8s %8s %8s %8s  %-30s %8s %8s %8s %12s" % (
         "configuration", "loss rel", "sent rel", "plain", "ls 0.1", "dropout",
         "worst in tensor (batch, case)", "torch f32", "score rel", "sgd step", "greedy"))
     for tag, w in rows:
-        print("%-22s %8.1e %8.1e %8.1e %8.1e %8.1e  %-30s %8.1e %8.1e %8.1e %8.1e %d/%d"
+        print("%-24s %8.1e %8.1e %8.1e %8.1e %8.1e  %-30s %8.1e %8.1e %8.1e %8.1e %d/%d"
               % (tag, w["loss"], w["sent"], w["plain"], w["ls"], w["dropout"], w["name"],
                  w["t32"], w["score"], w["sgd"], w["greedy"], w["ended"], len(e2e_pairs)))
     print("loss rel: the plain loss and the objective (label-smoothed), C against torch64; "
@@ -507,13 +515,20 @@ def run(argv):
           "greedy: `nmt translate --beam 1` tokens equal torch's, worst score rel (limit %.0e); "
           "n/8 ended with </s> before the length limit"
           % (GRAD_TOL, GRAD_TOL, LOSS_TOL * 10))
-    for tied, ls in ((False, 0.0), (True, 0.1)):
-        errors, step_err, final_err = adam_run(nmt, tmp_adam, tied, ls)
-        what = "tied, label smoothing 0.1" if tied else "untied"
+    # bahdanau both ways; each other scorer (of those asked) once
+    trajectories = [("bahdanau", True, False, 0.0), ("bahdanau", True, True, 0.1),
+                    ("dot", False, False, 0.0), ("general", True, True, 0.1),
+                    ("scaled-dot", True, False, 0.1)]
+    for att, bi, tied, ls in trajectories:
+        if att not in kinds:
+            continue
+        errors, step_err, final_err = adam_run(nmt, tmp_adam, tied, ls, att, bi)
+        what = "lstm/%s/%s %s%s" % (att, "bi" if bi else "uni", "tied" if tied else "untied",
+                                    ", label smoothing %g" % ls if ls else "")
         for e in errors:
             print("FAIL adam trajectory (%s): %s" % (what, e))
         failures += len(errors)
-        print("adam trajectory (lstm/bahdanau/bi %s, 30 steps, clip 0.1): worst step loss rel "
+        print("adam trajectory (%s, 30 steps, clip 0.1): worst step loss rel "
               "%.2e (beyond log.tsv's rounding), final model loss rel %.2e (limits 1e-4)"
               % (what, step_err, final_err))
     errors = speed_peer_runs(tmp_adam)
@@ -523,7 +538,7 @@ def run(argv):
     if not errors:
         print("torch_baseline train/translate (speed peer) run at a tiny size")
     shutil.rmtree(tmp_adam, ignore_errors=True)
-    want = 24 * len(BATCHES) * len(CASES)
+    want = 2 * n_half * len(BATCHES) * len(CASES)
     print("%d configurations x %d batches x %d cases: %s" % (
         len(rows), len(BATCHES), len(CASES),
         "all pass" if not failures and ran == want else "%d failures, %d of %d ran"

@@ -1,5 +1,6 @@
-/* Finite-difference check of every gradient of nmt_backward, for all 12
- * configurations (rnn/gru/lstm x bahdanau/none x bi/uni), on a padded batch
+/* Finite-difference check of every gradient of nmt_backward, for all 27
+ * configurations (rnn/gru/lstm x bahdanau/general/scaled-dot/none x bi/uni,
+ * and dot uni: model_fixture.h), on a padded batch
  * of sentences of different lengths; untied and tied, with label smoothing,
  * and with each dropout site alone and all together (the masks drawn from
  * one seed, so that every forward of the check drops the same units).
@@ -138,7 +139,7 @@ static double check_config(int k, const variant *v)
         }
 
     if (v->name)
-        printf("gradcheck %-26s %-4s %-8s %-3s worst relative error %.2e\n", v->name,
+        printf("gradcheck %-26s %-4s %-10s %-3s worst relative error %.2e\n", v->name,
                nmt_cell_name(cfg.cell), nmt_attention_name(cfg.attention),
                cfg.bidirectional ? "bi" : "uni", worst);
     nmt_workspace_free(ws);
@@ -170,16 +171,16 @@ START_TEST(with_dropout)
 }
 END_TEST
 
-/* Each dropout site alone: loops 0-11 the embeddings, 12-23 the
- * annotations, 24-35 the deep output. */
+/* Each dropout site alone: loops 0-26 the embeddings, 27-53 the
+ * annotations, 54-80 the deep output. */
 START_TEST(each_dropout_site)
 {
-    int site = _i / 12;
+    int site = _i / FIXTURE_CONFIGS;
     static const char *const names[] = {"dropout emb 0.3", "dropout enc 0.3", "dropout out 0.3"};
     variant v = {.name = names[site]};
     float *rate[] = {&v.reg.dropout_emb, &v.reg.dropout_enc, &v.reg.dropout_out};
     *rate[site] = 0.3f;
-    check_config(_i % 12, &v);
+    check_config(_i % FIXTURE_CONFIGS, &v);
 }
 END_TEST
 
@@ -227,15 +228,15 @@ Suite *nmt_test_suite(void)
     Suite *s = suite_create("gradcheck");
     TCase *tc = tcase_create("gradcheck");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, all_configurations, 0, 12);
-    tcase_add_loop_test(tc, extra_padding, 0, 12);
-    tcase_add_loop_test(tc, with_dropout, 0, 12);
-    tcase_add_loop_test(tc, each_dropout_site, 0, 36);
-    tcase_add_loop_test(tc, label_smoothing, 0, 12);
-    tcase_add_loop_test(tc, tied_embeddings, 0, 12);
-    tcase_add_loop_test(tc, tied_smoothed_dropped_long, 0, 12);
-    tcase_add_loop_test(tc, shortest_sentences, 0, 12);
-    tcase_add_loop_test(tc, long_sentences, 0, 12);
+    tcase_add_loop_test(tc, all_configurations, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, extra_padding, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, with_dropout, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, each_dropout_site, 0, 3 * FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, label_smoothing, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, tied_embeddings, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, tied_smoothed_dropped_long, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, shortest_sentences, 0, FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, long_sentences, 0, FIXTURE_CONFIGS);
     suite_add_tcase(s, tc);
     return s;
 }

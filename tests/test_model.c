@@ -47,6 +47,16 @@ START_TEST(names_parse_both_ways)
     ck_assert_int_eq((int)a, NMT_ATT_BAHDANAU);
     ck_assert_int_eq(nmt_attention_parse("none", &a), NMT_OK);
     ck_assert_int_eq((int)a, NMT_ATT_NONE);
+    /* the whole family, both ways */
+    static const char *const kinds[] = {"none", "bahdanau", "dot", "general", "scaled-dot"};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_str_eq(nmt_attention_name((nmt_attention)i), kinds[i]);
+        ck_assert_int_eq(nmt_attention_parse(kinds[i], &a), NMT_OK);
+        ck_assert_int_eq((int)a, i);
+        ck_assert_int_eq(nmt_attention_uses_att_dim(a), i == 1 || i == 4);
+    }
+    ck_assert_int_eq(nmt_attention_parse("scaled_dot", &a), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "bahdanau, dot, general, scaled-dot or none"));
     ck_assert_int_eq(nmt_cell_parse("LSTM", &c), NMT_ERR_ARG);
     ck_assert_int_eq(nmt_attention_parse("luong", &a), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "luong"));
@@ -92,6 +102,38 @@ START_TEST(tensor_table_follows_design)
     /* out.W [12, 6] gone, out.W_t [6 -> 3, 15] and out.b_t [6 -> 3] smaller */
     ck_assert_uint_eq(tied_total, total - 12 * 6 - (6 - 3) * (4 + 8 + 3 + 1));
 
+    /* The other scorers: only the attention tensors change (E 3, H 4, A 5,
+     * bidirectional: D*H 8). general: att.U [H, D*H]; scaled-dot: att.W
+     * [A, H] and att.U [A, D*H]; dot (unidirectional): none. */
+    static const struct {
+        int k;
+        int n_att;
+        const char *names[2];
+        int shapes[2][2];
+    } family[] = {
+        {12, 1, {"att.U"}, {{4, 8}}},
+        {14, 2, {"att.W", "att.U"}, {{5, 4}, {5, 8}}},
+        {16, 0, {NULL}, {{0}}},
+    };
+    for (int f = 0; f < 3; f++) {
+        cfg = fixture_config(family[f].k, 3, 4, 5, 6, 11, 12);
+        n = nmt_tensor_table(&cfg, t, &total);
+        int seen = 0;
+        for (int i = 0; i < n; i++) {
+            if (strncmp(t[i].name, "att.", 4) != 0)
+                continue;
+            ck_assert_int_lt(seen, family[f].n_att);
+            ck_assert_str_eq(t[i].name, family[f].names[seen]);
+            ck_assert_int_eq(t[i].ndim, 2);
+            ck_assert_int_eq(t[i].shape[0], family[f].shapes[seen][0]);
+            ck_assert_int_eq(t[i].shape[1], family[f].shapes[seen][1]);
+            ck_assert_str_eq(t[i - seen - 1].name, "dec.init.b"); /* where bahdanau's are */
+            seen++;
+        }
+        ck_assert_int_eq(seen, family[f].n_att);
+        ck_assert_int_eq(n, 17 + family[f].n_att - (family[f].k == 16 ? 3 : 0));
+    }
+
     /* gru, none, unidirectional: no enc.bwd, no att; D = 1, G = 3. */
     cfg = fixture_config(7, 3, 4, 5, 6, 11, 12);
     n = nmt_tensor_table(&cfg, t, &total);
@@ -123,6 +165,28 @@ START_TEST(create_rejects_bad_settings)
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     ck_assert_ptr_null(nmt_model_tensor(m, "out.W"));
     nmt_model_free(m);
+    /* dot over a bidirectional encoder: s . h_j needs D*H = H */
+    cfg = fixture_config(16, 3, 4, 5, 6, 11, 12); /* rnn dot uni */
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    nmt_config none_uni = fixture_config(3, 3, 4, 5, 6, 11, 12); /* rnn none uni */
+    nmt_tensor_info t[NMT_MAX_TENSORS];
+    size_t none_total;
+    nmt_tensor_table(&none_uni, t, &none_total);
+    ck_assert_uint_eq(m->n_params, none_total); /* dot learns nothing of its own */
+    nmt_model_free(m);
+    cfg.bidirectional = 1;
+    m = (nmt_model *)1;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "attention dot scores s . h_j"));
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "H = 4"));
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "2H = 8"));
+    /* att_dim sizes bahdanau and scaled-dot only */
+    cfg = fixture_config(12, 3, 4, 0, 6, 11, 12); /* rnn general bi, att_dim 0 */
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    nmt_model_free(m);
+    cfg = fixture_config(14, 3, 4, 0, 6, 11, 12); /* rnn scaled-dot bi, att_dim 0 */
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
 }
 END_TEST
 
@@ -274,7 +338,7 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
 {
     /* 2 padding steps, then 18: the padded batch then spans three windows of
      * the backward's gate gradients (8 steps), the sentences alone one */
-    int k = _i % 12, extra = _i < 12 ? 2 : 18;
+    int k = _i % FIXTURE_CONFIGS, extra = _i < FIXTURE_CONFIGS ? 2 : 18;
     nmt_model *m = make(k, 77 + k);
     nmt_batch all;
     fixture_batch(&all, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, extra);
@@ -336,11 +400,12 @@ static nmt_regularizer variant_reg(int variant)
  * give the same bits, on a used and on a fresh workspace, on a batch long
  * enough to span several chunks of the projection. A second nmt_backward
  * without a new forward changes nothing (the first overwrote its inputs).
- * Loops 0-11: untied, no regularizer; 12-23: tied with label smoothing;
- * 24-35: every dropout (the same masks each time) and label smoothing. */
+ * Per configuration k (model_fixture.h), loop k: untied, no regularizer;
+ * one configurations' count on: tied with label smoothing; one more: every
+ * dropout (the same masks each time) and label smoothing. */
 START_TEST(output_gradient_same_fused_or_not)
 {
-    int k = _i % 12, variant = _i / 12;
+    int k = _i % FIXTURE_CONFIGS, variant = _i / FIXTURE_CONFIGS;
     nmt_regularizer reg = variant_reg(variant);
     nmt_model *m = make_model(k, variant == 1, 5 + k);
     nmt_batch bt;
@@ -465,8 +530,14 @@ END_TEST
  * log-probabilities. Tied and untied. */
 START_TEST(label_smoothing_changes_the_objective_only)
 {
-    int k = _i % 12, tied = _i >= 12;
+    int k = _i % FIXTURE_CONFIGS, tied = _i >= FIXTURE_CONFIGS;
     nmt_model *m = make_model(k, tied, 900 + _i);
+    /* p far from uniform, so that the mean of -log p over the vocabulary is
+     * far from that of the targets (with weights of +-0.5 alone they can
+     * come within 1e-3 of each other, and the objective of the plain loss) */
+    const nmt_tensor_info *ob = nmt_model_tensor(m, "out.b");
+    for (int v = 0; v < VT; v++)
+        m->params[ob->offset + v] = 2.0f * (float)(v % 3);
     nmt_batch b;
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
     nmt_workspace *ws;
@@ -538,14 +609,14 @@ static const int lg_t2[] = {6, 6, 4, 5, 7, 8, 8, 4, 6, 5};
 static const int *const lg_src[] = {lg_s0, lg_s1, lg_s2}, *const lg_tgt[] = {lg_t0, lg_t1, lg_t2};
 static const int lg_src_n[] = {19, 11, 3}, lg_tgt_n[] = {17, 9, 10};
 
-/* Loops 0-11: the fixture's short sentences; 12-23: long ones; 24-35:
- * short ones with tied embeddings. */
+/* Per configuration (model_fixture.h): the fixture's short sentences, then
+ * long ones, then short ones with tied embeddings. */
 START_TEST(inference_matches_training)
 {
-    int k = _i % 12;
-    nmt_model *m = make_model(k, _i >= 24, 500 + k);
+    int k = _i % FIXTURE_CONFIGS, variant = _i / FIXTURE_CONFIGS;
+    nmt_model *m = make_model(k, variant == 2, 500 + k);
     nmt_batch b;
-    if (_i < 12 || _i >= 24)
+    if (variant != 1)
         fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
     else
         fixture_batch(&b, 3, lg_src, lg_src_n, lg_tgt, lg_tgt_n, 0);
@@ -584,7 +655,7 @@ START_TEST(inference_matches_training)
             for (int v = 0; v < VT; v++)
                 p += exp(lp[(size_t)r * VT + v]);
             ck_assert_double_eq_tol(p, 1, 1e-5);
-            if (m->cfg.attention == NMT_ATT_BAHDANAU) {
+            if (m->cfg.attention != NMT_ATT_NONE) {
                 double a = 0;
                 for (int j = 0; j < b.src_T; j++) {
                     float x = att[(size_t)r * b.src_T + j];
@@ -615,32 +686,46 @@ END_TEST
 
 /* Training's backward recomputes the context vectors from alpha instead of
  * keeping them: attention_context must give the forward's ctx bit for bit,
- * for rows that are several steps of a batch, whatever the threads. */
+ * for rows that are several steps of a batch, whatever the threads, and for
+ * every scorer (loops 0-3: bahdanau, dot, general, scaled-dot); rows are
+ * independent, so the threads change no bit of the forward either. */
 START_TEST(context_recomputed_bit_for_bit)
 {
     enum { T = 7, B = 3, STEPS = 4, R = STEPS * B, AD = 17, DH = 24 };
+    static const nmt_attention kinds[] = {NMT_ATT_BAHDANAU, NMT_ATT_DOT, NMT_ATT_GENERAL,
+                                          NMT_ATT_SCALED_DOT};
+    nmt_attention kind = kinds[_i];
+    int K = kind == NMT_ATT_DOT ? DH : AD; /* dot's keys are the annotations */
     static const int len[B] = {7, 3, 5};
-    real enc[T * B * DH], uh[T * B * AD], v[AD], ws[R * AD];
-    real alpha[R * T], ctx[R * DH], again[R * DH];
+    real enc[T * B * DH], uh[T * B * AD], v[AD], q[R * DH];
+    real alpha[R * T], ctx[R * DH], again[R * DH], ctx1[R * DH], alpha1[R * T];
     nmt_rng r;
     nmt_rng_seed(&r, 17);
     for (int i = 0; i < T * B * DH; i++)
         enc[i] = nmt_rng_uniform(&r) - 0.5f;
     for (int i = 0; i < T * B * AD; i++)
         uh[i] = nmt_rng_uniform(&r) - 0.5f;
-    for (int i = 0; i < R * AD; i++)
-        ws[i] = nmt_rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < R * DH; i++)
+        q[i] = 2 * nmt_rng_uniform(&r) - 1;
     for (int i = 0; i < AD; i++)
         v[i] = 2 * nmt_rng_uniform(&r) - 1;
+    const real *keys = kind == NMT_ATT_DOT ? enc : uh;
+    const real *vv = kind == NMT_ATT_BAHDANAU ? v : NULL;
     int threads = pool_threads();
     for (int th = 1; th <= 3; th++) {
         pool_set_threads(th);
         for (int k = 0; k < STEPS; k++)
-            attention_forward(ctx + k * B * DH, alpha + k * B * T, ws + k * B * AD, uh, enc, v,
-                              len, NULL, B, B, T, AD, DH);
+            attention_forward(ctx + k * B * DH, alpha + k * B * T, q + k * B * K, keys, enc, vv,
+                              len, NULL, kind, B, B, T, K, DH);
         memset(again, 0xff, sizeof again);
         attention_context(again, alpha, enc, len, R, B, T, DH);
-        ck_assert_msg(memcmp(ctx, again, sizeof ctx) == 0, "%d threads", th);
+        ck_assert_msg(memcmp(ctx, again, sizeof ctx) == 0, "%s, %d threads",
+                      nmt_attention_name(kind), th);
+        if (th == 1) {
+            memcpy(ctx1, ctx, sizeof ctx);
+            memcpy(alpha1, alpha, sizeof alpha);
+        }
+        ck_assert(memcmp(ctx, ctx1, sizeof ctx) == 0 && memcmp(alpha, alpha1, sizeof alpha) == 0);
         /* not trivially: rows differ, and padding has no weight */
         ck_assert(memcmp(ctx, ctx + DH, DH * sizeof(real)) != 0);
         ck_assert(alpha[1 * T + 3] == 0 && alpha[1 * T + 2] > 0);
@@ -659,14 +744,14 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, init_is_reproducible_with_the_papers_statistics, 0, 3);
     tcase_add_test(tc, uniform_init_draws_every_tensor_within_its_scale);
     tcase_add_test(tc, orthogonal_init_draws_within_its_scale);
-    tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 24);
-    tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 36);
+    tcase_add_loop_test(tc, padding_changes_no_loss_and_no_gradient, 0, 2 * FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, output_gradient_same_fused_or_not, 0, 3 * FIXTURE_CONFIGS);
     tcase_add_test(tc, dropout_is_seeded_and_off_at_zero);
     tcase_add_loop_test(tc, dropout_draws_one_uniform_per_unit_of_each_site, 0, 2);
-    tcase_add_loop_test(tc, label_smoothing_changes_the_objective_only, 0, 24);
+    tcase_add_loop_test(tc, label_smoothing_changes_the_objective_only, 0, 2 * FIXTURE_CONFIGS);
     tcase_add_test(tc, forward_refuses_an_oversized_batch);
-    tcase_add_loop_test(tc, inference_matches_training, 0, 36);
-    tcase_add_test(tc, context_recomputed_bit_for_bit);
+    tcase_add_loop_test(tc, inference_matches_training, 0, 3 * FIXTURE_CONFIGS);
+    tcase_add_loop_test(tc, context_recomputed_bit_for_bit, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -168,9 +168,10 @@ START_TEST(cut_product_equals_whole)
 END_TEST
 
 /* The model's loss and gradients at 3 threads (products cut, rows shared)
- * against 1 thread, for each cell with attention (loops 0-2: untied, dropout
- * on embeddings and deep output; 3-5: tied, label smoothing and dropout at
- * all three sites), on a batch large enough
+ * against 1 thread, for each cell with attention (loops 0-2: bahdanau,
+ * untied, dropout on embeddings and deep output; 3-5: bahdanau, tied, label
+ * smoothing and dropout at all three sites; 6-8: general, scaled-dot and dot
+ * with the regularizers of 3-5), on a batch large enough
  * that every product and every element-wise pass is cut: equal up to float
  * rounding: 1e-4 of the largest, as the parity suite allows float against
  * double (seen: at most 7e-6; a wrong row offset in a chunk is off by far
@@ -179,7 +180,9 @@ START_TEST(gradients_agree_across_threads)
 {
     enum { B = 40, D = 96, V = 300 };
     int tied = _i >= 3;
-    nmt_config cfg = fixture_config(4 * (_i % 3), D, D, D, D, V, V); /* bahdanau, bi */
+    /* bahdanau bi; then lstm general bi, gru scaled-dot bi, rnn dot uni */
+    static const int scorers[] = {22, 19, 16};
+    nmt_config cfg = fixture_config(_i < 6 ? 4 * (_i % 3) : scorers[_i - 6], D, D, D, D, V, V);
     cfg.tied = tied;
     const nmt_regularizer reg = tied ? (nmt_regularizer){0.1f, 0.1f, 0.1f, 0.1f}
                                      : (nmt_regularizer){0.1f, 0, 0.1f, 0};
@@ -252,7 +255,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, threads_can_change);
     tcase_add_test(tc, chunk_ranges_cover_in_order);
     tcase_add_test(tc, cut_product_equals_whole);
-    tcase_add_loop_test(tc, gradients_agree_across_threads, 0, 6);
+    tcase_add_loop_test(tc, gradients_agree_across_threads, 0, 9);
     suite_add_tcase(s, tc);
     return s;
 }

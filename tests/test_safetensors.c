@@ -456,7 +456,7 @@ static void assert_same_model(const nmt_model *a, const nmt_model *b)
     ck_assert_int_eq(a->cfg.hidden, b->cfg.hidden);
     ck_assert_int_eq(a->cfg.out_dim, b->cfg.out_dim);
     ck_assert_int_eq(a->cfg.lowercase, b->cfg.lowercase);
-    if (a->cfg.attention == NMT_ATT_BAHDANAU)
+    if (nmt_attention_uses_att_dim(a->cfg.attention))
         ck_assert_int_eq(a->cfg.att_dim, b->cfg.att_dim);
     ck_assert_uint_eq(a->n_params, b->n_params);
     ck_assert_mem_eq(a->params, b->params, a->n_params * sizeof *a->params);
@@ -473,9 +473,11 @@ START_TEST(model_round_trip_all_configurations)
     make_tmp_dir();
     const char *path = tmp_path("m.safetensors");
     for (int c = 0; c < 3; c++)
-        for (int a = 0; a < 2; a++)
+        for (int a = NMT_ATT_NONE; a <= NMT_ATT_SCALED_DOT; a++)
             for (int bi = 0; bi < 2; bi++) {
-                nmt_model *m = small_model((nmt_cell)c, a ? NMT_ATT_BAHDANAU : NMT_ATT_NONE, bi), *back;
+                if (a == NMT_ATT_DOT && bi)
+                    continue; /* refused: test_model */
+                nmt_model *m = small_model((nmt_cell)c, (nmt_attention)a, bi), *back;
                 ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
                 ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
                 assert_same_model(m, back);
@@ -782,6 +784,70 @@ START_TEST(model_variants_refused)
 }
 END_TEST
 
+/* Files whose attention tensors do not fit their kind (small_model: emb 3,
+ * hidden 4, att_dim 5, bidirectional D*H 8) are refused, saying which
+ * tensor and what the kind needs; so is dot over a bidirectional encoder. */
+START_TEST(attention_family_files_refused)
+{
+    make_tmp_dir();
+    const char *path = tmp_path("a.safetensors");
+    nmt_model *back;
+    /* general: att.U [H, D*H] = [4, 8] */
+    nmt_model *m = small_model(NMT_CELL_GRU, NMT_ATT_GENERAL, 1);
+    write_variant(path, m, NULL, NULL, NULL, "att.U", 5, 8, NULL); /* bahdanau's shape */
+    expect_load_fails(path, "tensor 'att.U' has shape [5, 8] but the settings (cell gru, "
+                            "attention general, bidirectional");
+    expect_load_fails(path, "need [4, 8]");
+    write_variant(path, m, NULL, NULL, NULL, NULL, 0, 0, "att.b");
+    expect_load_fails(path, "tensor 'att.b' is in the file but the settings (attention general");
+    write_variant(path, m, NULL, NULL, "att.U", NULL, 0, 0, NULL);
+    expect_load_fails(path, "tensor 'att.U' [4, 8] is missing");
+    /* att_dim sizes nothing of general's: 0 loads */
+    write_variant(path, m, "att_dim", "0", NULL, NULL, 0, 0, NULL);
+    ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
+    ck_assert_int_eq(back->cfg.attention, NMT_ATT_GENERAL);
+    nmt_model_free(back);
+    /* general's tensors read as bahdanau's: it has no att.W */
+    write_variant(path, m, "attention", "bahdanau", NULL, NULL, 0, 0, NULL);
+    expect_load_fails(path, "tensor 'att.W' [5, 4] is missing");
+    nmt_model_free(m);
+
+    /* scaled-dot: att.W [A, H], att.U [A, D*H], no bias, no v */
+    m = small_model(NMT_CELL_LSTM, NMT_ATT_SCALED_DOT, 1);
+    write_variant(path, m, NULL, NULL, NULL, NULL, 0, 0, "att.v");
+    expect_load_fails(path, "tensor 'att.v' is in the file but the settings (attention scaled-dot");
+    write_variant(path, m, NULL, NULL, NULL, "att.W", 4, 4, NULL);
+    expect_load_fails(path, "tensor 'att.W' has shape [4, 4]");
+    expect_load_fails(path, "need [5, 4]");
+    write_variant(path, m, "att_dim", "0", NULL, NULL, 0, 0, NULL);
+    expect_load_fails(path, "att_dim is '0'");
+    write_variant(path, m, "attention", "general", NULL, NULL, 0, 0, NULL);
+    expect_load_fails(path, "tensor 'att.U' has shape [5, 8]");
+    nmt_model_free(m);
+    /* bahdanau's tensors called scaled-dot: its bias and v are of no use */
+    m = small_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, 1);
+    write_variant(path, m, "attention", "scaled-dot", NULL, NULL, 0, 0, NULL);
+    expect_load_fails(path, "tensor 'att.b' is in the file but the settings (attention "
+                            "scaled-dot");
+    nmt_model_free(m);
+
+    /* dot: no tensors, and a unidirectional encoder */
+    m = small_model(NMT_CELL_RNN, NMT_ATT_DOT, 0);
+    write_variant(path, m, NULL, NULL, NULL, NULL, 0, 0, NULL);
+    ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
+    assert_same_model(m, back);
+    nmt_model_free(back);
+    write_variant(path, m, NULL, NULL, NULL, NULL, 0, 0, "att.U");
+    expect_load_fails(path, "tensor 'att.U' is in the file but the settings (attention dot");
+    write_variant(path, m, "bidirectional", "true", NULL, NULL, 0, 0, NULL);
+    expect_load_fails(path, "attention dot and bidirectional true do not go together: "
+                            "attention dot scores s . h_j");
+    expect_load_fails(path, "2H = 8");
+    nmt_model_free(m);
+    remove_tmp_dir();
+}
+END_TEST
+
 /* small_model's tensors and settings with tied = `tied` (NULL: no such key)
  * and out_dim = `out_dim`, and its out.W as it is (out_w 0), left out (-1) or
  * added as [Vt, emb] zeros (1). The crc is right. */
@@ -1050,6 +1116,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tm, model_round_trip_all_configurations);
     tcase_add_test(tm, checkpoint_extras);
     tcase_add_test(tm, model_variants_refused);
+    tcase_add_test(tm, attention_family_files_refused);
     tcase_add_test(tm, tied_model_files);
     tcase_add_test(tm, crc_checked);
     tcase_add_test(tm, read_some_holds_what_is_asked);

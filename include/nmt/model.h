@@ -22,7 +22,22 @@ typedef float nmt_real;
 #endif
 
 typedef enum { NMT_CELL_RNN = 0, NMT_CELL_GRU = 1, NMT_CELL_LSTM = 2 } nmt_cell;
-typedef enum { NMT_ATT_NONE = 0, NMT_ATT_BAHDANAU = 1 } nmt_attention;
+/* The attention family (DESIGN.md, "Decoder"): how the score a_ij of source
+ * position j at decoder step i is made from the query s_{i-1} and the
+ * annotation h_j. Every kind but none shares the softmax, the mask and the
+ * context c_i = sum_j alpha_ij h_j.
+ *   bahdanau    v . tanh(W_a s + U_a h_j + b_a)   (additive)
+ *   dot         s . h_j                           (Luong; needs D*H = H)
+ *   general     s . (U_a h_j)                     (Luong, multiplicative)
+ *   scaled-dot  (W_a s) . (U_a h_j) / sqrt(A)     (Vaswani et al.)
+ *   none        no scores: c_i = z at every step  (Cho et al. 2014) */
+typedef enum {
+    NMT_ATT_NONE = 0,
+    NMT_ATT_BAHDANAU = 1,
+    NMT_ATT_DOT = 2,
+    NMT_ATT_GENERAL = 3,
+    NMT_ATT_SCALED_DOT = 4,
+} nmt_attention;
 
 typedef struct nmt_config {
     nmt_cell cell;
@@ -36,9 +51,17 @@ typedef struct nmt_config {
 } nmt_config;
 
 const char *nmt_cell_name(nmt_cell c);             /* "rnn" "gru" "lstm" */
-const char *nmt_attention_name(nmt_attention a);   /* "bahdanau" "none" */
+/* "bahdanau" "dot" "general" "scaled-dot" "none" */
+const char *nmt_attention_name(nmt_attention a);
 int nmt_cell_parse(const char *s, nmt_cell *out);  /* NMT_OK or NMT_ERR_ARG */
 int nmt_attention_parse(const char *s, nmt_attention *out);
+/* Whether att_dim sizes the kind's tensors (bahdanau and scaled-dot: A is
+ * the width of W_a s and U_a h_j); the others ignore it. */
+int nmt_attention_uses_att_dim(nmt_attention a);
+/* NMT_OK, or NMT_ERR_ARG with the reason when that kind of attention cannot
+ * read such an encoder's annotations: dot needs them of the decoder state's
+ * size, so no bidirectional encoder. */
+int nmt_attention_check(nmt_attention a, int bidirectional, int hidden);
 
 /* One parameter tensor: a slice of the one parameter allocation. Names and
  * shapes are DESIGN.md's ("enc.fwd.W_ih", [G*H, E]); a vector has ndim 1. */
@@ -69,7 +92,9 @@ typedef struct nmt_model {
 } nmt_model;
 
 /* Creates a model with zeroed parameters; takes ownership of both vocabularies
- * (cfg->src_vocab / tgt_vocab are set from them). */
+ * (cfg->src_vocab / tgt_vocab are set from them). Settings that do not fit
+ * together (dot attention over a bidirectional encoder, tied embeddings of
+ * another size than the deep output, ...) are refused with the reason. */
 int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_vocab,
                      nmt_vocab *tgt_vocab);
 /* Initialisation of Bahdanau et al. (appendix A.2): recurrent matrices

@@ -69,7 +69,7 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     printf("encoder         %s\n", c->bidirectional ? "bidirectional" : "unidirectional");
     printf("emb             %d\n", c->emb);
     printf("hidden          %d\n", c->hidden);
-    if (c->attention != NMT_ATT_NONE)
+    if (nmt_attention_uses_att_dim(c->attention))
         printf("att_dim         %d\n", c->att_dim);
     printf("out_dim         %d\n", c->out_dim);
     printf("tied            %s\n", c->tied ? "true (the output matrix is tgt_emb)" : "false");

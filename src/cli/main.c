@@ -29,7 +29,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: nmt COMMAND [OPTIONS]\n\n"
                "Neural machine translation with RNN/GRU/LSTM encoder-decoders and\n"
-               "Bahdanau attention, trained on the CPU.\n\nCommands:\n");
+               "attention (Bahdanau's additive, Luong's dot and general, or the scaled\n"
+               "dot product), trained on the CPU.\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-10s %s\n", "help", "the options of a command (nmt help CMD)");

@@ -68,13 +68,20 @@ static void help(void)
         "                         0.1 doubles the pieces a sentence, 0.5 adds 3%%\n\n"
         "Model (fresh runs):\n"
         "  --cell rnn|gru|lstm    recurrent cell (default lstm)\n"
-        "  --attention bahdanau|none\n"
-        "                         attention, or a fixed context (default bahdanau)\n"
+        "  --attention bahdanau|dot|general|scaled-dot|none\n"
+        "                         how step i scores source word j from the decoder\n"
+        "                         state s and the annotation h_j (default bahdanau):\n"
+        "                         bahdanau v . tanh(W s + U h_j + b) (additive);\n"
+        "                         dot s . h_j (Luong; needs --unidirectional);\n"
+        "                         general s . (U h_j) (Luong); scaled-dot\n"
+        "                         (W s) . (U h_j) / sqrt(att-dim) (Vaswani et al.);\n"
+        "                         none: no attention, one fixed context\n"
         "  --bidirectional        bidirectional encoder (default)\n"
         "  --unidirectional       forward encoder only\n"
         "  --emb N                embedding size (default 256)\n"
         "  --hidden N             hidden state size (default 256)\n"
-        "  --att-dim N            attention size (default 256)\n"
+        "  --att-dim N            attention size of bahdanau and scaled-dot (default\n"
+        "                         256; dot and general score in the hidden size)\n"
         "  --out-dim N            deep output size (default 256)\n"
         "  --tied-embeddings      the output projection is the target embedding table\n"
         "                         (no separate output matrix); needs --out-dim = --emb\n\n"
@@ -383,7 +390,8 @@ static int parse_value(train_args *a, int c, const char *v)
         return nmt_cell_parse(v, &s->cell) ? -1 : 0;
     }
     case O_ATTENTION: {
-        static const char *const atts[] = {"bahdanau", "none", NULL};
+        static const char *const atts[] = {"bahdanau", "dot", "general", "scaled-dot", "none",
+                                           NULL};
         int i = opt_choice(name, v, atts);
         if (i < 0)
             return -1;
@@ -461,6 +469,11 @@ static int check_combinations(const train_args *a)
         cli_error("--%s does not apply to subwords: the vocabularies are the SentencePiece "
                   "model's pieces (choose their number with --subwords N)",
                   a->given[O_MIN_COUNT] ? "min-count" : "max-vocab");
+        return -1;
+    }
+    if (!a->init_from && nmt_attention_check(a->s.attention, a->s.bidirectional, a->s.hidden)) {
+        cli_error("--attention %s with a bidirectional encoder: %s", nmt_attention_name(a->s.attention),
+                  nmt_error_message());
         return -1;
     }
     if (!a->init_from && a->s.tied_embeddings && a->s.out_dim != a->s.emb) {
@@ -548,15 +561,23 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
  * two moments, and the activations of one batch of the longest sentences. */
 static double estimate_bytes(const nmt_config *cfg, int B, int T)
 {
-    double E = cfg->emb, H = cfg->hidden, A = cfg->att_dim, O = cfg->out_dim;
-    double Vs = cfg->src_vocab, Vt = cfg->tgt_vocab, D = cfg->bidirectional ? 2 : 1;
+    double E = cfg->emb, H = cfg->hidden, O = cfg->out_dim;
+    double Vt = cfg->tgt_vocab, D = cfg->bidirectional ? 2 : 1;
     double G = cfg->cell == NMT_CELL_LSTM ? 4 : cfg->cell == NMT_CELL_GRU ? 3 : 1;
-    double params = (Vs + Vt) * E + D * G * H * (E + H + 1) + H * (D * H + 1) +
-                    A * (H + D * H + 2) + G * H * (E + D * H + H + 1) +
-                    O * (H + D * H + E + 1) + Vt * (cfg->tied ? 1 : O + 1);
+    nmt_tensor_info table[NMT_MAX_TENSORS];
+    size_t n_params;
+    nmt_tensor_table(cfg, table, &n_params);
+    double params = (double)n_params;
     double steps = (double)B * (T + 1);
-    double act = steps * (D * (E + 3 * G * H) + E + 3 * G * H + 3 * D * H + 3 * O + 2 * Vt) +
-                 (cfg->attention == NMT_ATT_BAHDANAU ? steps * (T + 1) * (A + 3) : 0);
+    double act = steps * (D * (E + 3 * G * H) + E + 3 * G * H + 3 * D * H + 3 * O + 2 * Vt);
+    /* the attention: a weight per target and source position, and the
+     * keys; bahdanau's per-position sums of A terms counted as if kept */
+    double A = cfg->attention == NMT_ATT_BAHDANAU || cfg->attention == NMT_ATT_SCALED_DOT
+                   ? cfg->att_dim : H;
+    if (cfg->attention == NMT_ATT_BAHDANAU)
+        act += steps * (T + 1) * (A + 3);
+    else if (cfg->attention != NMT_ATT_NONE)
+        act += steps * (T + 1) * 3 + 2 * steps * A;
     return 4.0 * (4 * params + 2 * act);
 }
 
@@ -1013,11 +1034,13 @@ static void describe(const run *r)
             "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
             r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
             c->tgt_vocab, sw ? " pieces" : "");
-    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d att %d out %d%s: %zu "
+    char att[32] = ""; /* att_dim only where it sizes something */
+    if (nmt_attention_uses_att_dim(c->attention))
+        snprintf(att, sizeof att, " att %d", c->att_dim);
+    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d%s out %d%s: %zu "
             "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
-            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden,
-            c->att_dim, c->out_dim, c->tied ? " (tied to the embeddings)" : "",
-            r->model->n_params);
+            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden, att,
+            c->out_dim, c->tied ? " (tied to the embeddings)" : "", r->model->n_params);
     if (cli_verbosity >= 2)
         fprintf(stderr, "training: %s lr %g clip %g dropout emb %g enc %g out %g label "
                 "smoothing %g batch %d epochs %d max-steps %lld max-time %gs seed %llu threads "

@@ -1,7 +1,8 @@
 # scripts/bench at its tiny size: it runs end to end (nmt and the PyTorch
 # baseline, training, translation, corpus growth) and bench.json holds every
 # figure the table promises, with values that make sense together. Also checks
-# the FLOP counter (bench-flops) against a count worked out here by hand.
+# the FLOP counter (bench-flops) against a count worked out here by hand, for
+# every scorer of the attention family.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 CORPUS=${NMT_CORPORA:-$ROOT/../shared/corpora}/multi30k
@@ -12,13 +13,19 @@ PY=/usr/bin/python3
 # -- bench-flops on a corpus small enough to count by hand --
 printf 'a b\nc\n' >"$TMP/s.txt"
 printf 'x\ny z w\n' >"$TMP/t.txt"
-expect_ok "bench-flops runs" "$BUILD/tests/bench-flops" --src "$TMP/s.txt" --tgt "$TMP/t.txt" \
-    --no-shuffle --batch-size 2 --min-count 1 --emb 2 --hidden 3 --att-dim 5 --out-dim 7
-cp "$TMP/out" "$TMP/flops.json"
-$PY - "$TMP/flops.json" <<'EOF' && pass || fail "bench-flops disagrees with the count by hand: $(cat "$TMP/flops.json")"
+for kind in bahdanau general scaled-dot dot none; do
+    enc=--bidirectional
+    [ $kind = dot ] && enc=--unidirectional
+    expect_ok "bench-flops runs ($kind)" "$BUILD/tests/bench-flops" --src "$TMP/s.txt" \
+        --tgt "$TMP/t.txt" --no-shuffle --batch-size 2 --min-count 1 --emb 2 --hidden 3 \
+        --att-dim 5 --out-dim 7 --attention $kind $enc
+    cp "$TMP/out" "$TMP/flops.json"
+    $PY - "$TMP/flops.json" $kind <<'EOF' && pass || fail "bench-flops ($kind) disagrees with the count by hand: $(cat "$TMP/flops.json")"
 import json, sys
-f = json.load(open(sys.argv[1]))
-E, H, A, O, G, D = 2, 3, 5, 7, 4, 2
+f, kind = json.load(open(sys.argv[1])), sys.argv[2]
+E, H, A, O, G = 2, 3, 5, 7, 4
+D = 1 if kind == "dot" else 2
+K = {"bahdanau": A, "scaled-dot": A, "general": H, "dot": H, "none": 0}[kind]
 Vt = 4 + 4                      # specials + x y z w
 pairs = [(2 + 1, 1 + 1), (1 + 1, 3 + 1)]   # (source + </s>, <s> + target)
 def fwd(B, n, m):
@@ -26,8 +33,12 @@ def fwd(B, n, m):
     # encoder: per direction, per source position, W_ih [GH,E] and W_hh [GH,H] on B rows
     mult += D * n * B * (G * H * E + G * H * H)
     mult += B * H * (D * H)                       # W_init
-    mult += n * B * A * (D * H) + m * B * A * H   # U_a h_j, W_a s
-    mult += m * B * n * (A + D * H)               # v . tanh, sum alpha h
+    if kind in ("bahdanau", "general", "scaled-dot"):
+        mult += n * B * K * (D * H)               # the keys U_a h_j
+    if kind in ("bahdanau", "scaled-dot"):
+        mult += m * B * K * H                     # the query W_a s
+    if kind != "none":
+        mult += m * B * n * (K + D * H)           # the scores, sum alpha h
     mult += m * B * G * H * (E + D * H + H)       # decoder W_ih, W_hh
     mult += m * B * O * (H + D * H + E) + m * B * Vt * O
     return 2 * mult
@@ -40,12 +51,17 @@ ok = (f["n_batches"] == 1 and f["pairs"] == 2 and f["tgt_vocab"] == Vt
       and f["corpus_bytes"] == 4 * (3 + 4) + 8 * (3 * 2 + 2))
 sys.exit(0 if ok else 1)
 EOF
+done
+expect_fail "bench-flops: unknown attention" "unknown attention luong" "$BUILD/tests/bench-flops" \
+    --src "$TMP/s.txt" --tgt "$TMP/t.txt" --attention luong
 
 # -- the whole bench, tiny --
 expect_ok "scripts/bench --tiny" "$ROOT/scripts/bench" --tiny --nmt "$NMT_BIN" \
     --corpus "$CORPUS" --out "$TMP/bench.json"
 cp "$TMP/out" "$TMP/table.txt"
 grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" &&
+    grep -q "^attention family" "$TMP/table.txt" &&
+    grep -Eq "^  dot +uni +[0-9.]+ +[0-9.]+ " "$TMP/table.txt" &&
     grep -q "^source: [0-9a-z-]" "$TMP/table.txt" && pass ||
     fail "the table lacks its header or targets line: $(head -c 600 "$TMP/table.txt")"
 $PY - "$TMP/bench.json" <<'EOF' && pass || fail "bench.json is incomplete or inconsistent"
@@ -86,8 +102,25 @@ need(len({x["tgt_vocab"] for x in g}) == 1, "growth keeps the vocabulary")
 need(all(pos(x["epoch_s"]) and pos(x["peak_rss_mb"]) for x in g), "growth figures")
 need(g[2]["n_batches"] >= 3 * g[0]["n_batches"], "4x corpus has ~4x batches")
 need(abs(g[1]["ids_mb"] - 2 * g[0]["ids_mb"]) < 1e-3, "ids size doubles")
-need(set(R["targets"]) == {"steps_4x_torch", "pct_sgemm_60", "greedy_5x_torch", "train_rss_quarter"},
-     "targets")
+need(set(R["targets"]) == {"steps_4x_torch", "pct_sgemm_60", "greedy_5x_torch", "train_rss_quarter",
+                           "scorers_not_slower"}, "targets")
+# the attention family: a row per scorer, ratios against bahdanau on its encoder
+sc = R["scorers"]
+need([(x["attention"], x["encoder"]) for x in sc] == [("bahdanau", "bi"), ("general", "bi"),
+     ("scaled-dot", "bi"), ("bahdanau", "uni"), ("dot", "uni")], "scorer rows")
+need(all(pos(x[k]) for x in sc for k in ("steps_per_s", "cpu_s_per_step", "ratio", "cpu_ratio",
+                                          "peak_rss_mb", "params")), "scorer figures")
+need(sc[0]["ratio"] == 1 and sc[3]["ratio"] == 1 and sc[0]["cpu_ratio"] == 1, "bahdanau's own ratio")
+need(all(len(x["runs"]) == R["config"]["repeats"] for x in sc), "a run per round")
+need(abs(sc[1]["ratio"] - sc[1]["runs"][0]["steps_per_s"] / sc[0]["runs"][0]["steps_per_s"]) < 1e-9,
+     "ratio paired within the round")
+# parameters differ by the kinds' attention tensors (dims 32, bidirectional D*H 64)
+h, a = R["config"]["dim"], R["config"]["dim"]
+bahdanau_att = a * h + a * 2 * h + 2 * a
+need(sc[1]["params"] - sc[0]["params"] == h * 2 * h - bahdanau_att, "general's parameters")
+need(sc[2]["params"] - sc[0]["params"] == -2 * a, "scaled-dot's parameters")
+need(sc[3]["params"] - sc[4]["params"] == a * h + a * h + 2 * a, "dot's parameters")
+need(R["targets"]["scorers_not_slower"] == all(x["ratio"] >= 0.97 for x in sc), "scorer target")
 if bad:
     print("bad: " + ", ".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -105,6 +138,8 @@ for k in (2, 3):   # copies with every figure times k
         row["gflops_median"] *= k
     for row in S["growth"]:
         row["epoch_s"] *= k
+    for row in S["scorers"]:
+        row["ratio"] *= k
     json.dump(S, open("%s/run%d.json" % (sys.argv[2], k), "w"))
 EOF
 expect_ok "scripts/bench --merge" "$ROOT/scripts/bench" --merge "$TMP/run3.json" "$TMP/bench.json" \
@@ -118,6 +153,7 @@ ok = abs(m["summary"]["nmt_steps_per_s"] - 2 * one["summary"]["nmt_steps_per_s"]
 ok &= abs(m["sgemm"][-1]["gflops_median"] - 2 * one["sgemm"][-1]["gflops_median"]) < 1e-9
 ok &= abs(m["growth"][0]["epoch_s"] - 2 * one["growth"][0]["epoch_s"]) < 1e-9
 ok &= len(m["merged_from"]) == 3
+ok &= abs(m["scorers"][1]["ratio"] - 2 * one["scorers"][1]["ratio"]) < 1e-9
 sys.exit(0 if ok else 1)
 EOF
 finish

@@ -1,0 +1,77 @@
+# scripts/attention-zoo end to end in its --quick mode (a few steps of each
+# kind on both corpora, 100 test sentences): it runs, and its table holds a
+# column per kind and the figures of the tools it summarises (nmt info's
+# parameters, nmt align --gold's AER, the runs' log.tsv); bad options are
+# refused.
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+M30K=${NMT_CORPORA:?}/multi30k
+ZOO=$ROOT/scripts/attention-zoo
+OUT=$TMP/zoo
+
+expect_fail "unknown option" "attention-zoo: unknown option '--fast'" "$ZOO" --fast
+expect_fail "bad --jobs" "--jobs: '0' is not a positive whole number" "$ZOO" --jobs 0
+expect_fail "--nmt without a value" "--nmt needs a value" "$ZOO" --nmt
+expect_ok "help" "$ZOO" --help
+grep -q "^Writes DIR" "$TMP/out" && grep -q -- "--quick" "$TMP/out" && pass || fail "--help on stdout"
+
+expect_ok "attention-zoo --quick" "$ZOO" --quick --nmt "$NMT" --corpus "$M30K" --out "$OUT" --jobs 2
+T=$OUT/zoo.txt
+[ -s "$T" ] && cmp -s <(sed -n '/^attention zoo/,$p' "$TMP/out" | sed '$d' | sed '$d') "$T" && pass ||
+    fail "zoo.txt is not the table the script printed"
+grep -q "^QUICK MODE" "$T" && pass || fail "a quick table says so"
+grep -Eq "^commit [0-9a-f]+" "$T" && pass || fail "the table names its commit"
+
+# each corpus: a column per kind, every row with five cells
+for part in "toy corpus" "Multi30k De->En"; do
+    awk -v part="$part" '
+        index($0, part) == 1 { on = 1; next }
+        on && /^(BLEU|chrF2): / { exit }
+        on && $1 == "run" { run = $2 " " $3 " " $4 " " $5 " " $6 }
+        on && $1 == "model" && $2 != "file" { model = $2 " " $3 " " $4 " " $5 " " $6 }
+        on && /^steps\/s/ { steps = NF - 2 }
+        on && /^parameters/ { params = NF - 1 }
+        END {
+            ok = run == "bahdanau dot general scaled-dot none" &&
+                 model == "gru/bahdanau gru/dot gru/general gru/scaled-dot gru/none" &&
+                 steps == 5 && params == 5
+            exit !ok
+        }' "$T" && pass || fail "$part: the table lacks a column per kind"
+done
+
+# the figures, from the tools themselves
+toy_block() { awk '/^toy corpus/ { on = 1 } on && /^BLEU: / { exit } on' "$T"; }
+m30k_block() { awk '/^Multi30k De->En/ { on = 1 } on && /^BLEU: / { exit } on' "$T"; }
+col=2
+for kind in bahdanau dot general scaled-dot none; do
+    expect_ok "info $kind" "$NMT" info "$OUT/toy/$kind/best.safetensors"
+    want=$(awk '$1 == "parameters" { print $2 }' "$TMP/out")
+    got=$(toy_block | awk -v c=$col '$1 == "parameters" { print $c }')
+    [ "$got" = "$want" ] && pass || fail "toy $kind: parameters $got, nmt info says $want"
+    got=$(toy_block | awk -v c=$((col + 3)) '/^AER against the gold/ { print $c }')
+    if [ $kind = none ]; then
+        [ "$got" = "-" ] && pass || fail "none has an AER: $got"
+    else
+        expect_ok "align --gold $kind" "$NMT" align -m "$OUT/toy/$kind/best.safetensors" \
+            --src "$OUT/toy/data/test.src" --tgt "$OUT/toy/data/test.tgt" \
+            --gold "$OUT/toy/data/test.align"
+        want=$(awk '$1 == "AER" { print $2 }' "$TMP/out")
+        [ -n "$want" ] && [ "$got" = "$want" ] && pass || fail "toy $kind: AER $got, nmt align says $want"
+    fi
+    # 30 steps, and a training rate where log.tsv has rows without validation
+    for block in toy_block m30k_block; do
+        got=$($block | awk -v c=$col '$1 == "steps" && NF == 6 { print $c }')
+        [ "$got" = 30 ] && pass || fail "$block $kind: steps $got"
+        got=$($block | awk -v c=$((col + 1)) '/^steps\/s/ { print $c }')
+        awk -v x="$got" 'BEGIN { exit !(x > 0) }' && pass || fail "$block $kind: steps/s '$got'"
+    done
+    col=$((col + 1))
+done
+for kind in bahdanau dot general scaled-dot; do
+    grep -q '<svg' "$OUT/toy/alignment-$kind.svg" && pass || fail "no alignment picture for $kind"
+done
+[ ! -e "$OUT/toy/alignment-none.svg" ] && pass || fail "a picture for the model without attention"
+for part in toy multi30k; do
+    grep -q '<svg' "$OUT/$part/bleu-by-length.svg" && pass || fail "$part: no BLEU chart"
+done
+finish
