@@ -15,6 +15,7 @@
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "nmt/text.h"
 #include "nmt/train.h"
 #include "nmt/units.h"
 
@@ -24,6 +25,12 @@
  * pieces at 4000 and 55 at 8000 (README, Subwords), and sampled pieces
  * (--subword-alpha) are more. */
 #define SUBWORD_MAX_LEN 100
+
+/* Without --subwords, --spm, --min-count or --max-vocab a fresh run learns
+ * AUTO_SUBWORDS pieces from a corpus of AUTO_SUBWORD_PAIRS pairs or more
+ * (README, "The default recipe"), and uses words on a smaller one. */
+#define AUTO_SUBWORD_PAIRS 10000
+#define AUTO_SUBWORDS 8000
 
 static void help(void)
 {
@@ -47,8 +54,10 @@ static void help(void)
         "  --lowercase            lowercase the text (default: keep case)\n"
         "  --max-len N            skip training pairs longer than N tokens (default 50;\n"
         "                         with subwords N pieces, default %d)\n"
-        "  --min-count N          vocabulary: words seen at least N times (default 1)\n"
-        "  --max-vocab N          vocabulary: at most N entries per side (default 0: all)\n"
+        "  --min-count N          word vocabulary: words seen at least N times (default\n"
+        "                         1); giving it (or --max-vocab) trains on words\n"
+        "  --max-vocab N          word vocabulary: at most N entries per side (default\n"
+        "                         0: all)\n"
         "  --no-shuffle           batches in corpus order (default: shuffled\n"
         "                         length-sorted pools)\n\n"
         "Subwords (the vocabularies are then the pieces, and the model file keeps the\n"
@@ -57,7 +66,10 @@ static void help(void)
         "  --subwords N           learn one SentencePiece model of N pieces (a unigram\n"
         "                         model, identity normalization) from both sides of\n"
         "                         the training corpus, after --lowercase; the same\n"
-        "                         corpus gives the same pieces\n"
+        "                         corpus gives the same pieces. 0: words. Default: %d\n"
+        "                         pieces for a corpus of %d pairs or more, words for a\n"
+        "                         smaller one (or when --min-count or --max-vocab is\n"
+        "                         given)\n"
         "  --spm FILE             use a SentencePiece model made by spm_train, trained\n"
         "                         with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3\n"
         "  --subword-alpha X      subword regularisation: every epoch samples each\n"
@@ -82,9 +94,11 @@ static void help(void)
         "  --hidden N             hidden state size (default 256)\n"
         "  --att-dim N            attention size of bahdanau and scaled-dot (default\n"
         "                         256; dot and general score in the hidden size)\n"
-        "  --out-dim N            deep output size (default 256)\n"
+        "  --out-dim N            deep output size (default: --emb)\n"
         "  --tied-embeddings      the output projection is the target embedding table\n"
-        "                         (no separate output matrix); needs --out-dim = --emb\n\n"
+        "                         (no separate output matrix); needs --out-dim = --emb.\n"
+        "                         The default, unless --out-dim differs from --emb\n"
+        "  --untied-embeddings    a separate output matrix out.W\n\n"
         "Optimisation:\n"
         "  --optimizer sgd|adam|adadelta\n"
         "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
@@ -93,14 +107,14 @@ static void help(void)
         "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
         "  --dropout X            sets the three dropout rates below at once (each\n"
         "                         one's own option overrides it)\n"
-        "  --dropout-emb X        on the source and target embeddings (default 0.2)\n"
+        "  --dropout-emb X        on the source and target embeddings (default 0.3)\n"
         "  --dropout-enc X        on the encoder's annotations h_j, as the attention, the\n"
         "                         context and the summary z read them; not inside the\n"
-        "                         recurrence (default 0)\n"
+        "                         recurrence (default 0.3)\n"
         "  --dropout-out X        on the deep output t, before the vocabulary projection\n"
-        "                         (default 0.2)\n"
+        "                         (default 0.3)\n"
         "  --label-smoothing X    train on (1-X)(-log p[y]) + X * mean over the target\n"
-        "                         vocabulary of -log p (default 0); the loss in log.tsv,\n"
+        "                         vocabulary of -log p (default 0.1); the loss in log.tsv,\n"
         "                         the perplexities and nmt score stay -log p[y]\n"
         "  --batch-size N         sentences per batch (default 64)\n"
         "  --epochs N             passes over the corpus (default 10; with --max-time\n"
@@ -168,14 +182,14 @@ static void help(void)
         "with --resume DIR. A run that diverges (NaN or Inf) stops and keeps its\n"
         "last good checkpoint. Whatever ends a run (--epochs, --max-steps, --max-time,\n"
         "--early-stop or a signal), DIR/checkpoint.safetensors is its state at the end.\n",
-        SUBWORD_MAX_LEN, cli_default_threads());
+        SUBWORD_MAX_LEN, AUTO_SUBWORDS, AUTO_SUBWORD_PAIRS, cli_default_threads());
 }
 
 enum {
     O_SRC = 256, O_TGT, O_VALID_SRC, O_VALID_TGT, O_OUT, O_RESUME, O_INIT_FROM, O_LOWERCASE,
     O_MAX_LEN, O_MIN_COUNT, O_MAX_VOCAB, O_NO_SHUFFLE, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI,
     O_EMB, O_HIDDEN, O_ATT_DIM, O_OUT_DIM, O_OPTIMIZER, O_LR, O_CLIP, O_DROPOUT,
-    O_DROPOUT_EMB, O_DROPOUT_ENC, O_DROPOUT_OUT, O_LABEL_SMOOTHING, O_TIED,
+    O_DROPOUT_EMB, O_DROPOUT_ENC, O_DROPOUT_OUT, O_LABEL_SMOOTHING, O_TIED, O_UNTIED,
     O_BATCH_SIZE, O_EPOCHS, O_MAX_STEPS, O_LR_DECAY, O_PATIENCE, O_EARLY_STOP, O_SEED,
     O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_ARCHIVE, O_INIT_SCALE, O_INIT,
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
@@ -212,6 +226,7 @@ static const struct option long_options[] = {
     {"dropout-out", required_argument, 0, O_DROPOUT_OUT},
     {"label-smoothing", required_argument, 0, O_LABEL_SMOOTHING},
     {"tied-embeddings", no_argument, 0, O_TIED},
+    {"untied-embeddings", no_argument, 0, O_UNTIED},
     {"batch-size", required_argument, 0, O_BATCH_SIZE},
     {"epochs", required_argument, 0, O_EPOCHS},
     {"max-steps", required_argument, 0, O_MAX_STEPS},
@@ -251,7 +266,8 @@ static const char *option_name(int code)
 typedef struct train_args {
     nmt_train_settings s;
     const char *out, *resume, *init_from;
-    int subwords;      /* --subwords N: learn N pieces */
+    int subwords;      /* --subwords N: learn N pieces (0: words) */
+    int subwords_auto; /* subwords chosen by the corpus's size, not asked */
     const char *spm;   /* --spm FILE */
     int given[O_END];  /* options given on the command line */
     int lr_given;
@@ -292,8 +308,17 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_RESUME: a->resume = v; return 0;
     case O_INIT_FROM: a->init_from = v; return 0;
     case O_SPM: a->spm = v; return 0;
-    /* SentencePiece needs more pieces than the 4 specials and its alphabet */
-    case O_SUBWORDS: return opt_int(name, v, NMT_N_SPECIAL + 1, 1 << 20, &a->subwords);
+    /* SentencePiece needs more pieces than the 4 specials and its alphabet;
+     * 0 asks for words */
+    case O_SUBWORDS:
+        if (opt_int(name, v, 0, 1 << 20, &a->subwords))
+            return -1;
+        if (a->subwords > 0 && a->subwords <= NMT_N_SPECIAL) {
+            cli_error("%s: %d pieces are too few (more than %d, or 0 for words)", name,
+                      a->subwords, NMT_N_SPECIAL);
+            return -1;
+        }
+        return 0;
     case O_SUBWORD_ALPHA:
         if (opt_float(name, v, 0, 1000, &s->subword_alpha))
             return -1;
@@ -382,6 +407,7 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_DROPOUT_OUT: return opt_rate(name, v, &s->dropout_out);
     case O_LABEL_SMOOTHING: return opt_rate(name, v, &s->label_smoothing);
     case O_TIED: s->tied_embeddings = 1; return 0;
+    case O_UNTIED: s->tied_embeddings = 0; return 0;
     case O_CELL: {
         static const char *const cells[] = {"rnn", "gru", "lstm", NULL};
         int i = opt_choice(name, v, cells);
@@ -414,7 +440,7 @@ static int parse_value(train_args *a, int c, const char *v)
 static int check_combinations(const train_args *a)
 {
     static const int arch[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
-                               O_ATT_DIM, O_OUT_DIM, O_TIED, O_LOWERCASE, O_MIN_COUNT,
+                               O_ATT_DIM, O_OUT_DIM, O_TIED, O_UNTIED, O_LOWERCASE, O_MIN_COUNT,
                                O_MAX_VOCAB, O_SUBWORDS, O_SPM};
     if (a->resume) {
         for (int c = O_SRC; c < O_END; c++)
@@ -461,6 +487,10 @@ static int check_combinations(const train_args *a)
                           option_name(arch[i]));
                 return -1;
             }
+    if (a->given[O_TIED] && a->given[O_UNTIED]) {
+        cli_error("--tied-embeddings and --untied-embeddings: give one");
+        return -1;
+    }
     if (a->subwords && a->spm) {
         cli_error("--subwords and --spm: give one (learn a SentencePiece model, or use one)");
         return -1;
@@ -476,7 +506,7 @@ static int check_combinations(const train_args *a)
                   nmt_error_message());
         return -1;
     }
-    if (!a->init_from && a->s.tied_embeddings && a->s.out_dim != a->s.emb) {
+    if (!a->init_from && a->given[O_TIED] && a->s.out_dim != a->s.emb) {
         cli_error("--tied-embeddings needs --out-dim (%d) equal to --emb (%d): the output "
                   "matrix is the target embedding table", a->s.out_dim, a->s.emb);
         return -1;
@@ -548,6 +578,13 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
         if (!a->given[O_DROPOUT_OUT])
             a->s.dropout_out = a->dropout_all;
     }
+    /* tied embeddings (the default) need --out-dim = --emb: the deep output
+     * follows --emb unless given, and a different --out-dim unties them
+     * unless --tied-embeddings asks for both (refused below) */
+    if (!a->given[O_OUT_DIM])
+        a->s.out_dim = a->s.emb;
+    else if (a->s.out_dim != a->s.emb && !a->given[O_TIED])
+        a->s.tied_embeddings = 0;
     if (check_combinations(a)) {
         *exit_code = 2;
         return -1;
@@ -678,6 +715,29 @@ static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
                         .src_vocab = Vs, .tgt_vocab = Vt};
 }
 
+/* Without --subwords, --spm, --min-count or --max-vocab a fresh run picks
+ * its units by the corpus: subwords for a corpus of real language
+ * (AUTO_SUBWORD_PAIRS pairs or more), words for a small one, where
+ * SentencePiece could not learn AUTO_SUBWORDS pieces and a word vocabulary
+ * is small anyway. A bad file is left to the corpus reader to report. */
+static void choose_units(train_args *a)
+{
+    if (a->given[O_SUBWORDS] || a->spm || a->given[O_MIN_COUNT] || a->given[O_MAX_VOCAB])
+        return;
+    nmt_reader *rd;
+    if (nmt_reader_open(&rd, a->s.src_path))
+        return;
+    const char *line;
+    size_t len, n = 0;
+    while (n < AUTO_SUBWORD_PAIRS && nmt_reader_next(rd, &line, &len) == 1)
+        n++;
+    nmt_reader_close(rd);
+    if (n >= AUTO_SUBWORD_PAIRS) {
+        a->subwords = AUTO_SUBWORDS;
+        a->subwords_auto = 1;
+    }
+}
+
 static int load_model_or_checkpoint(run *r)
 {
     train_args *a = &r->args;
@@ -713,6 +773,8 @@ static int load_model_or_checkpoint(run *r)
     }
     r->s = a->s;
     r->dir = a->out;
+    if (!a->init_from)
+        choose_units(a);
     if ((a->subwords || a->spm) && !a->given[O_MAX_LEN])
         r->s.max_len = SUBWORD_MAX_LEN;
     if (check_out_dir(a->out))
@@ -1028,6 +1090,9 @@ static void describe(const run *r)
             fprintf(stderr, ", learned from both sides in %.1f s", r->learn_s);
         if (s->subword_alpha > 0)
             fprintf(stderr, "; sampled every epoch (alpha %g)", (double)s->subword_alpha);
+        if (r->args.subwords_auto)
+            fprintf(stderr, " (the default for %d pairs or more; --subwords 0 for words)",
+                    AUTO_SUBWORD_PAIRS);
         fputc('\n', stderr);
     }
     fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "
