@@ -104,7 +104,7 @@ static void check_sgd_step(const char *arch)
                   nmt_error_message());
     ck_assert_int_eq(nmt_train("--src @/src.txt --tgt @/tgt.txt --init-from "
                                "@/start/model.safetensors --optimizer sgd --lr 1 "
-                               "--clip 0 --dropout 0 --no-shuffle --batch-size 4 "
+                               "--clip 0 --dropout 0 --label-smoothing 0 --no-shuffle --batch-size 4 "
                                "--max-steps 1 --out @/step"), 0);
     snprintf(path, sizeof path, "%s/step/checkpoint.safetensors", tmpdir);
     ck_assert_msg(nmt_model_load(&after, path, NULL) == NMT_OK, "%s", nmt_error_message());

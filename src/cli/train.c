@@ -15,7 +15,6 @@
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "nmt/text.h"
 #include "nmt/train.h"
 #include "nmt/units.h"
 
@@ -27,9 +26,9 @@
 #define SUBWORD_MAX_LEN 100
 
 /* Without --subwords, --spm, --min-count or --max-vocab a fresh run learns
- * AUTO_SUBWORDS pieces from a corpus of AUTO_SUBWORD_PAIRS pairs or more
- * (README, "The default recipe"), and uses words on a smaller one. */
-#define AUTO_SUBWORD_PAIRS 10000
+ * AUTO_SUBWORDS pieces when a side of its corpus has more distinct words
+ * than that (real language: Multi30k's German side has 19209 words, cased),
+ * and keeps words when both fit (the toy corpus: 227) (README, "The default recipe"). */
 #define AUTO_SUBWORDS 8000
 
 static void help(void)
@@ -67,9 +66,9 @@ static void help(void)
         "                         model, identity normalization) from both sides of\n"
         "                         the training corpus, after --lowercase; the same\n"
         "                         corpus gives the same pieces. 0: words. Default: %d\n"
-        "                         pieces for a corpus of %d pairs or more, words for a\n"
-        "                         smaller one (or when --min-count or --max-vocab is\n"
-        "                         given)\n"
+        "                         pieces when a side of the corpus has more distinct\n"
+        "                         words than that (real language), else words (and\n"
+        "                         when --min-count or --max-vocab is given)\n"
         "  --spm FILE             use a SentencePiece model made by spm_train, trained\n"
         "                         with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3\n"
         "  --subword-alpha X      subword regularisation: every epoch samples each\n"
@@ -182,7 +181,7 @@ static void help(void)
         "with --resume DIR. A run that diverges (NaN or Inf) stops and keeps its\n"
         "last good checkpoint. Whatever ends a run (--epochs, --max-steps, --max-time,\n"
         "--early-stop or a signal), DIR/checkpoint.safetensors is its state at the end.\n",
-        SUBWORD_MAX_LEN, AUTO_SUBWORDS, AUTO_SUBWORD_PAIRS, cli_default_threads());
+        SUBWORD_MAX_LEN, AUTO_SUBWORDS, cli_default_threads());
 }
 
 enum {
@@ -267,7 +266,7 @@ typedef struct train_args {
     nmt_train_settings s;
     const char *out, *resume, *init_from;
     int subwords;      /* --subwords N: learn N pieces (0: words) */
-    int subwords_auto; /* subwords chosen by the corpus's size, not asked */
+    int subwords_auto; /* subwords chosen by the corpus (its words), not asked */
     const char *spm;   /* --spm FILE */
     int given[O_END];  /* options given on the command line */
     int lr_given;
@@ -715,29 +714,6 @@ static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
                         .src_vocab = Vs, .tgt_vocab = Vt};
 }
 
-/* Without --subwords, --spm, --min-count or --max-vocab a fresh run picks
- * its units by the corpus: subwords for a corpus of real language
- * (AUTO_SUBWORD_PAIRS pairs or more), words for a small one, where
- * SentencePiece could not learn AUTO_SUBWORDS pieces and a word vocabulary
- * is small anyway. A bad file is left to the corpus reader to report. */
-static void choose_units(train_args *a)
-{
-    if (a->given[O_SUBWORDS] || a->spm || a->given[O_MIN_COUNT] || a->given[O_MAX_VOCAB])
-        return;
-    nmt_reader *rd;
-    if (nmt_reader_open(&rd, a->s.src_path))
-        return;
-    const char *line;
-    size_t len, n = 0;
-    while (n < AUTO_SUBWORD_PAIRS && nmt_reader_next(rd, &line, &len) == 1)
-        n++;
-    nmt_reader_close(rd);
-    if (n >= AUTO_SUBWORD_PAIRS) {
-        a->subwords = AUTO_SUBWORDS;
-        a->subwords_auto = 1;
-    }
-}
-
 static int load_model_or_checkpoint(run *r)
 {
     train_args *a = &r->args;
@@ -773,8 +749,6 @@ static int load_model_or_checkpoint(run *r)
     }
     r->s = a->s;
     r->dir = a->out;
-    if (!a->init_from)
-        choose_units(a);
     if ((a->subwords || a->spm) && !a->given[O_MAX_LEN])
         r->s.max_len = SUBWORD_MAX_LEN;
     if (check_out_dir(a->out))
@@ -878,9 +852,40 @@ static int fresh_vocabularies(const nmt_subwords *sw, nmt_vocab **sv, nmt_vocab 
     return 0;
 }
 
+/* The default units of a fresh run (AUTO_SUBWORDS): the words of the
+ * corpus are counted first. */
+static int choose_units(run *r)
+{
+    train_args *a = &r->args;
+    if (r->model || a->given[O_SUBWORDS] || a->spm || a->given[O_MIN_COUNT] ||
+        a->given[O_MAX_VOCAB])
+        return 0;
+    nmt_corpus c;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_corpus_opts o = {.lowercase = r->s.lowercase, .max_len = r->s.max_len, .skip_empty = 1,
+                         .min_count = 1};
+    if (nmt_corpus_read(&c, r->s.src_path, r->s.tgt_path, &o, &sv, &tv)) {
+        cli_lib_error();
+        return -1;
+    }
+    int words = nmt_vocab_size(sv) > nmt_vocab_size(tv) ? nmt_vocab_size(sv) : nmt_vocab_size(tv);
+    nmt_corpus_free(&c);
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    if (words - NMT_N_SPECIAL > AUTO_SUBWORDS) {
+        a->subwords = AUTO_SUBWORDS;
+        a->subwords_auto = words - NMT_N_SPECIAL;
+        if (!a->given[O_MAX_LEN])
+            r->s.max_len = SUBWORD_MAX_LEN;
+    }
+    return 0;
+}
+
 static int read_corpora(run *r)
 {
     const nmt_train_settings *s = &r->s;
+    if (choose_units(r))
+        return -1;
     nmt_subwords *fresh_sw = NULL; /* a fresh subword run's, until the model takes it */
     if (!r->model && (r->args.subwords || r->args.spm) && make_subwords(r, &fresh_sw))
         return -1;
@@ -1091,8 +1096,8 @@ static void describe(const run *r)
         if (s->subword_alpha > 0)
             fprintf(stderr, "; sampled every epoch (alpha %g)", (double)s->subword_alpha);
         if (r->args.subwords_auto)
-            fprintf(stderr, " (the default for %d pairs or more; --subwords 0 for words)",
-                    AUTO_SUBWORD_PAIRS);
+            fprintf(stderr, " (the default: a side has %d distinct words; --subwords 0 for "
+                    "words)", r->args.subwords_auto);
         fputc('\n', stderr);
     }
     fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "

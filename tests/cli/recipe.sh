@@ -43,6 +43,8 @@ refused() { # refused NAME PATTERN ARGS...: one line on stderr, nothing written
 }
 refused "tied, out-dim not emb" "--tied-embeddings needs --out-dim \\(8\\) equal to --emb \\(16\\)" \
     --tied-embeddings --emb 16 --out-dim 8
+refused "tied and untied" "--tied-embeddings and --untied-embeddings: give one" \
+    --tied-embeddings --untied-embeddings
 refused "label smoothing 1" "--label-smoothing: must be below 1" --label-smoothing 1
 refused "label smoothing word" "--label-smoothing: 'much'" --label-smoothing much
 refused "negative label smoothing" "--label-smoothing" --label-smoothing -0.1
@@ -70,16 +72,33 @@ header_of "$CK" | grep -q '"adam\.m\.tgt_emb"' && pass || fail "tied run: no mom
 [ "$(meta_of "$CK" train.tied_embeddings)" = 1 ] && pass || fail "train.tied_embeddings"
 expect_ok "info" "$NMT" info "$CK"
 grep -q "^tied  *true" "$TMP/out" && pass || fail "nmt info: $(grep tied "$TMP/out")"
-# the defaults: emb and deep output 0.2, annotations 0, no smoothing, untied
+# the defaults: dropout 0.3 at all three sites, label smoothing 0.1, tied
 expect_ok "default run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
     --max-steps 0 --out "$TMP/defaults"
 D="$TMP/defaults/checkpoint.safetensors"
-[ "$(meta_of "$D" train.dropout_emb) $(meta_of "$D" train.dropout_enc) $(meta_of "$D" train.dropout_out) $(meta_of "$D" train.label_smoothing)" = \
-  "0.200000003 0 0.200000003 0" ] && pass || fail "default rates: $(header_of "$D" | grep -o '"train\.[a-z_]*":"[^"]*"' | tr '\n' ' ')"
+[ "$(meta_of "$D" train.dropout_emb) $(meta_of "$D" train.dropout_enc) $(meta_of "$D" train.dropout_out) $(meta_of "$D" train.label_smoothing) $(meta_of "$D" tied)" = \
+  "0.300000012 0.300000012 0.300000012 0.100000001 true" ] && pass || fail "default rates: $(header_of "$D" | grep -o '"train\.[a-z_]*":"[^"]*"' | tr '\n' ' ')"
+header_of "$D" | grep -q '"out\.W"' && fail "the default (tied) model has an out.W" || pass
+# --untied-embeddings: a separate out.W, and no tied key
+expect_ok "untied run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
+    --untied-embeddings --max-steps 0 --out "$TMP/untied"
+D="$TMP/untied/checkpoint.safetensors"
 [ -z "$(meta_of "$D" tied)" ] && pass || fail "an untied model has a tied key"
 header_of "$D" | grep -q '"out\.W"' && pass || fail "an untied model lacks out.W"
 expect_ok "info untied" "$NMT" info "$D"
 grep -q "^tied  *false" "$TMP/out" && pass || fail "nmt info untied: $(grep tied "$TMP/out")"
+
+# the deep output follows --emb; a different --out-dim unties
+expect_ok "emb 12 run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" --emb 12 --hidden 16 \
+    --att-dim 16 --batch-size 16 --threads 1 --max-steps 0 --out "$TMP/emb12"
+D="$TMP/emb12/checkpoint.safetensors"
+[ "$(meta_of "$D" out_dim) $(meta_of "$D" tied)" = "12 true" ] && pass ||
+    fail "--emb 12 alone: out_dim $(meta_of "$D" out_dim), tied '$(meta_of "$D" tied)'"
+expect_ok "out-dim 20 run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
+    --out-dim 20 --max-steps 0 --out "$TMP/out20"
+D="$TMP/out20/checkpoint.safetensors"
+[ "$(meta_of "$D" out_dim) $(meta_of "$D" tied)" = "20 " ] && pass ||
+    fail "--out-dim 20: out_dim $(meta_of "$D" out_dim), tied '$(meta_of "$D" tied)'"
 
 # --- translate, score and align read the tied matrix ------------------------------
 expect_ok "translate tied" "$NMT" translate -m "$CK" -i "$TMP/four.de" -o "$TMP/four.hyp" -q

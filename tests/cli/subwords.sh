@@ -76,7 +76,7 @@ expect_ok "info" "$NMT" info "$M"
 grep -Eq "^units +subwords: SentencePiece unigram, 300 pieces, normalization identity$" "$TMP/out" &&
     pass || fail "info shows the pieces: $(grep units "$TMP/out")"
 grep -Eq "^src vocab +300$" "$TMP/out" && pass || fail "info: src vocab 300"
-grep -Eq "^checkpoint +resumable, step 30, .* 42 optimizer tensors$" "$TMP/out" && pass ||
+grep -Eq "^checkpoint +resumable, step 30, .* 40 optimizer tensors$" "$TMP/out" && pass ||
     fail "info: the subwords tensor is not an optimizer tensor: $(grep checkpoint "$TMP/out")"
 expect_ok "info -v" "$NMT" info -v "$M"
 grep -Eq "^subwords +\[[0-9]+\] U8 +\(the SentencePiece model\)$" "$TMP/out" && pass ||
@@ -273,7 +273,8 @@ refused "--subword-alpha alone" "--subword-alpha samples subwords: give --subwor
     --subword-alpha 0.2
 refused "--subwords too many" "--subwords 100000: SentencePiece cannot learn 100000 pieces: Vocabulary size too high \(100000\)\. Please set it to a value <= [0-9]+\." \
     --subwords 100000
-refused "--subwords 4" "--subwords: 4 is out of range" --subwords 4
+refused "--subwords 4" "--subwords: 4 pieces are too few \\(more than 4, or 0 for words\\)" --subwords 4
+refused "--subwords -1" "--subwords: -1 is out of range" --subwords -1
 refused "--subwords abc" "--subwords: 'abc'" --subwords abc
 refused "--subword-alpha -1" "--subword-alpha: -1 is out of range" --subwords 100 --subword-alpha -1
 refused "--spm missing" "--spm .*nope.model: No such file" --spm "$TMP/nope.model"
@@ -306,5 +307,26 @@ expect_fail "info damaged subwords" "damaged.safetensors: tensor 'subwords': not
 echo "pu" >"$TMP/pu"
 expect_fail "translate damaged subwords" "damaged.safetensors: tensor 'subwords'" \
     "$NMT" translate -m "$TMP/damaged.safetensors" -i "$TMP/pu"
+
+# --- the default units: subwords when a side has more than 8000 distinct words -------
+# Multi30k (19209 German words) learns 8000 pieces without being asked; the
+# toy corpus (227 words), --subwords 0 and --min-count keep words
+M30=(--src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" "${SMALL[@]}" --max-steps 0 --threads 1)
+expect_ok "multi30k with default units" "$NMT" train "${M30[@]}" --out "$TMP/auto"
+grep -q "^subwords: SentencePiece unigram model of 8000 pieces.*(the default: a side has 19209 distinct words; --subwords 0 for words)" "$TMP/err" &&
+    pass || fail "multi30k default units: $(head -2 "$TMP/err")"
+[ "$(header "$TMP/auto/checkpoint.safetensors" '"subwords" in h, h["__metadata__"]["train.max_len"]')" = "(True, '100')" ] &&
+    pass || fail "multi30k default units: no subwords tensor or max_len not 100"
+expect_ok "multi30k --subwords 0" "$NMT" train "${M30[@]}" --subwords 0 --out "$TMP/words0"
+expect_ok "multi30k --min-count 1" "$NMT" train "${M30[@]}" --min-count 1 --out "$TMP/words1"
+for d in words0 words1; do
+    [ "$(header "$TMP/$d/checkpoint.safetensors" '"subwords" in h, h["__metadata__"]["train.max_len"]')" = "(False, '50')" ] &&
+        pass || fail "$d: a subwords tensor, or max_len not 50"
+    grep -q "^subwords" "$TMP/err" && fail "$d: $(head -1 "$TMP/err")" || pass
+done
+expect_ok "toy with default units" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" "${SMALL[@]}" \
+    --max-steps 0 --out "$TMP/toyauto"
+[ "$(header "$TMP/toyauto/checkpoint.safetensors" '"subwords" in h')" = False ] && pass ||
+    fail "toy default units: subwords"
 
 finish

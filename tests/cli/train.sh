@@ -113,7 +113,9 @@ EOF
 }
 # within X LO HI: LO <= X <= HI
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
-INIT=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --max-steps 0)
+# untied: out.W is one of the matrices whose init is checked
+INIT=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --untied-embeddings
+      --max-steps 0)
 expect_ok "init default" "${INIT[@]}" --out "$TMP/i-def"
 expect_ok "init uniform 0.1" "${INIT[@]}" --init uniform --init-scale 0.1 --out "$TMP/i-u1"
 expect_ok "init uniform 0.05" "${INIT[@]}" --init-scale 0.05 --out "$TMP/i-u05"
