@@ -170,7 +170,9 @@ refused "train --hidden 99999999999999999999" "--hidden: '?99999999999999999999'
 refused "train --cell tree" "--cell: unknown value 'tree'" "${TRAIN[@]}" --cell tree
 refused "train --attention luong" "--attention: unknown value 'luong'" "${TRAIN[@]}" --attention luong
 refused "train --optimizer rmsprop" "--optimizer: unknown value 'rmsprop'" "${TRAIN[@]}" --optimizer rmsprop
-refused "train --subwords 0" "--subwords: '?0'? is out of range" "${TRAIN[@]}" --subwords 0
+refused "train --subwords 3" "--subwords: 3 pieces are too few \\(more than 4, or 0 for words\\)" \
+    "${TRAIN[@]}" --subwords 3
+refused "train --subwords -1" "--subwords: '?-1'? is out of range" "${TRAIN[@]}" --subwords -1
 refused "train --subwords 8k" "--subwords: '8k' is not" "${TRAIN[@]}" --subwords 8k
 refused "train --subwords 99999999999" "--subwords: '?99999999999'? is out of range" "${TRAIN[@]}" \
     --subwords 99999999999

@@ -89,7 +89,8 @@ last=$(tail -n 1 "$TMP/s/log.tsv")
 ppl=$("$NMT" score -m "$TMP/s/average.safetensors" --src "$TMP/v.src" --tgt "$TMP/v.tgt" |
       awk '$1 == "perplexity" { printf "%.3f", $2 }')
 [ "$(echo "$last" | cut -f9)" = "$ppl" ] && pass || fail "the row's valid_ppl $(echo "$last" | cut -f9), nmt score $ppl"
-# best.safetensors: the row that wins by BLEU (ties: perplexity), the average's included
+# best.safetensors: the row that wins by BLEU (ties, and BLEU below 1: perplexity), the
+# average's included
 "$PY" - "$TMP/s" "$(meta_of "$TMP/s/best.safetensors" best.step)" \
     "$(meta_of "$TMP/s/best.safetensors" best.average_of)" <<'EOF' && pass || fail "best model"
 import sys
@@ -101,7 +102,11 @@ for r in lines[1:]:
     if r[col["valid_ppl"]] == "":
         continue
     key = (float(r[col["valid_bleu"]]), -float(r[col["valid_ppl"]]))
-    if best is None or key > best[0]:
+    if best is not None and key[0] < 1 and best[0][0] < 1:  # below 1 BLEU, perplexity decides
+        better = (key[1], key[0]) > (best[0][1], best[0][0])
+    else:
+        better = best is None or key > best[0]
+    if better:
         best = (key, int(r[col["step"]]), r[col["average_of"]])
 assert best[1] == best_step and best[2] == best_avg, (best, best_step, best_avg)
 EOF
