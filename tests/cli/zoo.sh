@@ -12,6 +12,7 @@ OUT=$TMP/zoo
 expect_fail "unknown option" "attention-zoo: unknown option '--fast'" "$ZOO" --fast
 expect_fail "bad --jobs" "--jobs: '0' is not a positive whole number" "$ZOO" --jobs 0
 expect_fail "--nmt without a value" "--nmt needs a value" "$ZOO" --nmt
+expect_fail "both parts alone" "--toy-only and --multi30k-only: give one" "$ZOO" --toy-only --multi30k-only
 expect_ok "help" "$ZOO" --help
 grep -q "^Writes DIR" "$TMP/out" && grep -q -- "--quick" "$TMP/out" && pass || fail "--help on stdout"
 
