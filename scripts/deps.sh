@@ -54,3 +54,28 @@ nmt_install_deps() {
     "${sudo[@]}" apt-get update -qq || return 1
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
 }
+
+# nmt_commit: the commit of this checkout for the figures a script prints:
+# `git describe --always --dirty`, or, where git is not installed (a fresh
+# machine that was given the clone), the first 7 hex digits of .git's HEAD.
+nmt_commit() {
+    local d ref h=""
+    if d=$(git describe --always --dirty 2>/dev/null); then
+        echo "$d"
+        return
+    fi
+    if [ -f .git/HEAD ]; then
+        read -r ref <.git/HEAD
+        case $ref in
+            "ref: "*)
+                ref=${ref#ref: }
+                if [ -f ".git/$ref" ]; then
+                    read -r h <".git/$ref"
+                elif [ -f .git/packed-refs ]; then
+                    h=$(awk -v r="$ref" '$2 == r { print $1; exit }' .git/packed-refs)
+                fi ;;
+            *) h=$ref ;;
+        esac
+    fi
+    [[ $h =~ ^[0-9a-f]{7} ]] && echo "${h:0:7} (no git here: HEAD as read from .git)" || echo unknown
+}
