@@ -1,10 +1,12 @@
 # Real language: two epochs of Multi30k De->En with nmt train's defaults
-# (the recipe and the initial weights; smaller sizes so that the test takes a
-# few minutes), then the attention of a sentence pair must be its
-# alignment: the argmax of each content word's row is its translation. A
+# (the recipe, its sizes and the initial weights; 2 threads, as the
+# README's 30-minute run, so that on 2 cores it repeats that run's first 908
+# steps), then the attention of a sentence pair must be its alignment: the argmax of each content word's row is its translation. A
 # gradient check proves one step; this proves that the defaults learn to
 # align. Before the default init was every parameter uniform, the attention
-# of this very pair put "the", "snow", "." and </s> on "zwei".
+# of this very pair put "the", "snow", "." and </s> on "zwei". A shortcut
+# does not test the defaults: at sizes 128 the same two epochs leave the
+# attention spread (largest weights 0.17-0.38, "dogs" on "Schnee.").
 #
 # Registered only in builds without sanitizers (it trains for minutes).
 . "$(dirname "$0")/lib.sh"
@@ -19,10 +21,9 @@ done
 zcat "$M30K/val.de.gz" | head -n 500 >"$TMP/val.de"
 zcat "$M30K/val.en.gz" | head -n 500 >"$TMP/val.en"
 
-SIZES=(--emb 128 --hidden 128 --att-dim 128 --out-dim 128)
 expect_ok "train two epochs with the defaults" "$NMT" train -q \
     --src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" \
-    --valid-src "$TMP/val.de" --valid-tgt "$TMP/val.en" "${SIZES[@]}" --epochs 2 \
+    --valid-src "$TMP/val.de" --valid-tgt "$TMP/val.en" --threads 2 --epochs 2 \
     --out "$TMP/run"
 M=$TMP/run/best.safetensors
 
