@@ -195,10 +195,7 @@ int cmd_score(int argc, char **argv)
     nmt_vocab *sv = m->src_vocab, *tv = m->tgt_vocab;
     scores s = {0};
     int status = 0;
-    int read_failed = nmt_corpus_read(&corpus, a.src, a.tgt, &co, &sv, &tv);
-    if (!read_failed)
-        warn_unknown(&corpus, m, a.src, a.tgt);
-    if (read_failed) {
+    if (nmt_corpus_read(&corpus, a.src, a.tgt, &co, &sv, &tv)) {
         cli_lib_error();
         status = 1;
     } else if (check_lengths(&corpus, a.src, a.tgt)) {
@@ -219,6 +216,8 @@ int cmd_score(int argc, char **argv)
         if (!isfinite(loss)) {
             cli_error("the loss is not finite: the model's weights are broken");
             status = 1;
+        } else {
+            warn_unknown(&corpus, m, a.src, a.tgt);
         }
     }
     free(s.nll);

@@ -77,7 +77,7 @@ expect_ok "train in a box" "$NMT" train --src "$TMP/box/data/s.de" --tgt "$TMP/b
 mv "$TMP/box" "$TMP/box2"
 expect_ok "resume the moved box" bash -c 'cd / && exec "$@"' - "$NMT" train --resume "$TMP/box2/run" \
     --max-steps 4
-grep -q "training source file .*box/data/s\\.de (from the checkpoint) is not there; using .*box2/run/\\.\\./data/s\\.de" \
+grep -Eq "training source file .*box/data/s\\.de \\(from the checkpoint\\) is not there; using .*box2/run/\\.\\./data/s\\.de" \
     "$TMP/err" && pass || fail "no note of the path from the run folder: $(cat "$TMP/err")"
 [ "$(meta_of "$TMP/box2/run/checkpoint.safetensors" state.step)" = 4 ] && pass || fail "box: no steps"
 
