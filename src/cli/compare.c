@@ -391,7 +391,7 @@ static int find_model(run_result *r, const char *arg, char *path, size_t cap, ch
             snprintf(log_dir, log_cap, "%.*s", (int)(slash - arg), arg);
         else
             snprintf(log_dir, log_cap, ".");
-        char probe[4096];
+        char probe[4128];
         snprintf(probe, sizeof probe, "%s/checkpoint.safetensors", log_dir);
         if (access(probe, F_OK) != 0)
             log_dir[0] = '\0';

@@ -120,6 +120,12 @@ done
 expect_ok "resume after the signal" "$NMT" train -q --resume "$TMP/sig" --max-steps $((step + 5))
 [ "$(last_row_step "$TMP/sig/log.tsv")" = $((step + 5)) ] && pass || fail "no row at the resumed end"
 [ "$(cut -f1 "$TMP/sig/log.tsv" | sort | uniq -d | wc -l)" -eq 0 ] && pass || fail "log rows repeated"
+# a limit below the run's step, on a run that resumes from anywhere anyway
+cp "$TMP/sig/checkpoint.safetensors" "$TMP/ck.before"
+expect_fail "--max-steps below the step (2)" "--max-steps 1: the run in .* is at step $((step + 5)) already" \
+    "$NMT" train --resume "$TMP/sig" --max-steps 1
+cmp -s "$TMP/sig/checkpoint.safetensors" "$TMP/ck.before" && pass ||
+    fail "a refused --max-steps changed the checkpoint"
 # --max-time: the same
 expect_ok "max-time" "${LONG[@]}" --max-time 1s --out "$TMP/mt"
 [ "$(last_row_step "$TMP/mt/log.tsv")" = "$(meta_of "$TMP/mt/checkpoint.safetensors" state.step)" ] &&
