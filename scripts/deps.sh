@@ -79,3 +79,36 @@ nmt_commit() {
     fi
     [[ $h =~ ^[0-9a-f]{7} ]] && echo "${h:0:7} (no git here: HEAD as read from .git)" || echo unknown
 }
+
+# nmt_logged WHAT CMD...: runs CMD with its output (stdout and stderr) into a
+# log file instead of the terminal; on failure prints the last lines of the
+# log, where meson and ninja put their errors (on stdout), and where the
+# whole log is. Returns CMD's exit status.
+nmt_logged() {
+    local what=$1 log rc=0
+    shift
+    log=$(mktemp "${TMPDIR:-/tmp}/nmt-${what// /-}.XXXXXX.log")
+    "$@" >"$log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "error: $what failed (exit $rc): $*" >&2
+        echo "---- the last 40 lines of its output ($log) ----" >&2
+        tail -n 40 "$log" >&2
+        echo "----" >&2
+        return $rc
+    fi
+    rm -f "$log"
+}
+
+# Whether the meson suites asked for ($@; none: all of them) need PyTorch:
+# the parity suite and the cli suite (scripts/bench and the Multi30k
+# experiment compare with it). The unit suites do not.
+nmt_suites_need_torch() {
+    [ $# -eq 0 ] && return 0
+    local s
+    for s in "$@"; do
+        case $s in
+        parity | cli) return 0 ;;
+        esac
+    done
+    return 1
+}

@@ -108,12 +108,30 @@ static void put(meta_writer *w, const char *key, const char *fmt, ...)
     w->used += (size_t)len + 1;
 }
 
+/* The keys of the corpora's files beyond their paths (nmt_train_settings'
+ * data_from_run and data_print), in the order src, tgt, valid_src,
+ * valid_tgt. */
+static const char *const data_keys[4][3] = {
+    {"train.src_from_run", "train.src_bytes", "train.src_hash"},
+    {"train.tgt_from_run", "train.tgt_bytes", "train.tgt_hash"},
+    {"train.valid_src_from_run", "train.valid_src_bytes", "train.valid_src_hash"},
+    {"train.valid_tgt_from_run", "train.valid_tgt_bytes", "train.valid_tgt_hash"},
+};
+
 static void put_settings(meta_writer *w, const nmt_train_settings *s)
 {
     put(w, "train.src", "%s", s->src_path ? s->src_path : "");
     put(w, "train.tgt", "%s", s->tgt_path ? s->tgt_path : "");
     put(w, "train.valid_src", "%s", s->valid_src_path ? s->valid_src_path : "");
     put(w, "train.valid_tgt", "%s", s->valid_tgt_path ? s->valid_tgt_path : "");
+    for (int k = 0; k < 4; k++) {
+        if (s->data_from_run[k])
+            put(w, data_keys[k][0], "%s", s->data_from_run[k]);
+        if (s->data_print[k].known) {
+            put(w, data_keys[k][1], "%" PRIu64, s->data_print[k].bytes);
+            put(w, data_keys[k][2], "%016" PRIx64, s->data_print[k].hash);
+        }
+    }
     put(w, "train.cell", "%s", nmt_cell_name(s->cell));
     put(w, "train.attention", "%s", nmt_attention_name(s->attention));
     put(w, "train.bidirectional", "%d", s->bidirectional);
@@ -245,6 +263,22 @@ static uint64_t get_u64(meta_reader *r, const char *key)
     return (uint64_t)x;
 }
 
+static uint64_t get_hex64(meta_reader *r, const char *key)
+{
+    const char *v = get(r, key);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 16);
+    size_t digits = strspn(v, "0123456789abcdefABCDEF");
+    if (digits != 16 || v[digits] || *end || errno) {
+        bad(r, key, v);
+        return 0;
+    }
+    return (uint64_t)x;
+}
+
 /* Keys added after checkpoints were first written: absent means the
  * behaviour before them (has() says whether to read the key at all). */
 static int has(const meta_reader *r, const char *key)
@@ -266,6 +300,16 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f)
     s->tgt_path = get_path(&r, "train.tgt");
     s->valid_src_path = get_path(&r, "train.valid_src");
     s->valid_tgt_path = get_path(&r, "train.valid_tgt");
+    /* absent from checkpoints written before they were kept */
+    for (int k = 0; k < 4; k++) {
+        if (has(&r, data_keys[k][0]))
+            s->data_from_run[k] = get_path(&r, data_keys[k][0]);
+        if (has(&r, data_keys[k][1]) && has(&r, data_keys[k][2])) {
+            s->data_print[k].bytes = get_u64(&r, data_keys[k][1]);
+            s->data_print[k].hash = get_hex64(&r, data_keys[k][2]);
+            s->data_print[k].known = 1;
+        }
+    }
     const char *v = get(&r, "train.cell");
     if (v && nmt_cell_parse(v, &s->cell))
         bad(&r, "train.cell", v);

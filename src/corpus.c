@@ -8,9 +8,11 @@
  * line's piece ids are stored as they come. */
 #include "nmt/corpus.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nmt/error.h"
 #include "nmt/text.h"
@@ -356,4 +358,44 @@ void nmt_corpus_free(nmt_corpus *c)
     free(c->tgt_off);
     free(c->line);
     memset(c, 0, sizeof *c);
+}
+
+void nmt_corpus_count_unk(const nmt_corpus *c, size_t unk[2], size_t total[2])
+{
+    unk[0] = unk[1] = 0;
+    total[0] = c->n ? c->src_off[c->n] : 0;
+    total[1] = c->n ? c->tgt_off[c->n] : 0;
+    for (size_t i = 0; i < total[0]; i++)
+        unk[0] += c->src[i] == NMT_UNK;
+    for (size_t i = 0; i < total[1]; i++)
+        unk[1] += c->tgt[i] == NMT_UNK;
+}
+
+int nmt_data_print_of(const char *path, nmt_data_print *out)
+{
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return nmt_set_error(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    nmt_reader *r;
+    int rc = nmt_reader_open(&r, path);
+    if (rc)
+        return rc;
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+    const char *line;
+    size_t len, n = 0;
+    while (n < NMT_DATA_PRINT_LINES && (rc = nmt_reader_next(r, &line, &len)) == 1) {
+        for (size_t i = 0; i <= len; i++) {
+            h ^= i < len ? (unsigned char)line[i] : (unsigned char)'\n';
+            h *= 0x100000001b3ULL;
+        }
+        n++;
+    }
+    nmt_reader_close(r);
+    if (rc < 0)
+        return rc;
+    out->known = 1;
+    out->bytes = (uint64_t)st.st_size;
+    out->hash = h;
+    return NMT_OK;
 }

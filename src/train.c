@@ -850,6 +850,10 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         if ((rc = report(t, cb, nmt_now())))
             return rc;
     }
+    /* every stop, a signal's too, leaves a row for the steps since the last
+     * one: log.tsv never ends short of the checkpoint's step */
+    if (t->acc_steps > 0 && (rc = report(t, cb, nmt_now())))
+        return rc;
     if (!interrupted && (rc = average_snapshots(t, cb)))
         return rc;
     st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);

@@ -71,6 +71,13 @@ START_TEST(reads_and_builds_vocabularies)
     ck_assert_str_eq(side_text(&c, tv, 1, 0), "a man .");
     ck_assert_str_eq(side_text(&c, tv, 1, 2), "a <unk> .");
     ck_assert_uint_eq(c.src_off[4], 13);
+    /* <unk>: 2 + 1 (hund) + 3 of the 13 source tokens, as many on the target */
+    size_t unk[2], total[2];
+    nmt_corpus_count_unk(&c, unk, total);
+    ck_assert_uint_eq(total[0], 13);
+    ck_assert_uint_eq(unk[0], 6);
+    ck_assert_uint_eq(total[1], 13);
+    ck_assert_uint_eq(unk[1], 6);
     nmt_corpus_free(&c);
 
     /* the same files with the vocabularies given: mapped, not rebuilt */
@@ -337,12 +344,35 @@ START_TEST(reads_multi30k_train)
 }
 END_TEST
 
+/* A file's print: its size and the hash of its first lines as read, so a
+ * gzip file hashes as its text does but differs in size. */
+START_TEST(prints_files)
+{
+    make_tmpdir();
+    nmt_data_print a, gz, swapped, missing;
+    ck_assert_int_eq(nmt_data_print_of(write_text("a", "x\ny\n"), &a), NMT_OK);
+    ck_assert_int_eq(nmt_data_print_of(write_gzip("a.gz", "x\ny\n"), &gz), NMT_OK);
+    ck_assert_int_eq(nmt_data_print_of(write_text("b", "y\nx\n"), &swapped), NMT_OK);
+    ck_assert(a.known && gz.known && swapped.known);
+    ck_assert_uint_eq(a.bytes, 4);
+    ck_assert(a.hash == gz.hash);
+    ck_assert_uint_ne(gz.bytes, 4);
+    ck_assert_uint_eq(swapped.bytes, 4);
+    ck_assert(swapped.hash != a.hash);
+    ck_assert_int_eq(nmt_data_print_of(tmp_path("nope"), &missing), NMT_ERR_IO);
+    ck_assert(!missing.known);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "nope"));
+    remove_tmpdir();
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("corpus");
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, reads_and_builds_vocabularies);
     tcase_add_test(tc, reads_multi30k_train);
+    tcase_add_test(tc, prints_files);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     tc = tcase_create("refused");

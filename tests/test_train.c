@@ -227,6 +227,10 @@ START_TEST(settings_round_trip)
     s.tgt_path = "corpus/train.en.gz";
     s.valid_src_path = "v.de";
     s.valid_tgt_path = "v.en";
+    /* where the files lie from the run folder, and their prints */
+    s.data_from_run[0] = "../corpus/train.de.gz";
+    s.data_print[0] = (nmt_data_print){1, 1234567, 0xfedcba9876543210ULL};
+    s.data_print[3] = (nmt_data_print){1, 7, 1};
     s.cell = NMT_CELL_GRU;
     s.attention = NMT_ATT_NONE;
     s.bidirectional = 0;
@@ -301,6 +305,13 @@ START_TEST(settings_round_trip)
     ck_assert_int_eq(back.best_metric, NMT_BEST_PPL);
     ck_assert_int_eq(back.keep_snapshots, 7);
     ck_assert_int_eq(back.average_snapshots, 1);
+    ck_assert_str_eq(back.data_from_run[0], "../corpus/train.de.gz");
+    ck_assert_ptr_null(back.data_from_run[1]);
+    ck_assert(back.data_print[0].known && back.data_print[3].known);
+    ck_assert(back.data_print[0].bytes == 1234567);
+    ck_assert(back.data_print[0].hash == 0xfedcba9876543210ULL);
+    ck_assert(back.data_print[3].bytes == 7 && back.data_print[3].hash == 1);
+    ck_assert(!back.data_print[1].known && !back.data_print[2].known);
     nmt_file_free(f);
     nmt_model_free(m2);
 

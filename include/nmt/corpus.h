@@ -47,6 +47,27 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path,
                     nmt_vocab **tgt_vocab);
 void nmt_corpus_free(nmt_corpus *c);
 
+/* The <unk> ids among the kept pairs' tokens and the tokens in all, source
+ * side [0] and target side [1]: a high share says that the text does not
+ * fit the vocabularies (another language, another corpus's words). */
+void nmt_corpus_count_unk(const nmt_corpus *c, size_t unk[2], size_t total[2]);
+
+/* What tells one data file from another without keeping it: its size in
+ * bytes and an FNV-1a hash of its first NMT_DATA_PRINT_LINES lines as read
+ * (gzip decompressed, each line and a "\n"). A checkpoint keeps its corpora's
+ * prints, so that a resume may take the data from where it moved to and
+ * refuse other data. */
+#define NMT_DATA_PRINT_LINES 1000
+typedef struct nmt_data_print {
+    int known;      /* 0: no print (a checkpoint from before prints) */
+    uint64_t bytes;
+    uint64_t hash;
+} nmt_data_print;
+
+/* The print of the file at path; NMT_ERR_IO (and the reader's errors)
+ * naming the file when it cannot be read. */
+int nmt_data_print_of(const char *path, nmt_data_print *out);
+
 /* Learns one joint subword model of n_pieces pieces from every line of both
  * files (source lines, then target lines), lowercased first when asked:
  * nmt_subwords_learn, with the files' errors named by file and line. */

@@ -78,6 +78,12 @@ typedef struct nmt_train_settings {
     /* corpora (not owned; from the checkpoint's metadata on resume) */
     const char *src_path, *tgt_path;
     const char *valid_src_path, *valid_tgt_path; /* NULL: no validation */
+    /* what those four files were when the run began (in the order src, tgt,
+     * valid_src, valid_tgt), so that a resume finds them from any folder
+     * and checks data that moved: each one's path relative to the run's
+     * folder (NULL: not known) and its print (known 0: none) */
+    const char *data_from_run[4];
+    nmt_data_print data_print[4];
     /* model of a fresh run (ignored with --init-from and --resume) */
     nmt_cell cell;
     nmt_attention attention;
@@ -215,7 +221,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
 /* Trains until --epochs, --max-steps or --max-time is reached, early
  * stopping, or *stop becomes non-zero (a signal); saves the checkpoint
- * whenever the run ends. When it ends by any but a signal and the settings
+ * and writes a log.tsv row for the steps since the last row whenever the
+ * run ends. When it ends by any but a signal and the settings
  * ask for it, the last keep_snapshots snapshots are averaged into
  * average.safetensors and validated, and the mean replaces best.safetensors
  * if it is better by best_metric (once per step: a resumed run that has

@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "cli/unknown.h"
 #include "nmt/align.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
@@ -307,6 +308,14 @@ static int side_from_text(nmt_tokens *tok, const char *line, const nmt_model *m,
     return 0;
 }
 
+/* Adds a side's <unk> ids and units (its </s> left out) to the counts. */
+static void count_unknown(const int32_t *ids, int n, size_t *unk, size_t *units)
+{
+    for (int k = 0; k + 1 < n; k++)
+        *unk += ids[k] == NMT_UNK;
+    *units += n > 0 ? (size_t)(n - 1) : 0;
+}
+
 /* Opens -o or names standard output. */
 static FILE *open_out(const char *path, const char *mode)
 {
@@ -440,18 +449,21 @@ static int run(const align_args *a, nmt_model *m)
     }
 
     nmt_aer acc = {0};
+    size_t unk[2] = {0, 0}, units[2] = {0, 0}; /* source, target: for a warning */
     for (size_t k = 0; k < src.n; k++) {
         if (side_from_text(&b.src_tok, src.line[k], m, m->src_vocab, &b.src, &b.src_ids,
                            &b.n_src)) {
             cli_lib_error();
             goto done;
         }
+        count_unknown(b.src_ids, b.n_src, &unk[0], &units[0]);
         if (a->tgt) {
             if (side_from_text(&b.tgt_tok, tgt.line[k], m, m->tgt_vocab, &b.tgt, &b.tgt_ids,
                                &b.n_tgt)) {
                 cli_lib_error();
                 goto done;
             }
+            count_unknown(b.tgt_ids, b.n_tgt, &unk[1], &units[1]);
         } else {
             if (nmt_decode(dec, b.src_ids, &b.n_src, 1, b.n_src)) {
                 cli_lib_error();
@@ -530,6 +542,11 @@ static int run(const align_args *a, nmt_model *m)
         if (close_out(f, a->out))
             goto done;
     }
+    cli_warn_unknown(strcmp(a->src, "-") ? a->src : "standard input", unk[0], units[0],
+                     nmt_units_name(m));
+    if (a->tgt)
+        cli_warn_unknown(strcmp(a->tgt, "-") ? a->tgt : "standard input", unk[1], units[1],
+                         nmt_units_name(m));
     if (a->gold) {
         /* The numbers go to stdout unless the alignments already do. */
         FILE *f = write && !pictures && (!a->out || !strcmp(a->out, "-")) ? stderr : stdout;

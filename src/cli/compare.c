@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -23,10 +24,14 @@
 
 static void help(void)
 {
-    printf("Usage: nmt compare DIR_A DIR_B [DIR...] --src F --ref F [OPTIONS]\n\n"
-           "Training runs (folders written by nmt train) side by side on one test set.\n"
-           "Each run's DIR/best.safetensors (or, with a note, DIR/checkpoint.safetensors\n"
-           "when the run has no best model) translates --src; the table gives, per run:\n"
+    printf("Usage: nmt compare RUN_A RUN_B [RUN...] --src F --ref F [OPTIONS]\n\n"
+           "Training runs side by side on one test set. A RUN is a folder written by nmt\n"
+           "train, whose DIR/best.safetensors (or, with a note, DIR/checkpoint.safetensors\n"
+           "when the run has no best model) translates --src, or a model file itself\n"
+           "(its folder's log.tsv is read when the folder holds a run). Runs are labelled\n"
+           "by their last path part, with more of the path where two would read alike.\n"
+           "What is not known (no log.tsv, no validation) shows as -. The table gives,\n"
+           "per run:\n"
            "  model            cell/attention\n"
            "  parameters       the model's parameter count\n"
            "  steps            the last step in DIR/log.tsv\n"
@@ -176,16 +181,24 @@ static int compare_doubles(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Reads DIR/log.tsv, finding its columns by the header's names. Returns 0, or
- * -1 after printing why. */
+/* Reads DIR/log.tsv, finding its columns by the header's names; a run
+ * without one (dir NULL, or no such file) knows nothing of its training,
+ * which the table shows as -. Returns 0, or -1 after printing why. */
 static int read_log(run_log *out, const char *dir)
 {
     enum { MAX_COLS = 64 };
     char path[4096];
-    snprintf(path, sizeof path, "%s/log.tsv", dir);
     *out = (run_log){.last_step = NAN, .elapsed_s = NAN, .median_tok_s = NAN,
                      .valid_ppl = NAN, .valid_bleu = NAN};
+    if (!dir)
+        return 0;
+    snprintf(path, sizeof path, "%s/log.tsv", dir);
     FILE *f = fopen(path, "r");
+    if (!f && errno == ENOENT) {
+        fprintf(stderr, "nmt compare: %s has no log.tsv: its steps, time and validation "
+                        "show as -\n", dir);
+        return 0;
+    }
     if (!f) {
         cli_error("%s: %s", path, strerror(errno));
         return -1;
@@ -196,7 +209,7 @@ static int read_log(run_log *out, const char *dir)
     size_t n_tok = 0, tok_cap = 0;
     int status = -1, n_names = 0;
     if (getline(&line, &cap, f) < 0) {
-        cli_error("%s: empty", path);
+        status = 0; /* an empty file: nothing known */
         goto done;
     }
     header = line;
@@ -264,9 +277,9 @@ done:
 /* ---- one run ---------------------------------------------------------------------- */
 
 typedef struct run_result {
-    char name[256];       /* the folder's last part */
+    char name[256];       /* a label no other run has (unique_names) */
     char model_kind[64];  /* cell/attention */
-    const char *file;     /* "best" or "checkpoint" */
+    char file[64];        /* "best", "checkpoint", or a given file's name */
     size_t params;
     run_log log;
     double bleu, chrf;
@@ -274,15 +287,79 @@ typedef struct run_result {
     char **hyps;          /* [n] the best translation of each test line */
 } run_result;
 
-static void run_name(char *out, size_t cap, const char *dir)
+/* The last `parts` parts of a path (trailing slashes and a model file's
+ * ".safetensors" left out): "runs/a/" -> "a" (1), "runs/a" (2). */
+static void run_name(char *out, size_t cap, const char *path, int parts)
 {
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
         n--;
+    const char *ext = ".safetensors";
+    size_t ne = strlen(ext);
+    size_t end = n;
+    if (n > ne && !strncmp(path + n - ne, ext, ne))
+        end = n - ne;
     size_t start = n;
-    while (start > 0 && dir[start - 1] != '/')
-        start--;
-    snprintf(out, cap, "%.*s", (int)(n - start), dir + start);
+    for (int k = 0; k < parts && start > 0; k++) {
+        while (start > 0 && path[start - 1] == '/' && k > 0)
+            start--;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+    }
+    snprintf(out, cap, "%.*s", (int)(end - start), path + start);
+}
+
+/* Labels that tell the runs apart: the last part of each path, and for runs
+ * that would share a label, one more part at a time for all of them until
+ * they differ; paths alike to the end (one run given twice) are numbered. */
+static void unique_names(run_result *r, char **paths, int n)
+{
+    int *parts = malloc((size_t)(n ? n : 1) * sizeof *parts);
+    char *clash = malloc((size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        run_name(r[i].name, sizeof r[i].name, paths[i], 1);
+    for (int i = 0; parts && clash && i < n; i++)
+        parts[i] = 1;
+    for (int round = 0; parts && clash && round < 64; round++) {
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            clash[i] = 0;
+            for (int j = 0; j < n && !clash[i]; j++)
+                clash[i] = i != j && !strcmp(r[i].name, r[j].name);
+        }
+        for (int i = 0; i < n; i++) {
+            char longer[256];
+            run_name(longer, sizeof longer, paths[i], parts[i] + 1);
+            if (clash[i] && strcmp(longer, r[i].name)) {
+                parts[i]++;
+                snprintf(r[i].name, sizeof r[i].name, "%s", longer);
+                changed = 1;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    /* a run given twice (paths alike to the end): its short label, numbered below */
+    for (int i = 0; clash && i < n; i++) {
+        clash[i] = 0;
+        for (int j = 0; j < n; j++)
+            clash[i] |= i != j && !strcmp(r[i].name, r[j].name);
+    }
+    for (int i = 0; clash && i < n; i++)
+        if (clash[i])
+            run_name(r[i].name, sizeof r[i].name, paths[i], 1);
+    for (int i = n - 1; i > 0; i--) {
+        int same = 0;
+        for (int j = 0; j < i; j++)
+            same += !strcmp(r[i].name, r[j].name);
+        if (same) {
+            char numbered[256];
+            snprintf(numbered, sizeof numbered, "%.240s#%d", r[i].name, same + 1);
+            snprintf(r[i].name, sizeof r[i].name, "%s", numbered);
+        }
+    }
+    free(parts);
+    free(clash);
 }
 
 typedef struct progress_ctx {
@@ -297,25 +374,53 @@ static void show_progress(void *ctx, size_t done)
     fflush(stderr);
 }
 
+/* The model file of a run given as `arg` (a run folder or a model file)
+ * into path, and the folder whose log.tsv tells of its training into
+ * log_dir ("" when there is none to read). */
+static int find_model(run_result *r, const char *arg, char *path, size_t cap, char *log_dir,
+                      size_t log_cap)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+        snprintf(path, cap, "%s", arg);
+        run_name(r->file, sizeof r->file, arg, 1);
+        /* a model file inside a run folder (its best.safetensors, a snapshot)
+         * has that run's log; a model file elsewhere has none */
+        const char *slash = strrchr(arg, '/');
+        if (slash)
+            snprintf(log_dir, log_cap, "%.*s", (int)(slash - arg), arg);
+        else
+            snprintf(log_dir, log_cap, ".");
+        char probe[4128];
+        snprintf(probe, sizeof probe, "%s/checkpoint.safetensors", log_dir);
+        if (access(probe, F_OK) != 0)
+            log_dir[0] = '\0';
+        return 0;
+    }
+    snprintf(log_dir, log_cap, "%s", arg);
+    snprintf(r->file, sizeof r->file, "best");
+    snprintf(path, cap, "%s/best.safetensors", arg);
+    if (access(path, F_OK) == 0)
+        return 0;
+    snprintf(path, cap, "%s/checkpoint.safetensors", arg);
+    snprintf(r->file, sizeof r->file, "checkpoint");
+    if (access(path, F_OK) != 0) {
+        cli_error("%s: neither best.safetensors nor checkpoint.safetensors (a run folder), "
+                  "nor a model file", arg);
+        return -1;
+    }
+    fprintf(stderr, "nmt compare: %s has no best.safetensors (no validation ran); "
+                    "using checkpoint.safetensors\n", arg);
+    return 0;
+}
+
 /* Loads the run's model and translates the test set into r->hyps. */
-static int translate_run(run_result *r, const char *dir, const compare_args *a, char **src,
+static int translate_run(run_result *r, const char *arg, const compare_args *a, char **src,
                          size_t n, int *lowercased)
 {
-    char path[4096];
-    run_name(r->name, sizeof r->name, dir);
-    r->file = "best";
-    snprintf(path, sizeof path, "%s/best.safetensors", dir);
-    if (access(path, F_OK) != 0) {
-        snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
-        r->file = "checkpoint";
-        if (access(path, F_OK) != 0) {
-            cli_error("%s: neither best.safetensors nor checkpoint.safetensors", dir);
-            return -1;
-        }
-        fprintf(stderr, "nmt compare: %s has no best.safetensors (no validation ran); "
-                        "using checkpoint.safetensors\n", dir);
-    }
-    if (read_log(&r->log, dir))
+    char path[4096], log_dir[4096];
+    if (find_model(r, arg, path, sizeof path, log_dir, sizeof log_dir) ||
+        read_log(&r->log, log_dir[0] ? log_dir : NULL))
         return -1;
     nmt_model *m = NULL;
     translator *t = NULL;
@@ -432,6 +537,8 @@ static void print_table(const run_result *r, int n, const size_t *bucket_count, 
         width = w > width ? w : width;
         w = (int)strlen(r[i].model_kind);
         width = w > width ? w : width;
+        w = (int)strlen(r[i].file);
+        width = w > width ? w : width;
     }
     char (*cells)[64] = calloc((size_t)n, sizeof *cells);
     if (!cells)
@@ -446,9 +553,15 @@ static void print_table(const run_result *r, int n, const size_t *bucket_count, 
     ROW("model", "%s", r[i].model_kind);
     ROW("model file", "%s", r[i].file);
     ROW("parameters", "%zu", r[i].params);
-    ROW("steps", "%.0f", r[i].log.last_step);
     for (int i = 0; i < n; i++)
-        nmt_format_duration(cells[i], sizeof cells[i], r[i].log.elapsed_s);
+        number_or_dash(cells[i], sizeof cells[i], r[i].log.last_step, 0);
+    print_row("steps", cells, n, width);
+    for (int i = 0; i < n; i++) {
+        if (isnan(r[i].log.elapsed_s))
+            snprintf(cells[i], sizeof cells[i], "-");
+        else
+            nmt_format_duration(cells[i], sizeof cells[i], r[i].log.elapsed_s);
+    }
     print_row("training time", cells, n, width);
     for (int i = 0; i < n; i++)
         number_or_dash(cells[i], sizeof cells[i], r[i].log.median_tok_s, 0);
@@ -575,6 +688,7 @@ int cmd_compare(int argc, char **argv)
         bucket[i] = nmt_bleu_bucket(nmt_bleu_count_words(src[i]));
         bucket_count[bucket[i]]++;
     }
+    unique_names(runs, a.dirs, a.n_dirs);
     /* BLEU is case-insensitive for all runs when one model lowercases: the
      * same measure for every column */
     for (int i = 0; i < a.n_dirs; i++)

@@ -9,11 +9,13 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "cli/unknown.h"
 #include "nmt/batch.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
 #include "nmt/modelfile.h"
+#include "nmt/units.h"
 
 static void help(void)
 {
@@ -164,6 +166,17 @@ static int score_corpus(scores *out, const nmt_model *m, const nmt_corpus *c, in
     return rc;
 }
 
+/* A corpus the model does not know scores a perplexity of <unk>s, which
+ * means nothing: say so. */
+static void warn_unknown(const nmt_corpus *c, const nmt_model *m, const char *src,
+                         const char *tgt)
+{
+    size_t unk[2], total[2];
+    nmt_corpus_count_unk(c, unk, total);
+    cli_warn_unknown(src, unk[0], total[0], nmt_units_name(m));
+    cli_warn_unknown(tgt, unk[1], total[1], nmt_units_name(m));
+}
+
 int cmd_score(int argc, char **argv)
 {
     score_args a;
@@ -203,6 +216,8 @@ int cmd_score(int argc, char **argv)
         if (!isfinite(loss)) {
             cli_error("the loss is not finite: the model's weights are broken");
             status = 1;
+        } else {
+            warn_unknown(&corpus, m, a.src, a.tgt);
         }
     }
     free(s.nll);

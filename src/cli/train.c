@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "cli/train_data.h"
+#include "cli/unknown.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
@@ -36,7 +38,8 @@ static void help(void)
     printf(
         "Usage: nmt train --src F --tgt F --out DIR [OPTIONS]\n"
         "       nmt train --resume DIR [--max-steps N] [--epochs N] [--max-time T]\n"
-        "                              [--threads N]\n"
+        "                              [--threads N] [--src F] [--tgt F] [--valid-src F]\n"
+        "                              [--valid-tgt F]\n"
         "       nmt train --init-from FILE --src F --tgt F --out DIR [OPTIONS]\n\n"
         "Trains an encoder-decoder on a parallel corpus (plain or gzip files, one\n"
         "sentence per line). Writes DIR/checkpoint.safetensors (the latest state,\n"
@@ -47,7 +50,12 @@ static void help(void)
         "                         validation corpus: perplexity and greedy BLEU at\n"
         "                         every epoch end, every --valid-every steps and at the end\n"
         "  --out DIR              output folder (created; must not hold a checkpoint)\n"
-        "  --resume DIR           continue the run in DIR exactly where it stopped\n"
+        "  --resume DIR           continue the run in DIR exactly where it stopped, from\n"
+        "                         any folder: the checkpoint keeps its corpora's absolute\n"
+        "                         paths and their paths from DIR (tried next, with a\n"
+        "                         note). Data that moved: give --src, --tgt, --valid-src\n"
+        "                         or --valid-tgt anew; each must be the same data (size\n"
+        "                         and first lines), other data is refused\n"
         "  --init-from FILE       start from a model's weights, architecture and\n"
         "                         vocabularies, with new training settings\n"
         "  --lowercase            lowercase the text (default: keep case)\n"
@@ -119,7 +127,8 @@ static void help(void)
         "  --epochs N             passes over the corpus (default 10; with --max-time\n"
         "                         and no --epochs, no limit: the time decides)\n"
         "  --max-steps N          stop after N steps in all (default: no limit; 0 writes\n"
-        "                         the initial model)\n"
+        "                         the initial model; on --resume, not below the run's\n"
+        "                         step)\n"
         "  --max-time T           stop, validate and save once T of wall-clock time has\n"
         "                         passed, counted across resumes: 90s, 30m, 2h, 1h30m\n"
         "                         (default 0: no limit); checked between steps\n"
@@ -443,12 +452,16 @@ static int check_combinations(const train_args *a)
                                O_ATT_DIM, O_OUT_DIM, O_TIED, O_UNTIED, O_LOWERCASE, O_MIN_COUNT,
                                O_MAX_VOCAB, O_SUBWORDS, O_SPM};
     if (a->resume) {
+        /* the corpora may be given where they moved to: they are checked
+         * to be the same data (cli/train_data.c) */
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
-                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG && c != O_ARCHIVE) {
+                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG && c != O_ARCHIVE &&
+                c != O_SRC && c != O_TGT && c != O_VALID_SRC && c != O_VALID_TGT) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
                           "settings of its checkpoint (only --max-steps, --epochs, "
-                          "--max-time and --threads may be given)", option_name(c));
+                          "--max-time and --threads may be given, and --src, --tgt, "
+                          "--valid-src, --valid-tgt for data that moved)", option_name(c));
                 return -1;
             }
         return 0;
@@ -638,7 +651,8 @@ static int check_memory(const nmt_config *cfg, int B, int T)
 typedef struct run {
     train_args args;
     nmt_train_settings s;   /* what the run uses (from the checkpoint on resume) */
-    nmt_file *ckpt;         /* --resume: the checkpoint (its metadata backs s's paths) */
+    nmt_file *ckpt;         /* --resume: the checkpoint */
+    train_data data;        /* what s's corpus paths point at */
     nmt_model *model;
     double learn_s;         /* --subwords: seconds spent learning the pieces */
     nmt_corpus train, valid;
@@ -657,6 +671,7 @@ static void run_free(run *r)
         nmt_corpus_free(&r->train);
     nmt_model_free(r->model);
     nmt_file_free(r->ckpt);
+    train_data_free(&r->data);
 }
 
 static int check_out_dir(const char *dir)
@@ -715,6 +730,37 @@ static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
                         .src_vocab = Vs, .tgt_vocab = Vt};
 }
 
+/* A metadata number of the checkpoint (its validity was checked by the
+ * settings' reader for train.*; state.* is checked again on restore). */
+static long long ckpt_number(const run *r, const char *key)
+{
+    const char *v = nmt_file_meta(r->ckpt, key);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+/* --max-steps or --epochs on --resume below where the run already is would
+ * stop it at once and write the lower limit into its checkpoint: refused,
+ * naming the run's step. */
+static int check_limits_ahead(const run *r)
+{
+    const train_args *a = &r->args;
+    long long step = ckpt_number(r, "state.step"), epoch = ckpt_number(r, "state.epoch");
+    long long batch = ckpt_number(r, "state.batch"), done = epoch - 1;
+    if (a->given[O_MAX_STEPS] && a->s.max_steps < step) {
+        cli_error("--max-steps %lld: the run in %s is at step %lld already; give a "
+                  "--max-steps above %lld to train on (nothing was changed)",
+                  (long long)a->s.max_steps, a->resume, step, step);
+        return -1;
+    }
+    if (a->given[O_EPOCHS] && (a->s.epochs < done || (a->s.epochs == done && batch > 0))) {
+        cli_error("--epochs %d: the run in %s is past %d epochs already (step %lld, in "
+                  "epoch %lld); give a larger --epochs to train on (nothing was changed)",
+                  a->s.epochs, a->resume, a->s.epochs, step, epoch);
+        return -1;
+    }
+    return 0;
+}
+
 static int load_model_or_checkpoint(run *r)
 {
     train_args *a = &r->args;
@@ -730,6 +776,8 @@ static int load_model_or_checkpoint(run *r)
             cli_lib_error();
             return -1;
         }
+        if (check_limits_ahead(r))
+            return -1;
         if (a->given[O_MAX_STEPS])
             r->s.max_steps = a->s.max_steps;
         if (a->given[O_EPOCHS])
@@ -746,7 +794,11 @@ static int load_model_or_checkpoint(run *r)
         r->s.batch_log_path = a->s.batch_log_path;
         r->s.archive_dir = a->s.archive_dir;
         r->dir = a->resume;
-        return 0;
+        const char *given[4] = {a->given[O_SRC] ? a->s.src_path : NULL,
+                                a->given[O_TGT] ? a->s.tgt_path : NULL,
+                                a->given[O_VALID_SRC] ? a->s.valid_src_path : NULL,
+                                a->given[O_VALID_TGT] ? a->s.valid_tgt_path : NULL};
+        return train_data_resume(&r->data, &r->s, a->resume, given);
     }
     r->s = a->s;
     r->dir = a->out;
@@ -971,6 +1023,29 @@ static int read_corpora(run *r)
     return 0;
 }
 
+/* A model's vocabularies that do not fit the corpus (--init-from a model of
+ * another corpus) train on <unk>s: said before the run starts. A fresh
+ * run's vocabularies are its corpus's own (or as small as --max-vocab and
+ * --min-count asked), and a resumed run's corpus is the one it began on. */
+static void warn_unknown(const run *r)
+{
+    if (cli_verbosity == 0 || !r->args.init_from)
+        return;
+    size_t unk[2], total[2];
+    const char *units = nmt_units_name(r->model);
+    nmt_corpus_count_unk(&r->train, unk, total);
+    int warned = cli_warn_unknown(r->s.src_path, unk[0], total[0], units);
+    warned |= cli_warn_unknown(r->s.tgt_path, unk[1], total[1], units);
+    if (r->have_valid) {
+        nmt_corpus_count_unk(&r->valid, unk, total);
+        warned |= cli_warn_unknown(r->s.valid_src_path, unk[0], total[0], units);
+        warned |= cli_warn_unknown(r->s.valid_tgt_path, unk[1], total[1], units);
+    }
+    if (warned)
+        fprintf(stderr, "nmt train: --init-from keeps %s's vocabularies: a model for another "
+                "corpus starts afresh without --init-from\n", r->args.init_from);
+}
+
 /* ---- what the user sees ------------------------------------------------------ */
 
 typedef struct view {
@@ -1187,10 +1262,16 @@ int cmd_train(int argc, char **argv)
         run_free(&r);
         return 1;
     }
-    if (!r.ckpt && make_dir(r.dir)) {
+    warn_unknown(&r);
+    /* a fresh run's checkpoint names its corpora by absolute path, with
+     * their path from the run folder and their prints, so that a resume
+     * finds them from any folder and can check data that moved */
+    if (!r.ckpt && (train_data_record(&r.data, &r.s) || make_dir(r.dir))) {
         run_free(&r);
         return 1;
     }
+    if (!r.ckpt)
+        train_data_relate(&r.data, &r.s, r.dir);
     describe(&r);
     nmt_valid_set valid = {.corpus = &r.valid, .refs = r.refs, .n_refs = r.n_refs};
     nmt_trainer *t = NULL;

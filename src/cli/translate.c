@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "cli/unknown.h"
 #include "nmt/align.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
@@ -32,6 +33,7 @@ struct translator {
     const char **words; /* [words_cap] target units (words or pieces) of one hypothesis */
     size_t words_cap;
     size_t lines_done;  /* lines of earlier calls, so messages number lines as the input does */
+    size_t n_units, n_unk; /* source units decoded so far, and those <unk> */
 };
 
 void translate_opts_default(translate_opts *o)
@@ -237,8 +239,12 @@ static int run_batches(translator *t, const nmt_tokens *toks, const size_t *orde
         memset(t->src, 0, (size_t)B * (size_t)T * sizeof *t->src);
         for (int b = 0; b < B; b++) {
             const nmt_tokens *s = &toks[idx[b]];
-            for (size_t j = 0; j < s->n; j++)
-                t->src[j * (size_t)B + (size_t)b] = nmt_vocab_id(sv, s->tok[j], s->len[j]);
+            for (size_t j = 0; j < s->n; j++) {
+                int32_t id = nmt_vocab_id(sv, s->tok[j], s->len[j]);
+                t->src[j * (size_t)B + (size_t)b] = id;
+                t->n_unk += id == NMT_UNK;
+            }
+            t->n_units += s->n;
             t->src[s->n * (size_t)B + (size_t)b] = NMT_EOS;
             t->src_len[b] = (int)s->n + 1;
         }
@@ -291,6 +297,12 @@ int translator_run(translator *t, const char *const *lines, size_t n, translated
     free(order);
     t->lines_done += n;
     return rc;
+}
+
+void translator_unknown(const translator *t, size_t *unk, size_t *units)
+{
+    *unk = t->n_unk;
+    *units = t->n_units;
 }
 
 /* ---- nmt translate -------------------------------------------------------------- */
@@ -546,7 +558,7 @@ int cmd_translate(int argc, char **argv)
         goto done;
     t_loaded = now_seconds() - t_start;
     progress_state prog = {0};
-    int show = !a.quiet && isatty(STDERR_FILENO);
+    int show = !a.quiet && isatty(STDERR_FILENO), warned = 0;
     for (;;) {
         size_t n = 0;
         const char *line;
@@ -573,6 +585,15 @@ int cmd_translate(int argc, char **argv)
             free_window(lines, res, n);
             cli_error("%s: %s", nmt_reader_path(in), nmt_error_message());
             goto done;
+        }
+        /* said as soon as it shows, not after hours of translating <unk>s */
+        size_t unk, units;
+        translator_unknown(t, &unk, &units);
+        if (!warned && cli_unknown_high(unk, units)) {
+            if (prog.shown) /* below the progress line */
+                fputc('\n', stderr);
+            warned = cli_warn_unknown(a.input ? a.input : "the input", unk, units,
+                                      nmt_units_name(m));
         }
         int bad = write_window(out, align, res, n, prog.base, a.n_best_given);
         free_window(lines, res, n);

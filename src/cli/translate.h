@@ -63,4 +63,8 @@ void translator_free(translator *t);
 int translator_run(translator *t, const char *const *lines, size_t n, translated *out,
                    void (*progress)(void *ctx, size_t done), void *ctx);
 
+/* The source units of every line translated so far, and those <unk> to the
+ * model (for a warning when the text does not fit it). */
+void translator_unknown(const translator *t, size_t *unk, size_t *units);
+
 #endif

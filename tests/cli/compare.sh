@@ -142,4 +142,41 @@ grep -q "noval has no best.safetensors .*using checkpoint.safetensors" "$TMP/err
 grep -Eq "^model file +checkpoint +best$" "$TMP/out" && pass || fail "model file row: $(grep '^model file' "$TMP/out")"
 grep -Eq "^valid ppl \(best row\) +- +[0-9]" "$TMP/out" && pass || fail "no dash for a run without validation"
 
+# --- model files and folders alike, labels that tell runs apart, - for the unknown --------
+# (issue 17: a folder without log.tsv, a model file, two runs of one folder
+# name and an empty log each failed or showed nan)
+mkdir -p "$TMP/other" "$TMP/bare" "$TMP/empty"
+cp -r "$TMP/runs/att" "$TMP/other/att"
+cp "$TMP/runs/none/best.safetensors" "$TMP/bare/" # a run folder with no log.tsv
+cp "$TMP/runs/none/best.safetensors" "$TMP/lone.safetensors" # a model file outside a run
+cp "$TMP/runs/att/best.safetensors" "$TMP/runs/att/checkpoint.safetensors" "$TMP/empty/"
+head -n 1 "$TMP/runs/att/log.tsv" >"$TMP/empty/log.tsv" # the header only
+expect_ok "same folder names" "$NMT" compare "$TMP/runs/att" "$TMP/other/att" --src "$TMP/test.de" \
+    --ref "$TMP/test.en" --beam 1 -q
+grep -Eq "^run +runs/att +other/att$" "$TMP/out" && pass || fail "labels: $(grep '^run ' "$TMP/out")"
+expect_ok "the same run twice" "$NMT" compare "$TMP/runs/att" "$TMP/runs/att/" --src "$TMP/test.de" \
+    --ref "$TMP/test.en" --beam 1 -q
+grep -Eq "^run +att +att#2$" "$TMP/out" && pass || fail "one run twice: $(grep '^run ' "$TMP/out")"
+expect_ok "files and folders" "$NMT" compare "$TMP/runs/att/best.safetensors" "$TMP/lone.safetensors" \
+    "$TMP/bare" "$TMP/empty" --src "$TMP/test.de" --ref "$TMP/test.en" --beam 1 -q
+cp "$TMP/out" "$TMP/mixed"
+grep -Eq "^run +best +lone +bare +empty$" "$TMP/mixed" && pass || fail "labels: $(grep '^run ' "$TMP/mixed")"
+grep -Eq "^model file +best +lone +best +best$" "$TMP/mixed" && pass ||
+    fail "model file row: $(grep '^model file' "$TMP/mixed")"
+# the model file in a run folder has its run's log; the others know nothing of training
+att_steps=$(tail -n 1 "$TMP/runs/att/log.tsv" | cut -f1)
+grep -Eq "^steps +$att_steps +- +- +-$" "$TMP/mixed" && pass || fail "steps row: $(grep '^steps' "$TMP/mixed")"
+grep -Eq "^training time +[0-9.]+s +- +- +-$" "$TMP/mixed" && pass ||
+    fail "training time row: $(grep '^training time' "$TMP/mixed")"
+grep -Eq "^valid BLEU \(best row\) +[0-9.]+ +- +- +-$" "$TMP/mixed" && pass ||
+    fail "valid BLEU row: $(grep '^valid BLEU' "$TMP/mixed")"
+grep -qi "nan" "$TMP/mixed" && fail "nan in the table: $(grep -i nan "$TMP/mixed")" || pass
+# the figures of one model are the same however it is named
+bleu_of() { grep "^test BLEU" "$1" | awk '{ print $(NF - '"$2"') }'; }
+[ "$(bleu_of "$TMP/mixed" 1)" = "$(bleu_of "$TMP/mixed" 2)" ] && pass ||
+    fail "lone and bare (the same model) differ: $(grep '^test BLEU' "$TMP/mixed")"
+grep -q "bare has no log.tsv" "$TMP/err" && pass || fail "no note for a folder without log.tsv: $(cat "$TMP/err")"
+expect_fail "not a model file" "test\.de: .*nor a model file|test\.de" "$NMT" compare "$TMP/test.de" \
+    --src "$TMP/test.de" --ref "$TMP/test.en"
+
 finish

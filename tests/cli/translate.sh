@@ -85,7 +85,9 @@ for model in att none; do
             -o "$TMP/o.txt" --batch-size 1 2>"$TMP/err"
         cmp -s "$TMP/o.txt" "$TMP/$model.b$beam" && pass ||
             fail "$name: stdin, -o, batch size 1 differ: $(head -c 300 "$TMP/err")"
-        [ -s "$TMP/err" ] && fail "$name: stderr not empty off a terminal" || pass
+        # (but for the warning that much of the input is <unk>: --max-vocab 40)
+        grep -qv "are unknown to the model (<unk>" "$TMP/err" &&
+            fail "$name: stderr not empty off a terminal: $(head -c 300 "$TMP/err")" || pass
     done
 done
 [ "$(grep -c . "$TMP/att.b1")" -eq $((N_IN - 2)) ] && pass || fail "att greedy: an empty translation"
