@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The documentation tells the truth: the README opens with the quick start,
+# its example with the shipped model prints what the README says it prints,
+# every package scripts/deps.sh installs is listed under "Building by hand",
+# and every link between the project's documents (file and heading) leads
+# somewhere.
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:?NMT_SOURCE_ROOT is not set}
+README=$ROOT/README.md
+
+# section NAME: the lines of README section "## NAME" up to the next "## ".
+section() {
+    awk -v h="## $1" '$0 == h { on = 1; next } on && /^## / { exit } on' "$README"
+}
+
+# --- the quick start comes first and has the four steps
+first=$(grep -m1 '^## ' "$README")
+[ "$first" = "## Quick start" ] && pass || fail "README's first section is '$first', not '## Quick start'"
+quick=$(section "Quick start")
+for want in 'git clone' 'scripts/test' 'scripts/demo' 'translate -m models/toy-attention.safetensors' \
+    'nmt train --src' 'meson install'; do
+    grep -qF -- "$want" <<<"$quick" && pass || fail "the quick start does not show '$want'"
+done
+
+# --- its example prints what it says: the line after the translate example
+# is "# <expected output>"
+example=$(grep -m1 -A1 '^echo .*| build/src/nmt translate -m models/toy-attention.safetensors$' <<<"$quick")
+if [ -z "$example" ]; then
+    fail "no translate example with the shipped model in the quick start"
+else
+    input=$(sed -n '1s/^echo "\(.*\)" |.*/\1/p' <<<"$example")
+    expected=$(sed -n '2s/^# //p' <<<"$example")
+    got=$(cd "$ROOT" && echo "$input" | "$NMT" translate -m models/toy-attention.safetensors 2>"$TMP/err")
+    [ -n "$expected" ] && [ "$got" = "$expected" ] && pass ||
+        fail "quick start: '$input' translates to '$got', the README says '$expected'"
+fi
+
+# --- every package the install scripts may install is documented
+building=$(section "Building by hand")
+grep -qF -- '-Dtests=false' <<<"$building" && pass || fail "Building by hand does not mention -Dtests=false"
+pkgs=$(grep -o 'missing+=([^)]*)' "$ROOT/scripts/deps.sh" | sed 's/missing+=(//; s/)//' | tr ' ' '\n' | sort -u)
+[ -n "$pkgs" ] && pass || fail "found no packages in scripts/deps.sh"
+for p in $pkgs; do
+    grep -qF -- "\`$p\`" <<<"$building" && pass || fail "package $p (scripts/deps.sh) is not listed under Building by hand"
+done
+
+# --- links between the documents: files exist, #anchors name a heading
+(cd "$ROOT" && python3 - . README.md docs/*.md) <<'EOF' >"$TMP/links" 2>&1
+import os, re, sys
+root = sys.argv[1]
+def slug(h):  # GitHub's: lower case, drop punctuation, spaces to '-'
+    h = re.sub(r'`|\*', '', h.strip().lower())
+    return re.sub(r'\s', '-', re.sub(r'[^\w\- ]', '', h))
+def anchors(path):
+    out, seen, fence = set(), {}, False
+    for line in open(path, encoding='utf-8'):
+        if line.startswith('```'):
+            fence = not fence
+        m = None if fence else re.match(r'#+ (.*)', line)
+        if m:
+            s = slug(m.group(1)); n = seen.get(s, 0); seen[s] = n + 1
+            out.add(s if n == 0 else f'{s}-{n}')
+    return out
+bad = checked = 0
+for rel in sys.argv[2:]:
+    src = os.path.join(root, rel)
+    text = re.sub(r'```.*?```', '', open(src, encoding='utf-8').read(), flags=re.S)
+    for target in re.findall(r'\]\(([^)\s]+)\)', text):
+        if re.match(r'[a-z]+:', target):
+            continue
+        path, _, anchor = target.partition('#')
+        dest = os.path.normpath(os.path.join(os.path.dirname(src), path)) if path else src
+        checked += 1
+        if not os.path.exists(dest):
+            print(f'{rel}: link to {target}: no such file'); bad += 1
+        elif anchor and dest.endswith('.md') and anchor not in anchors(dest):
+            print(f'{rel}: link to {target}: no such heading'); bad += 1
+print(f'{checked} links checked')
+sys.exit(1 if bad or checked == 0 else 0)
+EOF
+if [ $? -eq 0 ]; then pass; else fail "broken links: $(cat "$TMP/links")"; fi
+
+finish
