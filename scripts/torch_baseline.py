@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline of nmt's model, written from DESIGN.md's equations alone.
+"""PyTorch baseline of nmt's model, written from docs/DESIGN.md's equations alone.
 
 It serves two purposes:
   * the truth for the `parity` test suite: `grad` computes the loss and
@@ -37,7 +37,7 @@ import torch
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 GATES = {"rnn": 1, "gru": 3, "lstm": 4}
-# DESIGN.md's attention family: how a_ij is made from s_{i-1} and h_j
+# docs/DESIGN.md's attention family: how a_ij is made from s_{i-1} and h_j
 ATTENTIONS = ["bahdanau", "dot", "general", "scaled-dot", "none"]
 
 
@@ -103,7 +103,7 @@ class Config:
 
 
 def tensor_table(cfg):
-    """DESIGN.md's tensors, in file order: [(name, shape)]."""
+    """docs/DESIGN.md's tensors, in file order: [(name, shape)]."""
     E, H, A, O = cfg.emb, cfg.hidden, cfg.att_dim, cfg.out_dim
     G, D = GATES[cfg.cell], cfg.D
     Vs, Vt = len(cfg.src_vocab), len(cfg.tgt_vocab)
@@ -254,7 +254,7 @@ def cell_step(cell, gx, h, c, W_hh_t):
         gg, o = torch.tanh(a[:, 2 * H:3 * H]), torch.sigmoid(a[:, 3 * H:])
         c2 = f * c + i * gg
         return o * torch.tanh(c2), c2
-    # gru: the reset gate multiplies U_n h, after the product (DESIGN.md)
+    # gru: the reset gate multiplies U_n h, after the product (docs/DESIGN.md)
     r = torch.sigmoid(gx[:, :H] + gh[:, :H])
     z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H])
     n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])
@@ -366,7 +366,7 @@ def attention_keys(cfg, P, ann):
 
 def attend(Q, s, ann, keys, src_mask):
     """One step of attention: s [B, H], ann [T, B, DH], keys [T, B, K]
-    (attention_keys). The score of position j, by kind (DESIGN.md):
+    (attention_keys). The score of position j, by kind (docs/DESIGN.md):
     bahdanau v . tanh(W_a s + k_j); dot and general s . k_j; scaled-dot
     (W_a s) . k_j / sqrt(A). Returns (context [B, DH], weights [T, B])."""
     kind = Q["attention"]
@@ -428,7 +428,7 @@ def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, noise=PLAIN):
 
 def make_batch(pairs, device="cpu"):
     """pairs: [(src ids, tgt ids)] without specials. Returns time-major
-    (src, src_len, tgt_in, tgt_out, tgt_len) as DESIGN.md lays them out:
+    (src, src_len, tgt_in, tgt_out, tgt_len) as docs/DESIGN.md lays them out:
     src = x + </s>, tgt_in = <s> y, tgt_out = y </s>, padding 0."""
     B = len(pairs)
     sl = [len(s) + 1 for s, _ in pairs]
@@ -480,7 +480,7 @@ def read_batch_json(path):
 
 def plain_nll(cfg, P, src, tgt, label_smoothing=0.0):
     """(-log p(tgt | src) summed, the label-smoothed loss summed), one
-    sentence, numpy float64, every equation written out as in DESIGN.md: no
+    sentence, numpy float64, every equation written out as in docs/DESIGN.md: no
     batching, masks or precomputation."""
     W = {k: v.detach().to(torch.float64).numpy() for k, v in P.items()}
     H, E = cfg.hidden, cfg.emb

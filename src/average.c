@@ -49,7 +49,7 @@ static int defines_model(const char *key)
     return !strchr(key, '.') && strcmp(key, "crc32") != 0;
 }
 
-/* DESIGN.md: an absent flag means "false". */
+/* docs/DESIGN.md: an absent flag means "false". */
 static int same_value(const char *a, const char *b)
 {
     if (!a || !b)

@@ -90,7 +90,7 @@ int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *t, size_t *total)
     int O = cfg->out_dim, D = cfg->bidirectional ? 2 : 1;
     int n = 0;
     *total = 0;
-    /* File order, as DESIGN.md lists them. */
+    /* File order, as docs/DESIGN.md lists them. */
     add_tensor(t, &n, total, "src_emb", cfg->src_vocab, E);
     add_tensor(t, &n, total, "tgt_emb", cfg->tgt_vocab, E);
     add_tensor(t, &n, total, "enc.fwd.W_ih", G * H, E);

@@ -1,5 +1,5 @@
 /* Model files: the model's tensors and settings in a safetensors container
- * (safetensors.c), with the metadata of DESIGN.md. Loading checks every
+ * (safetensors.c), with the metadata of docs/DESIGN.md. Loading checks every
  * setting and shape against the file before it creates the model, so a
  * hostile file can make us allocate no more than its own size. */
 #include "nmt/modelfile.h"

@@ -1,4 +1,4 @@
-/* The training pass of DESIGN.md's encoder-decoder: forward with the loss,
+/* The training pass of docs/DESIGN.md's encoder-decoder: forward with the loss,
  * and backward, over a whole padded batch. Products that do not depend on
  * the recurrence (input projections, U_a h, the deep output, the vocabulary
  * projection, every weight gradient) run once over all time steps; only

@@ -540,7 +540,7 @@ static int log_batch_start(nmt_trainer *t)
 
 /* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
  * (the one its optimizer update uses, after any decay) and pairs as token
- * ids, without </s> and <s> (DESIGN.md's batches add them). */
+ * ids, without </s> and <s> (docs/DESIGN.md's batches add them). */
 static int log_batch(nmt_trainer *t)
 {
     FILE *f = t->batch_log;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Model files between nmt and Python, both ways, with no nmt code on the
-Python side: the layout is taken from DESIGN.md ("Tensors on disk").
+Python side: the layout is taken from docs/DESIGN.md ("Model and checkpoint files").
 
     interop.py              the test: needs numpy and $NMT_BIN
     interop.py write OUT …  writes a model file with the standard library
@@ -45,10 +45,10 @@ SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 
 
-# ---- the layout, from DESIGN.md --------------------------------------------
+# ---- the layout, from docs/DESIGN.md --------------------------------------------
 
 def tensor_shapes(cfg):
-    """[(name, shape)] in DESIGN.md's order for a configuration."""
+    """[(name, shape)] in docs/DESIGN.md's order for a configuration."""
     G, E, H = GATES[cfg["cell"]], cfg["emb"], cfg["hidden"]
     A, O, D = cfg["att_dim"], cfg["out_dim"], 2 if cfg["bidirectional"] else 1
     Vs, Vt = len(cfg["src_vocab"]), len(cfg["tgt_vocab"])
@@ -88,7 +88,7 @@ def metadata(cfg):
 # ---- writing, standard library only -----------------------------------------
 
 def write_model(path, cfg, values, set_meta=None, drop=(), subwords=None):
-    """values: {name: list of floats}. The data follows DESIGN.md's order (a
+    """values: {name: list of floats}. The data follows docs/DESIGN.md's order (a
     subword model's bytes last, as U8); the JSON lists the tensors in reverse
     and the metadata last, unpadded."""
     data, offsets = bytearray(), {}

@@ -15,7 +15,7 @@
  * loss) and "sentence_nll".
  *
  * BATCH.json is {"src": [[ids], ...], "tgt": [[ids], ...]}: token ids
- * without </s> or <s>; the batch is laid out here as DESIGN.md says (source
+ * without </s> or <s>; the batch is laid out here as docs/DESIGN.md says (source
  * x + </s>, decoder input <s> y, output y </s>, time-major, padding 0), on
  * purpose without the data module's batch code, so that only the model is
  * under test. Prints "loss L" and "sentence_nll a,b,..." on stdout. */
@@ -158,7 +158,7 @@ static char *read_file(const char *path)
     return buf;
 }
 
-/* Lays the pairs out as DESIGN.md's batch; arrays are calloc'ed (pad 0). */
+/* Lays the pairs out as docs/DESIGN.md's batch; arrays are calloc'ed (pad 0). */
 static int make_batch(nmt_batch *b, const id_lists *src, const id_lists *tgt)
 {
     memset(b, 0, sizeof *b);

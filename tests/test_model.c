@@ -65,7 +65,7 @@ END_TEST
 
 START_TEST(tensor_table_follows_design)
 {
-    /* lstm, bahdanau, bidirectional: DESIGN.md's full list in file order. */
+    /* lstm, bahdanau, bidirectional: docs/DESIGN.md's full list in file order. */
     nmt_config cfg = fixture_config(8, 3, 4, 5, 6, 11, 12);
     nmt_tensor_info t[NMT_MAX_TENSORS];
     size_t total;

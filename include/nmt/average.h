@@ -18,7 +18,7 @@
  * (those without a dot: cell, attention, sizes, vocabularies, lowercase,
  * tied, and any added later; not crc32, nor a checkpoint's own "train.*",
  * "state.*", "best.*", "snapshot.*") must have the same value in every file
- * (an absent key counts as "false", as DESIGN.md's "tied" does), and every
+ * (an absent key counts as "false", as docs/DESIGN.md's "tied" does), and every
  * tensor that is neither a model weight nor an optimizer moment of one
  * ("adam.m.NAME" ...) must have the same shape and bytes (the SentencePiece
  * model "subwords", say). Anything else is refused with NMT_ERR_ARG and a

@@ -1,4 +1,4 @@
-/* The encoder-decoder model of DESIGN.md: settings, the one table of
+/* The encoder-decoder model of docs/DESIGN.md: settings, the one table of
  * parameter tensors, the training pass (forward, loss, backward) and the
  * step-by-step inference pass used by decoding and alignment. */
 #ifndef NMT_MODEL_H
@@ -22,7 +22,7 @@ typedef float nmt_real;
 #endif
 
 typedef enum { NMT_CELL_RNN = 0, NMT_CELL_GRU = 1, NMT_CELL_LSTM = 2 } nmt_cell;
-/* The attention family (DESIGN.md, "Decoder"): how the score a_ij of source
+/* The attention family (docs/DESIGN.md, "Decoder"): how the score a_ij of source
  * position j at decoder step i is made from the query s_{i-1} and the
  * annotation h_j. Every kind but none shares the softmax, the mask and the
  * context c_i = sum_j alpha_ij h_j.
@@ -64,7 +64,7 @@ int nmt_attention_uses_att_dim(nmt_attention a);
 int nmt_attention_check(nmt_attention a, int bidirectional, int hidden);
 
 /* One parameter tensor: a slice of the one parameter allocation. Names and
- * shapes are DESIGN.md's ("enc.fwd.W_ih", [G*H, E]); a vector has ndim 1. */
+ * shapes are docs/DESIGN.md's ("enc.fwd.W_ih", [G*H, E]); a vector has ndim 1. */
 #define NMT_MAX_TENSORS 24
 typedef struct nmt_tensor_info {
     const char *name;

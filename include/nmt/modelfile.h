@@ -1,6 +1,6 @@
 /* Model and checkpoint files: safetensors (8-byte little-endian header
  * length, JSON header with __metadata__, raw little-endian F32 data), as
- * DESIGN.md fixes. Writes are atomic: a temporary file in the same folder,
+ * docs/DESIGN.md fixes. Writes are atomic: a temporary file in the same folder,
  * fsync, rename, fsync of the folder; a failed write leaves the old file
  * untouched. Loads check the header, names, shapes and the crc32 of the data
  * before trusting a byte. */

@@ -2,8 +2,8 @@
 # The documentation tells the truth: the README opens with the quick start,
 # its example with the shipped model prints what the README says it prints,
 # every package scripts/deps.sh installs is listed under "Building by hand",
-# and every link between the project's documents (file and heading) leads
-# somewhere.
+# every link between the project's documents (file and heading) leads
+# somewhere, and every file the design documents name exists.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:?NMT_SOURCE_ROOT is not set}
 README=$ROOT/README.md
@@ -79,5 +79,35 @@ print(f'{checked} links checked')
 sys.exit(1 if bad or checked == 0 else 0)
 EOF
 if [ $? -eq 0 ]; then pass; else fail "broken links: $(cat "$TMP/links")"; fi
+
+# --- the source map: every source file, script or folder that the design
+# documents name (in backticks) exists, so the map stays true as code moves
+# (a bare file name may be in any source folder; cli/x.c is src/cli/x.c)
+(cd "$ROOT" && python3 - . docs/DESIGN.md docs/training.md docs/decoding.md docs/benchmarks.md) <<'EOF' >"$TMP/paths" 2>&1
+import glob, os, re, sys
+root = sys.argv[1]
+bad = checked = 0
+exts = ('.c', '.h', '.cc', '.py', '.sh', '.md', '.build', '.txt')
+dirs = ('scripts/', 'src/', 'tests/', 'include/', 'corpora/', 'models/', 'docs/')
+for rel in sys.argv[2:]:
+    text = open(os.path.join(root, rel), encoding='utf-8').read()
+    for tok in re.findall(r'`([^`\s]+)`', text):
+        tok = tok.rstrip(',.')
+        if not (tok.endswith(exts) or tok.endswith('/') or tok.startswith(dirs)):
+            continue
+        if tok.startswith(('http', '-')) or tok.count('.') > 2:
+            continue
+        checked += 1
+        if '/' in tok:
+            found = glob.glob(os.path.join(root, tok)) + glob.glob(os.path.join(root, 'src', tok))
+        else:
+            found = [p for d in ('src', 'src/cli', 'include/nmt', 'tests', 'tests/cli', 'scripts', 'docs', '.')
+                     for p in glob.glob(os.path.join(root, d, tok))]
+        if not found:
+            print(f'{rel}: `{tok}` names no file'); bad += 1
+print(f'{checked} paths checked')
+sys.exit(1 if bad or checked < 50 else 0)
+EOF
+if [ $? -eq 0 ]; then pass; else fail "the design documents name files that do not exist: $(cat "$TMP/paths")"; fi
 
 finish
