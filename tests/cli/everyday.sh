@@ -106,7 +106,7 @@ for sig in INT TERM; do
     wait $pid
     rc=$?
     if [ $rc -eq 0 ]; then
-        echo "note: the run ended before SIG$sig arrived" >&2
+        fail "SIG$sig: the run (5 epochs) ended before the signal arrived"
         continue
     fi
     [ $rc -ge 128 ] && pass || fail "SIG$sig: exit $rc: $(cat "$TMP/sig.err")"
@@ -179,7 +179,7 @@ grep -q "warning" "$TMP/err" && fail "a warning for --init-from on its own corpu
 [ "$(bash -c '. "$1/scripts/deps.sh"; nmt_suites_need_torch; echo $?' - "$ROOT")" = 0 ] &&
     pass || fail "scripts/test (every suite) would not install PyTorch"
 if [ -n "$(bash -c '. "$1/scripts/deps.sh"; nmt_deps_check' - "$ROOT" | sed '/^$/d')" ]; then
-    echo "note: build dependencies missing: the scripts' build failure is not checked" >&2
+    fail "build dependencies missing, so the scripts' build failure cannot be checked: $(bash -c '. "$1/scripts/deps.sh"; nmt_deps_check' - "$ROOT" | tr '\n' ' ')"
 else
     # a build folder whose build fails, with its error on stdout
     mkdir -p "$TMP/broken"

@@ -365,49 +365,6 @@ expect_fail "file size limit" "checkpoint\\.safetensors.*(File too large|too lar
 one_line "file size limit"
 check_kept "file size limit" "$TMP/fsize" "$TMP/fsize.before"
 
-# (b) a full disk and (c) a read-only folder: a small tmpfs in a private mount
-# namespace (needs root, as the tests run here; the mount goes with the namespace)
-if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
-    ck=$(wc -c <"$TMP/run/checkpoint.safetensors")
-    # room for the run's files and a little more, not for a second checkpoint
-    room=$(((ck + $(wc -c <"$TMP/run/log.tsv") + 8192) / 4096 * 4096 + 4096))
-    mkdir -p "$TMP/mnt" "$TMP/mnt-ro"
-    unshare -m bash -c '
-        set -u
-        mount -t tmpfs -o size="$1" tmpfs "$2" || exit 90
-        cp -r "$3"/. "$2"/
-        "$4" train --resume "$2" --max-steps 4 -q >"$5/full.out" 2>"$5/full.err"
-        echo $? >"$5/full.rc"
-        cp -r "$2" "$5/full-after"
-        mount -t tmpfs -o size=1m tmpfs "$6" && cp -r "$3"/. "$6"/ && mount -o remount,ro "$6" || exit 91
-        "$4" train --resume "$6" --max-steps 4 -q >"$5/ro.out" 2>"$5/ro.err"
-        echo $? >"$5/ro.rc"
-        cp -r "$6" "$5/ro-after"
-        "$4" train --src "$5/de" --tgt "$5/en" -q --out "$6/new" >"$5/ro-new.out" 2>"$5/ro-new.err"
-        echo $? >"$5/ro-new.rc"
-        if [ -e "$6/new" ]; then echo yes >"$5/ro-new.exists"; fi
-    ' - "$room" "$TMP/mnt" "$TMP/run" "$NMT" "$TMP" "$TMP/mnt-ro"
-    rc=$?
-    [ $rc -eq 0 ] && pass || fail "disk full: the mount namespace script failed ($rc)"
-    for c in full ro; do
-        what=$([ $c = full ] && echo "disk full" || echo "read-only folder")
-        r=$(cat "$TMP/$c.rc" 2>/dev/null || echo missing)
-        [ "$r" != 0 ] && [ "$r" != missing ] && [ "$r" -lt 128 ] && pass || fail "$what: exit $r"
-        cp "$TMP/$c.err" "$TMP/err"
-        one_line "$what"
-        pattern=$([ $c = full ] && echo "No space left on device" || echo "Read-only file system")
-        grep -q "$pattern" "$TMP/$c.err" && pass || fail "$what: message: $(cat "$TMP/$c.err")"
-        check_kept "$what" "$TMP/$c-after" "$TMP/run/checkpoint.safetensors"
-    done
-    r=$(cat "$TMP/ro-new.rc" 2>/dev/null || echo missing)
-    [ "$r" != 0 ] && [ "$r" != missing ] && [ "$r" -lt 128 ] && pass || fail "--out on a read-only file system: exit $r"
-    cp "$TMP/ro-new.err" "$TMP/err"
-    one_line "--out on a read-only file system"
-    grep -q "mnt-ro/new.*Read-only file system" "$TMP/err" && pass ||
-        fail "--out on a read-only file system: message: $(cat "$TMP/err")"
-    [ ! -e "$TMP/ro-new.exists" ] && pass || fail "--out on a read-only file system: folder made"
-else
-    echo "note: not root or no mount namespaces: the tmpfs and read-only cases did not run" >&2
-fi
+# (b) a full disk and (c) a read-only folder need root: tests/cli/diskfull.sh
 
 finish

@@ -180,20 +180,21 @@ head -n 1 "$TMP/a/log.tsv" | grep -q "^step	epoch	lr	loss	ppl	grad_norm	tok_per_
 [ "$(tail -n 1 "$TMP/a/log.tsv" | cut -f1)" = "$steps" ] && pass || fail "last log row is not the last step"
 
 # --- SIGTERM saves and stops; --resume continues to the same weights ---------------
-"${RUN[@]}" --save-every 0 --out "$TMP/t" 2>"$TMP/err" &
+# The run is given 50 epochs so that it cannot end before the signal arrives;
+# the signal is sent once the log shows two steps, and the resumed run is
+# brought back to run A's two epochs.
+"${RUN[@]}" --epochs 50 --report-every 1 --save-every 0 --out "$TMP/t" 2>"$TMP/err" &
 pid=$!
-for _ in $(seq 1 200); do [ -s "$TMP/t/log.tsv" ] && break; sleep 0.01; done
-sleep 0.2
+for _ in $(seq 1 1000); do [ "$(wc -l <"$TMP/t/log.tsv" 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.01; done
 kill -TERM $pid
 wait $pid
 rc=$?
-if [ $rc -eq 0 ]; then
-    echo "note: the run ended before SIGTERM arrived" >&2
-else
-    [ $rc -eq 143 ] && pass || fail "SIGTERM: exit $rc, expected 143"
-    grep -q "interrupted at step" "$TMP/err" && pass || fail "SIGTERM message: $(cat "$TMP/err")"
-fi
-expect_ok "resume after SIGTERM" "$NMT" train -q --resume "$TMP/t"
+[ $rc -eq 143 ] && pass || fail "SIGTERM: exit $rc, expected 143 (did the signal arrive?)"
+grep -q "interrupted at step" "$TMP/err" && pass || fail "SIGTERM message: $(cat "$TMP/err")"
+at=$(meta_of "$TMP/t/checkpoint.safetensors" state.step)
+[ -n "$at" ] && [ "$at" -gt 0 ] && [ "$at" -lt "$steps" ] && pass ||
+    fail "SIGTERM: saved at step '$at', expected within run A's 1..$((steps - 1))"
+expect_ok "resume after SIGTERM" "$NMT" train -q --resume "$TMP/t" --epochs 2
 same_data "$TMP/a/checkpoint.safetensors" "$TMP/t/checkpoint.safetensors" && pass ||
     fail "SIGTERM + resume differs from the uninterrupted run"
 
