@@ -502,14 +502,19 @@ static int set_regularizer(nmt_workspace *ws, const nmt_regularizer *r, const nm
 
 /* The forward pass; with g (the model's gradients), also the vocabulary
  * projection's gradient, added into g (nmt_forward_backward). */
-static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                             const nmt_regularizer *reg, nmt_rng *rng, const weights *g)
+static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
+                        const nmt_batch *b, const nmt_regularizer *reg, nmt_rng *rng,
+                        const weights *g)
 {
     ws->output_grad_done = 0;
     ws->backward_ready = 0;
+    ws->forward_batch = NULL;
+    if (loss)
+        *loss = (nmt_real)NAN;
     const nmt_regularizer r = reg ? *reg : (nmt_regularizer){0};
-    if (check_batch(m, ws, b) || set_regularizer(ws, &r, rng))
-        return (nmt_real)NAN;
+    int rc = check_batch(m, ws, b);
+    if (rc || (rc = set_regularizer(ws, &r, rng)))
+        return rc;
     weights w;
     weights_resolve(&w, m, m->params);
     int B = b->B, Ts = b->src_T, Tt = b->tgt_T;
@@ -559,13 +564,16 @@ static nmt_real forward_pass(const nmt_model *m, nmt_workspace *ws, const nmt_ba
     double total = output_chunks(ws, &w, g, b, ws->nll, &objective);
     ws->objective = objective / ws->n_tokens;
     ws->backward_ready = 1;
-    return (nmt_real)(total / ws->n_tokens);
+    ws->forward_batch = b;
+    if (loss)
+        *loss = (nmt_real)(total / ws->n_tokens);
+    return NMT_OK;
 }
 
-nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                     const nmt_regularizer *reg, nmt_rng *rng)
+int nmt_forward(nmt_real *loss, const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                const nmt_regularizer *reg, nmt_rng *rng)
 {
-    return forward_pass(m, ws, b, reg, rng, NULL);
+    return forward_pass(loss, m, ws, b, reg, rng, NULL);
 }
 
 /* ---- backward ---- */
@@ -666,11 +674,15 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
-void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
+int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
 {
+    if (!m->grads)
+        return nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
     /* once per forward: the first backward overwrites what a second needs */
-    if (!ws->backward_ready || !m->grads)
-        return;
+    if (!ws->backward_ready)
+        return nmt_set_error(NMT_ERR_ARG, "backward without a fresh forward (it runs once per forward)");
+    if (b != ws->forward_batch)
+        return nmt_set_error(NMT_ERR_ARG, "backward of another batch than the forward's");
     ws->backward_ready = 0;
     weights w, g;
     weights_resolve(&w, m, m->params);
@@ -759,18 +771,18 @@ void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     if (ws->drop_emb)
         dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
     embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
+    return NMT_OK;
 }
 
-nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                              const nmt_regularizer *reg, nmt_rng *rng)
+int nmt_forward_backward(nmt_real *loss, nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                         const nmt_regularizer *reg, nmt_rng *rng)
 {
-    if (!m->grads) {
-        nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
-        return (nmt_real)NAN;
-    }
+    if (loss)
+        *loss = (nmt_real)NAN;
+    if (!m->grads)
+        return nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
     weights g;
     weights_resolve(&g, m, m->grads);
-    nmt_real loss = forward_pass(m, ws, b, reg, rng, &g);
-    nmt_backward(m, ws, b); /* nothing if the forward refused the batch */
-    return loss;
+    int rc = forward_pass(loss, m, ws, b, reg, rng, &g);
+    return rc ? rc : nmt_backward(m, ws, b);
 }

@@ -109,6 +109,7 @@ struct nmt_workspace {
     int out_rows;
     int output_grad_done;                   /* the last forward did it */
     int backward_ready;                     /* a forward's state, not yet used */
+    const nmt_batch *forward_batch;         /* the batch that forward was of */
     real *logits;                           /* [out_rows, Vt] */
     real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
                                              * input and the gradient of a chunk */

@@ -121,7 +121,8 @@ static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_va
         if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
             break;
         const nmt_batch *b = vt->batch;
-        nmt_forward(m, vt->ws, b, NULL, NULL);
+        if ((rc = nmt_forward(NULL, m, vt->ws, b, NULL, NULL)))
+            break;
         const double *sent = nmt_workspace_sentence_nll(vt->ws);
         for (int i = 0; i < b->B; i++)
             nll += sent[i];
@@ -581,7 +582,10 @@ static int train_step(nmt_trainer *t)
      * is the plain -log p, with label smoothing or not */
     const nmt_regularizer reg = {t->s.dropout_emb, t->s.dropout_enc, t->s.dropout_out,
                                  t->s.label_smoothing};
-    double loss = (double)nmt_forward_backward(t->m, t->ws, &t->batch, &reg, &t->rng);
+    nmt_real step_loss;
+    if ((rc = nmt_forward_backward(&step_loss, t->m, t->ws, &t->batch, &reg, &t->rng)))
+        return rc; /* a refused batch is a bug or bad data, not divergence */
+    double loss = (double)step_loss;
     char what[96];
     if (!isfinite(loss)) {
         snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");

@@ -304,9 +304,13 @@ int main(int argc, char **argv)
     nmt_model_zero_grad(m);
     nmt_rng rng;
     nmt_rng_seed(&rng, seed);
-    double loss = (double)nmt_forward(m, ws, &b, &reg, &rng);
+    nmt_real loss_r;
+    if (nmt_forward(&loss_r, m, ws, &b, &reg, &rng) != NMT_OK || nmt_backward(m, ws, &b) != NMT_OK) {
+        fprintf(stderr, "parity_grad: %s\n", nmt_error_message());
+        return 1;
+    }
+    double loss = (double)loss_r;
     double objective = nmt_workspace_objective(ws);
-    nmt_backward(m, ws, &b);
 
     /* The sentence sums as a comma list, for the metadata and stdout. */
     const double *nll = nmt_workspace_sentence_nll(ws);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "model_fixture.h"
+#include "nmt/error.h"
 #include "nmt/model.h"
 #include "test_common.h"
 
@@ -49,7 +50,7 @@ static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
 {
     nmt_rng r;
     nmt_rng_seed(&r, 99); /* the same dropout masks every time */
-    nmt_forward(m, ws, b, reg, &r);
+    ck_assert_msg(nmt_forward(NULL, m, ws, b, reg, &r) == NMT_OK, "%s", nmt_error_message());
     return nmt_workspace_objective(ws);
 }
 
@@ -94,7 +95,7 @@ static double check_config(int k, const variant *v)
     nmt_model_zero_grad(m);
     double loss = loss_at(m, ws, &b, reg);
     ck_assert(isfinite(loss) && loss > 0);
-    nmt_backward(m, ws, &b);
+    ck_assert_int_eq(nmt_backward(m, ws, &b), NMT_OK);
 
     const double eps = 1e-4;
     double worst = 0;

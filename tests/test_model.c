@@ -14,6 +14,15 @@ enum { E = 6, H = 5, A = 4, O = 7, VS = 10, VT = 9 };
 
 /* Configuration k of the fixture's 12, untied (deep output O) or tied
  * (deep output E, the output matrix tgt_emb). */
+/* nmt_forward that must succeed: its loss. */
+static nmt_real fwd(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                    const nmt_regularizer *reg, nmt_rng *rng)
+{
+    nmt_real loss;
+    ck_assert_msg(nmt_forward(&loss, m, ws, b, reg, rng) == NMT_OK, "%s", nmt_error_message());
+    return loss;
+}
+
 static nmt_model *make_model(int k, int tied, uint64_t seed)
 {
     nmt_config cfg = fixture_config(k, E, H, A, tied ? E : O, VS, VT);
@@ -345,8 +354,8 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, all.src_T, all.tgt_T), 0);
     nmt_model_zero_grad(m);
-    float loss = nmt_forward(m, ws, &all, NULL, NULL);
-    nmt_backward(m, ws, &all);
+    float loss = fwd(m, ws, &all, NULL, NULL);
+    ck_assert_int_eq(nmt_backward(m, ws, &all), NMT_OK);
     double nll[3];
     memcpy(nll, nmt_workspace_sentence_nll(ws), sizeof nll);
     ck_assert_double_eq_tol(loss, (nll[0] + nll[1] + nll[2]) / all.n_tgt_tokens, 1e-5);
@@ -360,8 +369,8 @@ START_TEST(padding_changes_no_loss_and_no_gradient)
         nmt_batch one;
         fixture_batch(&one, 1, &fx_src[b], &fx_src_n[b], &fx_tgt[b], &fx_tgt_n[b], 0);
         nmt_model_zero_grad(m);
-        float l1 = nmt_forward(m, ws, &one, NULL, NULL);
-        nmt_backward(m, ws, &one);
+        float l1 = fwd(m, ws, &one, NULL, NULL);
+        ck_assert_int_eq(nmt_backward(m, ws, &one), NMT_OK);
         double n1 = nmt_workspace_sentence_nll(ws)[0];
         ck_assert_double_eq_tol(n1, nll[b], 1e-5 * fabs(nll[b]));
         ck_assert_double_eq_tol(l1, n1 / one.tgt_len[0], 1e-5);
@@ -418,18 +427,21 @@ START_TEST(output_gradient_same_fused_or_not)
     nmt_rng r;
     nmt_rng_seed(&r, 21);
     nmt_model_zero_grad(m);
-    float l1 = nmt_forward(m, ws, &bt, &reg, &r);
+    float l1 = fwd(m, ws, &bt, &reg, &r);
     double obj1 = nmt_workspace_objective(ws);
-    nmt_backward(m, ws, &bt); /* recomputes the projection */
+    ck_assert_int_eq(nmt_backward(m, ws, &bt), NMT_OK); /* recomputes the projection */
     memcpy(first, m->grads, m->n_params * sizeof(float));
-    nmt_backward(m, ws, &bt);
+    /* a second backward of one forward is refused and adds nothing */
+    ck_assert_int_eq(nmt_backward(m, ws, &bt), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "fresh forward"));
     ck_assert(memcmp(first, m->grads, m->n_params * sizeof(float)) == 0);
     for (int again = 0; again < 2; again++) {
         /* the fused call on the used workspace, then on a fresh one */
         nmt_workspace *w = again ? ws2 : ws;
         nmt_rng_seed(&r, 21);
         nmt_model_zero_grad(m);
-        float l2 = nmt_forward_backward(m, w, &bt, &reg, &r);
+        nmt_real l2;
+        ck_assert_int_eq(nmt_forward_backward(&l2, m, w, &bt, &reg, &r), NMT_OK);
         ck_assert(l1 == l2);
         /* the objective of the two ways agrees to rounding (label
          * smoothing's mean log p is summed from other terms) */
@@ -464,29 +476,31 @@ START_TEST(dropout_is_seeded_and_off_at_zero)
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     nmt_rng r;
-    float plain = nmt_forward(m, ws, &b, NULL, NULL);
-    ck_assert(nmt_forward(m, ws, &b, NULL, NULL) == plain);
+    float plain = fwd(m, ws, &b, NULL, NULL);
+    ck_assert(fwd(m, ws, &b, NULL, NULL) == plain);
     const nmt_regularizer all = {0.5f, 0.5f, 0.5f, 0};
     nmt_rng_seed(&r, 1);
-    float d1 = nmt_forward(m, ws, &b, &all, &r);
+    float d1 = fwd(m, ws, &b, &all, &r);
     nmt_rng_seed(&r, 1);
-    float d2 = nmt_forward(m, ws, &b, &all, &r);
-    float d3 = nmt_forward(m, ws, &b, &all, &r); /* the stream moved on */
+    float d2 = fwd(m, ws, &b, &all, &r);
+    float d3 = fwd(m, ws, &b, &all, &r); /* the stream moved on */
     ck_assert(d1 == d2);
     ck_assert(d1 != plain && d3 != d1);
     /* each site alone changes the loss; without an rng nothing is dropped */
     for (int site = 0; site < 3; site++) {
         nmt_regularizer one = {site == 0 ? 0.5f : 0, site == 1 ? 0.5f : 0, site == 2 ? 0.5f : 0, 0};
         nmt_rng_seed(&r, 1);
-        ck_assert_msg(nmt_forward(m, ws, &b, &one, &r) != plain, "site %d", site);
-        ck_assert(nmt_forward(m, ws, &b, &one, NULL) == plain);
+        ck_assert_msg(fwd(m, ws, &b, &one, &r) != plain, "site %d", site);
+        ck_assert(fwd(m, ws, &b, &one, NULL) == plain);
     }
     /* a rate of 1 or more, or a negative one, is refused */
     const nmt_regularizer bad = {0, 1.0f, 0, 0};
-    ck_assert(isnan(nmt_forward(m, ws, &b, &bad, &r)));
+    nmt_real refused_loss = 0;
+    ck_assert_int_eq(nmt_forward(&refused_loss, m, ws, &b, &bad, &r), NMT_ERR_ARG);
+    ck_assert(isnan(refused_loss));
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "dropout rate"));
     const nmt_regularizer bad_ls = {0, 0, 0, -0.1f};
-    ck_assert(isnan(nmt_forward(m, ws, &b, &bad_ls, &r)));
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &bad_ls, &r), NMT_ERR_ARG);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);
@@ -511,7 +525,7 @@ START_TEST(dropout_draws_one_uniform_per_unit_of_each_site)
         nmt_rng r, want;
         nmt_rng_seed(&r, 40 + (uint64_t)mask);
         nmt_rng_seed(&want, 40 + (uint64_t)mask);
-        ck_assert(isfinite(nmt_forward(m, ws, &b, &reg, &r)));
+        ck_assert(isfinite(fwd(m, ws, &b, &reg, &r)));
         for (int site = 0; site < 3; site++)
             for (size_t u = 0; (mask >> site & 1) && u < units[site]; u++)
                 nmt_rng_uniform(&want);
@@ -544,9 +558,9 @@ START_TEST(label_smoothing_changes_the_objective_only)
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     const float e = 0.2f;
     const nmt_regularizer ls = {0, 0, 0, e};
-    float plain = nmt_forward(m, ws, &b, NULL, NULL);
+    float plain = fwd(m, ws, &b, NULL, NULL);
     ck_assert((float)nmt_workspace_objective(ws) == plain);
-    float smoothed = nmt_forward(m, ws, &b, &ls, NULL);
+    float smoothed = fwd(m, ws, &b, &ls, NULL);
     double objective = nmt_workspace_objective(ws);
     ck_assert(smoothed == plain);
 
@@ -583,12 +597,18 @@ START_TEST(forward_refuses_an_oversized_batch)
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 2, b.src_T, b.tgt_T), 0);
-    ck_assert(isnan(nmt_forward(m, ws, &b, NULL, NULL)));
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, NULL, NULL), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "exceeds"));
     nmt_workspace_free(ws);
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     b.src[0] = VS; /* an id past the vocabulary */
-    ck_assert(isnan(nmt_forward(m, ws, &b, NULL, NULL)));
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, NULL, NULL), NMT_ERR_ARG);
+    /* and a backward after a refused forward adds nothing */
+    nmt_model_alloc_grads(m);
+    nmt_model_zero_grad(m);
+    ck_assert_int_eq(nmt_backward(m, ws, &b), NMT_ERR_ARG);
+    for (size_t i = 0; i < m->n_params; i++)
+        ck_assert(m->grads[i] == 0);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);
@@ -622,7 +642,7 @@ START_TEST(inference_matches_training)
         fixture_batch(&b, 3, lg_src, lg_src_n, lg_tgt, lg_tgt_n, 0);
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
-    nmt_forward(m, ws, &b, NULL, NULL);
+    fwd(m, ws, &b, NULL, NULL);
     const double *nll = nmt_workspace_sentence_nll(ws);
 
     enum { K = 2 };

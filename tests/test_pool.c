@@ -11,6 +11,7 @@
 
 #include "layers.h"
 #include "model_fixture.h"
+#include "nmt/error.h"
 #include "nmt/model.h"
 #include "nmt/rng.h"
 #include "pool.h"
@@ -216,7 +217,9 @@ START_TEST(gradients_agree_across_threads)
         nmt_rng drop;
         nmt_rng_seed(&drop, 11);
         nmt_model_zero_grad(m);
-        loss[k] = (double)nmt_forward_backward(m, ws, &bt, &reg, &drop);
+        nmt_real l;
+        ck_assert_int_eq(nmt_forward_backward(&l, m, ws, &bt, &reg, &drop), NMT_OK);
+        loss[k] = (double)l;
         if (!k)
             memcpy(one, m->grads, m->n_params * sizeof *one);
     }

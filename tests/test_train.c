@@ -129,9 +129,10 @@ static void check_sgd_step(const char *arch)
     ck_assert_int_eq(nmt_workspace_create(&ws, before, 4, b.src_T, b.tgt_T), NMT_OK);
     ck_assert_int_eq(nmt_model_alloc_grads(before), NMT_OK);
     nmt_model_zero_grad(before);
-    double loss = (double)nmt_forward(before, ws, &b, NULL, NULL);
+    nmt_real loss;
+    ck_assert_int_eq(nmt_forward(&loss, before, ws, &b, NULL, NULL), NMT_OK);
     ck_assert(isfinite(loss) && loss > 0);
-    nmt_backward(before, ws, &b);
+    ck_assert_int_eq(nmt_backward(before, ws, &b), NMT_OK);
 
     /* every weight moved by exactly minus its gradient (float rounding of
      * p - g aside), and every tensor moved */

@@ -145,15 +145,18 @@ typedef struct nmt_regularizer {
                             * label_smoothing) */
 } nmt_regularizer;
 
-/* Forward pass and loss: returns the mean over the batch's real target tokens
- * of -log p(y), the plain loss that is reported whatever the regularizer
- * (reg may be NULL). Dropout draws its masks from rng in a fixed order
- * (source embeddings, annotations, target embeddings, deep output; a rate of
- * 0 draws nothing), and needs rng; without rng nothing is dropped. Keeps what
- * backward needs in ws. A batch larger than the workspace or with an id
- * outside the vocabularies gives NaN and sets the error. */
-nmt_real nmt_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                     const nmt_regularizer *reg, nmt_rng *rng);
+/* Forward pass and loss: *loss (if loss is not NULL) gets the mean over the
+ * batch's real target tokens of -log p(y), the plain loss that is reported
+ * whatever the regularizer (reg may be NULL). Dropout draws its masks from
+ * rng in a fixed order (source embeddings, annotations, target embeddings,
+ * deep output; a rate of 0 draws nothing), and needs rng; without rng
+ * nothing is dropped. Keeps what backward needs in ws. A batch larger than
+ * the workspace or with an id outside the vocabularies is refused with
+ * NMT_ERR_ARG (and *loss is NaN). A finite batch can still give a NaN or
+ * infinite loss when the weights have diverged: that is the caller's to
+ * judge, and not an error here. */
+int nmt_forward(nmt_real *loss, const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                const nmt_regularizer *reg, nmt_rng *rng);
 /* The mean loss whose gradient nmt_backward takes, after nmt_forward, in
  * double: with label smoothing the smoothed loss, otherwise the forward's
  * return value (before its rounding to nmt_real). */
@@ -161,15 +164,18 @@ double nmt_workspace_objective(const nmt_workspace *ws);
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
  * nmt_forward. */
 const double *nmt_workspace_sentence_nll(const nmt_workspace *ws);
-/* Adds d(objective)/d(params) of the last forward into m->grads (once: a
- * second call without a new forward does nothing). */
-void nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
+/* Adds d(objective)/d(params) of the last forward into m->grads. Once per
+ * forward: the backward overwrites what a second one would need, so a call
+ * without a fresh successful nmt_forward of the same batch, or on a model
+ * without gradients (nmt_model_alloc_grads), is refused with NMT_ERR_ARG and
+ * adds nothing. */
+int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
 /* nmt_forward then nmt_backward, for training: the same loss and the same
  * gradients, bit for bit, but faster: the vocabulary projection's gradient is
  * made chunk by chunk during the forward instead of recomputing the logits.
  * m needs gradients (nmt_model_alloc_grads). */
-nmt_real nmt_forward_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                              const nmt_regularizer *reg, nmt_rng *rng);
+int nmt_forward_backward(nmt_real *loss, nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                         const nmt_regularizer *reg, nmt_rng *rng);
 
 /* ---- inference pass ----------------------------------------------------- */
 

@@ -151,7 +151,8 @@ static int score_corpus(scores *out, const nmt_model *m, const nmt_corpus *c, in
         rc = nmt_batch_fill(&batch, c, plan.index + plan.start[k], (int)n);
         if (rc)
             break;
-        nmt_forward(m, ws, &batch, NULL, NULL);
+        if ((rc = nmt_forward(NULL, m, ws, &batch, NULL, NULL)))
+            break;
         const double *nll = nmt_workspace_sentence_nll(ws);
         for (int i = 0; i < batch.B; i++) {
             out->nll[batch.pair[i]] = nll[i];
