@@ -181,8 +181,8 @@ static long split_words(nmt_bleu *b, size_t at, char *text)
     int in_word = 0;
     while (s[i]) {
         uint32_t cp;
-        size_t k = nmt_bleu_utf8_decode(s + i, &cp);
-        if (nmt_bleu_is_space(cp)) {
+        size_t k = bleu_decode(s + i, &cp);
+        if (nmt_utf8_is_python_space(cp)) {
             s[i] = '\0'; /* ends the word before; the rest of cp is skipped */
             in_word = 0;
         } else if (!in_word) {

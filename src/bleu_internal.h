@@ -1,4 +1,5 @@
-/* Helpers shared by the BLEU files (bleu.c, bleu_text.c, bleu_lower.c); not
+/* Helpers shared by the BLEU and chrF files (bleu.c, bleu_text.c, bleu_lower.c,
+ * chrf.c); not
  * part of the public API. */
 #ifndef NMT_BLEU_INTERNAL_H
 #define NMT_BLEU_INTERNAL_H
@@ -6,11 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utf8.h"
+
 /* Decodes the UTF-8 code point at s (NUL-terminated) into *cp and returns its
- * byte length; a malformed byte decodes as itself, one byte long. */
-size_t nmt_bleu_utf8_decode(const unsigned char *s, uint32_t *cp);
-/* Python's str.isspace() for one code point (what str.split() splits on). */
-int nmt_bleu_is_space(uint32_t cp);
+ * byte length. A malformed byte decodes as itself, one byte long, so that any
+ * input is processed without loss (sacreBLEU would refuse it earlier, on
+ * reading); whitespace is Python's (nmt_utf8_is_python_space). */
+static inline size_t bleu_decode(const unsigned char *s, uint32_t *cp)
+{
+    size_t len;
+    *cp = nmt_utf8_decode(s, SIZE_MAX, &len);
+    if (*cp == NMT_UTF8_INVALID)
+        *cp = s[0];
+    return len;
+}
 
 /* The simple lowercase mapping of one code point (itself if none). */
 uint32_t nmt_bleu_lower_codepoint(uint32_t cp);

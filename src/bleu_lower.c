@@ -297,7 +297,7 @@ static int final_sigma(const unsigned char *s, size_t at, size_t len)
     int before = 0;
     for (size_t i = 0; i < at;) {
         uint32_t cp;
-        i += nmt_bleu_utf8_decode(s + i, &cp);
+        i += bleu_decode(s + i, &cp);
         if (!is_case_ignorable(cp))
             before = is_cased(cp);
     }
@@ -305,33 +305,11 @@ static int final_sigma(const unsigned char *s, size_t at, size_t len)
         return 0;
     for (size_t i = at + len; s[i];) {
         uint32_t cp;
-        i += nmt_bleu_utf8_decode(s + i, &cp);
+        i += bleu_decode(s + i, &cp);
         if (!is_case_ignorable(cp))
             return !is_cased(cp);
     }
     return 1;
-}
-
-static size_t utf8_encode(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    } else if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    } else if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 char *nmt_bleu_lowercase(const char *text)
@@ -346,16 +324,16 @@ char *nmt_bleu_lowercase(const char *text)
     size_t o = 0;
     for (size_t i = 0; s[i];) {
         uint32_t cp;
-        size_t k = nmt_bleu_utf8_decode(s + i, &cp);
+        size_t k = bleu_decode(s + i, &cp);
         if (k == 1 && cp >= 0x80) {
             out[o++] = (char)s[i]; /* malformed byte: kept as is */
         } else if (cp == 0x130) {
-            o += utf8_encode(out + o, 'i');
-            o += utf8_encode(out + o, 0x307);
+            o += nmt_utf8_encode(out + o, 'i');
+            o += nmt_utf8_encode(out + o, 0x307);
         } else if (cp == 0x3A3) {
-            o += utf8_encode(out + o, final_sigma(s, i, k) ? 0x3C2 : 0x3C3);
+            o += nmt_utf8_encode(out + o, final_sigma(s, i, k) ? 0x3C2 : 0x3C3);
         } else {
-            o += utf8_encode(out + o, nmt_bleu_lower_codepoint(cp));
+            o += nmt_utf8_encode(out + o, nmt_bleu_lower_codepoint(cp));
         }
         i += k;
     }

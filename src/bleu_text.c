@@ -10,52 +10,6 @@
 
 #include "bleu_internal.h"
 
-/* ---- UTF-8 and Unicode whitespace ------------------------------------- */
-
-/* Decodes the code point at s (NUL-terminated) into *cp and returns its byte
- * length. A malformed byte decodes as itself, one byte long, so that any input
- * is processed without loss (sacreBLEU would refuse it earlier, on reading). */
-size_t nmt_bleu_utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-    unsigned c = s[0];
-    size_t n;
-    uint32_t v;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        n = 2, v = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3, v = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4, v = c & 0x07;
-    } else {
-        *cp = c;
-        return 1;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            *cp = c;
-            return 1;
-        }
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    *cp = v;
-    return n;
-}
-
-/* Python's str.isspace(), which str.split() and str.rstrip() use: note the
- * ASCII separators 0x1C-0x1F and the no-break spaces count as whitespace. */
-int nmt_bleu_is_space(uint32_t cp)
-{
-    if (cp <= 0x20)
-        return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F);
-    if (cp < 0x85)
-        return 0;
-    return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
-           cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
-}
-
 size_t nmt_bleu_count_words(const char *text)
 {
     const unsigned char *s = (const unsigned char *)text;
@@ -63,8 +17,8 @@ size_t nmt_bleu_count_words(const char *text)
     int in_word = 0;
     while (*s) {
         uint32_t cp;
-        size_t k = nmt_bleu_utf8_decode(s, &cp);
-        if (nmt_bleu_is_space(cp))
+        size_t k = bleu_decode(s, &cp);
+        if (nmt_utf8_is_python_space(cp))
             in_word = 0;
         else if (!in_word)
             in_word = 1, n++;
@@ -80,9 +34,9 @@ static size_t rstrip_len(const char *text)
     size_t end = 0, i = 0;
     while (s[i]) {
         uint32_t cp;
-        size_t k = nmt_bleu_utf8_decode(s + i, &cp);
+        size_t k = bleu_decode(s + i, &cp);
         i += k;
-        if (!nmt_bleu_is_space(cp))
+        if (!nmt_utf8_is_python_space(cp))
             end = i;
     }
     return end;
@@ -243,8 +197,8 @@ static void join_words(strbuf *out, const char *text, size_t n)
     sb_reserve(out, n);
     while (i < n) {
         uint32_t cp;
-        size_t k = nmt_bleu_utf8_decode(s + i, &cp);
-        if (nmt_bleu_is_space(cp)) {
+        size_t k = bleu_decode(s + i, &cp);
+        if (nmt_utf8_is_python_space(cp)) {
             if (in_word) {
                 if (out->n)
                     sb_putc(out, ' ');

@@ -134,10 +134,10 @@ static void split_words(sentence *s, const uint32_t *cp, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        while (i < n && nmt_bleu_is_space(cp[i]))
+        while (i < n && nmt_utf8_is_python_space(cp[i]))
             i++;
         size_t w = i;
-        while (i < n && !nmt_bleu_is_space(cp[i]))
+        while (i < n && !nmt_utf8_is_python_space(cp[i]))
             i++;
         size_t len = i - w;
         if (len == 0)
@@ -172,8 +172,8 @@ static int sentence_read(sentence *s, const char *text, const nmt_chrf_opts *o)
     if (!s->cp || !s->chars || !s->words)
         goto fail;
     for (size_t i = 0; b[i];) {
-        i += nmt_bleu_utf8_decode(b + i, &s->cp[n]);
-        if (!nmt_bleu_is_space(s->cp[n++]))
+        i += bleu_decode(b + i, &s->cp[n]);
+        if (!nmt_utf8_is_python_space(s->cp[n++]))
             end = n;
     }
     n = end; /* rstrip */
@@ -181,7 +181,7 @@ static int sentence_read(sentence *s, const char *text, const nmt_chrf_opts *o)
     lower = NULL;
 
     for (size_t i = 0; i < n; i++)
-        if (o->whitespace || !nmt_bleu_is_space(s->cp[i]))
+        if (o->whitespace || !nmt_utf8_is_python_space(s->cp[i]))
             s->chars[s->n_chars++] = (unit){s->cp + i, 1};
     if (o->word_order > 0)
         split_words(s, s->cp, n);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
+#include "utf8.h"
 
 void jval_free(jval *v)
 {
@@ -63,59 +64,6 @@ static int hex4(const unsigned char *p, unsigned *out)
     return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* Length of the valid UTF-8 sequence at p (at most `left` bytes), 0 if it is
- * invalid: overlong forms, surrogates and code points past U+10FFFF are. */
-static size_t utf8_len(const unsigned char *p, size_t left)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned cp, min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, cp = c & 0x1F, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, cp = c & 0x0F, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (n > left)
-        return 0;
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 /* A string starting at the opening quote. The decoded text is never longer
  * than the raw one (every escape shrinks), so one allocation of the raw
  * length suffices. */
@@ -144,7 +92,7 @@ static int parse_string(jparser *ps, char **out)
             return jerr(ps, "control character in a string (must be escaped)");
         }
         if (c >= 0x80) {
-            size_t n = utf8_len(ps->p, (size_t)(q - ps->p));
+            size_t n = nmt_utf8_valid_len(ps->p, (size_t)(q - ps->p));
             if (!n) {
                 free(s);
                 return jerr(ps, "invalid UTF-8 in a string");
@@ -200,7 +148,7 @@ static int parse_string(jparser *ps, char **out)
             free(s);
             return jerr(ps, "\\u0000 in a string is not supported");
         }
-        o += put_utf8(s + o, cp);
+        o += nmt_utf8_encode(s + o, cp);
     }
     s[o] = '\0';
     ps->p = q + 1;

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "nmt/error.h"
+#include "utf8.h"
 
 enum { IN_CHUNK = 1 << 18, BUF_START = 1 << 18 };
 /* A longer line is refused rather than grown without bound. */
@@ -231,57 +232,6 @@ fail:
     return rc;
 }
 
-/* The offset of the first byte that is not valid UTF-8 (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF), or n. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        /* Most text is ASCII: skip it 8 bytes at a time. */
-        while (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ULL)
-                break;
-            i += 8;
-        }
-        if (i >= n)
-            break;
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-        size_t need;
-        if (c >= 0xc2 && c <= 0xdf)
-            need = 1;
-        else if (c >= 0xe0 && c <= 0xef) {
-            need = 2;
-            if (c == 0xe0)
-                lo = 0xa0; /* overlong below U+0800 */
-            if (c == 0xed)
-                hi = 0x9f; /* surrogates U+D800..DFFF */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            need = 3;
-            if (c == 0xf0)
-                lo = 0x90; /* overlong below U+10000 */
-            if (c == 0xf4)
-                hi = 0x8f; /* above U+10FFFF */
-        } else
-            return i; /* a continuation byte, C0/C1 overlong or F5..FF */
-        if (i + need >= n) /* cut short by the end of the line */
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= need; k++)
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-        i += need + 1;
-    }
-    return n;
-}
-
 /* Before blaming a line's bytes, reads the rest of a gzip stream: corrupt
  * compressed data usually shows first as garbage bytes, and the real cause
  * (bad data, a failed CRC) is the more useful message. */
@@ -301,7 +251,7 @@ static int gzip_error_behind(nmt_reader *r)
 static int check_line(nmt_reader *r, const char *line, size_t len)
 {
     const char *nul = memchr(line, '\0', len);
-    size_t bad = utf8_invalid_at((const unsigned char *)line, nul ? (size_t)(nul - line) : len);
+    size_t bad = nmt_utf8_invalid_at((const unsigned char *)line, nul ? (size_t)(nul - line) : len);
     if (!nul && bad == len)
         return NMT_OK;
     char msg[160];

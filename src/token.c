@@ -34,62 +34,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
-
-#define NOT_A_CHAR 0x110000u /* what an invalid byte decodes to: a word character */
-
-/* One code point from s[0..n) (n > 0); *len gets its byte length. */
-static uint32_t decode(const unsigned char *s, size_t n, size_t *len)
-{
-    uint32_t c = s[0];
-    size_t need = c < 0x80 ? 0 : c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 4;
-    if (need == 0 || need > 3 || need >= n) {
-        *len = 1;
-        return need == 0 ? c : NOT_A_CHAR;
-    }
-    c &= 0x3f >> need;
-    for (size_t k = 1; k <= need; k++) {
-        if ((s[k] & 0xc0) != 0x80) {
-            *len = 1;
-            return NOT_A_CHAR;
-        }
-        c = (c << 6) | (s[k] & 0x3f);
-    }
-    *len = need + 1;
-    return c;
-}
-
-static size_t encode(char *out, uint32_t c)
-{
-    if (c < 0x80) {
-        out[0] = (char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        out[0] = (char)(0xc0 | (c >> 6));
-        out[1] = (char)(0x80 | (c & 0x3f));
-        return 2;
-    }
-    if (c < 0x10000) {
-        out[0] = (char)(0xe0 | (c >> 12));
-        out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-        out[2] = (char)(0x80 | (c & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | (c >> 18));
-    out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-    out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-    out[3] = (char)(0x80 | (c & 0x3f));
-    return 4;
-}
-
-static int is_space(uint32_t c)
-{
-    if (c < 0x80)
-        return c == ' ' || (c >= '\t' && c <= '\r');
-    return c == 0x85 || c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200b) ||
-           c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000 ||
-           c == 0xfeff;
-}
+#include "utf8.h"
 
 /* Non-ASCII punctuation and symbols, sorted, inclusive. Letters, digits,
  * marks and format characters (ª º µ ² ¹ soft hyphen, ...) are word
@@ -133,7 +78,7 @@ static int is_punct(uint32_t c)
 
 static int is_word(uint32_t c)
 {
-    return !is_space(c) && !is_punct(c);
+    return !nmt_utf8_is_token_space(c) && !is_punct(c);
 }
 
 static int is_digit(uint32_t c)
@@ -202,13 +147,13 @@ static size_t lower_into(char *out, const unsigned char *s, size_t n)
             continue;
         }
         size_t l;
-        uint32_t c = decode(s + i, n - i, &l);
-        uint32_t lc = c == NOT_A_CHAR ? c : lower(c);
+        uint32_t c = nmt_utf8_decode(s + i, n - i, &l);
+        uint32_t lc = c == NMT_UTF8_INVALID ? c : lower(c);
         if (lc == c) {
             memcpy(w, s + i, l);
             w += l;
         } else
-            w += encode(w, lc);
+            w += nmt_utf8_encode(w, lc);
         i += l;
     }
     return (size_t)(w - out);
@@ -326,7 +271,7 @@ static size_t clitic_start(const unsigned char *s, size_t a, size_t b)
 static size_t clitic_end(const unsigned char *s, size_t i, size_t a, size_t len)
 {
     size_t k = a, l;
-    while (k < len && is_word(decode(s + k, len - k, &l)))
+    while (k < len && is_word(nmt_utf8_decode(s + k, len - k, &l)))
         k += l;
     return k > a && is_clitic_tail(s + a, k - a) ? k : i;
 }
@@ -350,22 +295,22 @@ int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase)
     size_t i = 0;
     while (i < len) {
         size_t l;
-        uint32_t c = decode(s + i, len - i, &l);
-        if (is_space(c)) {
+        uint32_t c = nmt_utf8_decode(s + i, len - i, &l);
+        if (nmt_utf8_is_token_space(c)) {
             i += l;
             continue;
         }
         size_t start = i, end = i + l;
         int rc;
         size_t l2, l3;
-        int hyphen_led = c == '-' && end < len && is_word(decode(s + end, len - end, &l2));
+        int hyphen_led = c == '-' && end < len && is_word(nmt_utf8_decode(s + end, len - end, &l2));
         if (is_punct(c) && !hyphen_led) {
             size_t e = c == '&'                    ? entity_end(s, i, len)
                        : c == '\'' || c == 0x2019 ? clitic_end(s, i, end, len)
                                                    : i;
             if (e > i)
                 end = e;
-            while (e == i && repeats(c) && end < len && decode(s + end, len - end, &l2) == c)
+            while (e == i && repeats(c) && end < len && nmt_utf8_decode(s + end, len - end, &l2) == c)
                 end += l2;
             if ((rc = emit(out, &w, s, start, end, lowercase)))
                 return rc;
@@ -374,15 +319,15 @@ int nmt_tokenize(nmt_tokens *out, const char *text, size_t len, int lowercase)
         }
         uint32_t prev = c;
         while (end < len) {
-            uint32_t c2 = decode(s + end, len - end, &l2);
+            uint32_t c2 = nmt_utf8_decode(s + end, len - end, &l2);
             if (is_punct(c2)) {
-                uint32_t c3 = end + l2 < len ? decode(s + end + l2, len - end - l2, &l3) : ' ';
+                uint32_t c3 = end + l2 < len ? nmt_utf8_decode(s + end + l2, len - end - l2, &l3) : ' ';
                 if (!joins(prev, c2, c3)) {
-                    if (c2 == '-' && (is_space(c3) || c3 == ','))
+                    if (c2 == '-' && (nmt_utf8_is_token_space(c3) || c3 == ','))
                         end += l2; /* "Ess-" of "Ess- und Wohnzimmer" */
                     break;
                 }
-            } else if (is_space(c2))
+            } else if (nmt_utf8_is_token_space(c2))
                 break;
             prev = c2;
             end += l2;
