@@ -7,7 +7,7 @@
 
 #include "pool.h"
 #include "nmt/error.h"
-#include "nmt/train.h"
+#include "nmt/optim.h"
 
 static const char *const optim_names[] = {"sgd", "adam", "adadelta"};
 

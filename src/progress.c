@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "nmt/train.h"
+#include "nmt/progress.h"
 
 double nmt_now(void)
 {

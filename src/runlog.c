@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "nmt/error.h"
-#include "nmt/train.h"
+#include "nmt/progress.h"
+#include "nmt/text.h"
 
 /* The columns read, in nmt_runlog's order. */
 enum { COL_STEP, COL_ELAPSED, COL_LOSS, COL_VALID_PPL, COL_VALID_BLEU, COL_AVERAGE_OF, N_COLS };

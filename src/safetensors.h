@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nmt/modelfile.h"
+#include "nmt/tensors.h"
 
 /* A header longer than this is refused before anything is allocated (the
  * reference library uses the same bound). A model with two 100k-token

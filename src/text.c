@@ -336,3 +336,56 @@ void nmt_reader_close(nmt_reader *r)
     free(r->in);
     free(r);
 }
+
+/* ---- whole files as lines ---------------------------------------------------- */
+
+void nmt_free_lines(char **lines, size_t n)
+{
+    if (!lines)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+int nmt_read_lines(const char *path, char ***lines_out, size_t *n_out)
+{
+    *lines_out = NULL;
+    *n_out = 0;
+    nmt_reader *r;
+    int rc = nmt_reader_open(&r, path);
+    if (rc)
+        return rc;
+    char **lines = NULL;
+    size_t n = 0, cap = 0;
+    const char *line;
+    size_t len;
+    while ((rc = nmt_reader_next(r, &line, &len)) == 1) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            char **grown = realloc(lines, cap * sizeof *lines);
+            if (!grown) {
+                rc = NMT_ERR_NOMEM;
+                break;
+            }
+            lines = grown;
+        }
+        lines[n] = malloc(len + 1);
+        if (!lines[n]) {
+            rc = NMT_ERR_NOMEM;
+            break;
+        }
+        memcpy(lines[n], line, len + 1);
+        n++;
+    }
+    nmt_reader_close(r);
+    if (rc < 0) {
+        nmt_free_lines(lines, n);
+        if (rc == NMT_ERR_NOMEM)
+            return nmt_set_error(rc, "%s: out of memory reading its lines", path);
+        return rc;
+    }
+    *lines_out = lines;
+    *n_out = n;
+    return NMT_OK;
+}

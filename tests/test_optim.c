@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
-#include "nmt/train.h"
+#include "nmt/optim.h"
 #include "test_common.h"
 
 START_TEST(sgd_moves_by_minus_lr_times_gradient)

@@ -7,7 +7,7 @@
 
 #include "nmt/error.h"
 #include "nmt/runlog.h"
-#include "nmt/train.h"
+#include "nmt/progress.h"
 #include "test_common.h"
 #include "test_files.h"
 

@@ -14,6 +14,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/rng.h"
+#include "nmt/progress.h"
 #include "nmt/train.h"
 #include "test_common.h"
 

@@ -8,22 +8,7 @@
 #define NMT_MODELFILE_H
 
 #include "nmt/model.h"
-
-/* Extra tensors a checkpoint adds (optimizer moments "adam.m.NAME", ...). */
-typedef struct nmt_named_tensor {
-    const char *name;
-    int ndim;
-    int shape[2];
-    const float *data;
-    const unsigned char *bytes; /* instead of data: a U8 tensor of shape[0]
-                                 * bytes, ndim 1 (the model's "subwords") */
-} nmt_named_tensor;
-
-/* Extra metadata a checkpoint adds (step, epoch, rng state, settings...). */
-typedef struct nmt_meta {
-    const char *key;
-    const char *value;
-} nmt_meta;
+#include "nmt/tensors.h"
 
 /* Writes the model (its tensors in nmt_tensor_table order and the design's
  * metadata: format, cell, attention, bidirectional, emb, hidden, att_dim,

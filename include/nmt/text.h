@@ -64,4 +64,9 @@ size_t nmt_lowercase(char *out, const char *text, size_t len);
  * Returns a malloc'ed string (NULL on allocation failure). */
 char *nmt_detokenize(const char *const *tokens, size_t n);
 
+/* Reads the lines of a text file (plain or gzip) into a malloc'ed array of
+ * malloc'ed strings. */
+int nmt_read_lines(const char *path, char ***lines, size_t *n);
+void nmt_free_lines(char **lines, size_t n);
+
 #endif

@@ -1,5 +1,7 @@
-/* Training: optimizers, gradient clipping, and the training loop with
- * validation, best model, atomic checkpoints and exact resume.
+/* Training: its settings, and the training loop with validation, best
+ * model, atomic checkpoints and exact resume. The optimizers are in
+ * nmt/optim.h, what the loop reports in nmt/train_status.h, and the text made
+ * of it (log rows, the progress line) in nmt/progress.h.
  *
  * The loop is a library call that never prints: it reports through a
  * callback, and the command line (src/cli/train.c) decides what to show. */
@@ -13,55 +15,8 @@
 #include "nmt/corpus.h"
 #include "nmt/model.h"
 #include "nmt/modelfile.h"
-
-/* ---- optimizers --------------------------------------------------------- */
-
-typedef enum {
-    NMT_OPTIM_SGD = 0,
-    NMT_OPTIM_ADAM = 1,
-    NMT_OPTIM_ADADELTA = 2,
-} nmt_optim_kind;
-
-const char *nmt_optim_name(nmt_optim_kind k);             /* "sgd" "adam" "adadelta" */
-int nmt_optim_parse(const char *s, nmt_optim_kind *out);  /* NMT_OK or NMT_ERR_ARG */
-/* The usual learning rate of each: sgd 1.0, adam 1e-3, adadelta 1.0 (there
- * it multiplies the update, as in Zeiler 2012 and PyTorch). */
-double nmt_optim_default_lr(nmt_optim_kind k);
-
-/* An optimizer over one flat parameter allocation of n floats. Its moments
- * are allocations of the same layout, so the tensor table of the model names
- * their slices too (checkpoints store them as "adam.m.NAME" etc.).
- *   sgd:      p -= lr g
- *   adam:     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
- *             p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
- *   adadelta: a = rho a + (1-rho) g^2;  d = sqrt(u + eps)/sqrt(a + eps) g;
- *             u = rho u + (1-rho) d^2;  p -= lr d
- * (the update rules of PyTorch's Adam and Adadelta). */
-typedef struct nmt_optim {
-    nmt_optim_kind kind;
-    size_t n;
-    double lr;
-    double beta1, beta2, eps;   /* adam: 0.9, 0.999, 1e-8 */
-    double rho, ada_eps;        /* adadelta: 0.95, 1e-6 */
-    int64_t t;                  /* steps taken (adam's bias correction) */
-    int n_moments;              /* 0 sgd, 2 adam and adadelta */
-    float *moment[2];           /* [n] each: adam m, v; adadelta a (E[g^2]), u (E[dx^2]) */
-} nmt_optim;
-
-int nmt_optim_init(nmt_optim *o, nmt_optim_kind kind, size_t n, double lr);
-void nmt_optim_free(nmt_optim *o);
-/* One update of params[n] with grads[n]. */
-void nmt_optim_step(nmt_optim *o, float *params, const float *grads);
-/* Prefix of moment i's tensors in a checkpoint: "adam.m", "adam.v",
- * "adadelta.sq_avg", "adadelta.acc_delta"; NULL when out of range. */
-const char *nmt_optim_moment_name(nmt_optim_kind k, int i);
-
-/* The L2 norm of grads[n], summed in double. */
-double nmt_grad_norm(const float *grads, size_t n);
-/* Scales grads so that their global norm is at most max_norm (0: no
- * clipping) and returns the norm before clipping. A non-finite norm is
- * returned as is and the gradients are left alone. */
-double nmt_clip_grad_norm(float *grads, size_t n, double max_norm);
+#include "nmt/optim.h"
+#include "nmt/train_status.h"
 
 /* ---- settings ----------------------------------------------------------- */
 
@@ -153,45 +108,6 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f);
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* What the loop tells its caller. */
-typedef enum {
-    NMT_TRAIN_STEP,       /* after every step (for a live progress line) */
-    NMT_TRAIN_REPORT,     /* a row of log.tsv was written */
-    NMT_TRAIN_VALID,      /* a validation ran (valid_* set) */
-    NMT_TRAIN_BEST,       /* best.safetensors was written */
-    NMT_TRAIN_LR_DECAY,   /* the learning rate was lowered */
-    NMT_TRAIN_EARLY_STOP, /* validation stopped improving: the run ends */
-    NMT_TRAIN_EPOCH,      /* an epoch ended */
-    NMT_TRAIN_SAVED,      /* checkpoint.safetensors was written */
-    NMT_TRAIN_SNAPSHOT,   /* snapshot-STEP.safetensors was written */
-    NMT_TRAIN_TIME_UP,    /* --max-time has passed: the run validates, saves, ends */
-    NMT_TRAIN_AVERAGE,    /* the mean of the snapshots was validated (valid_* and
-                           * average_of set; best_* still the best before it) */
-} nmt_train_event;
-
-typedef struct nmt_train_status {
-    int64_t step;            /* steps taken so far */
-    int epoch;               /* 1-based, the epoch being trained */
-    size_t batch, n_batches; /* position in this epoch's plan */
-    int64_t total_steps;     /* steps the run will take at most (for an ETA) */
-    double lr;
-    double loss, ppl;        /* mean over the target tokens since the last report */
-    double grad_norm;        /* before clipping; mean since the last report */
-    double tok_per_s;        /* target tokens per second since the last report */
-    double elapsed_s;        /* wall time of the whole run, across resumes */
-    int has_valid;
-    double valid_ppl, valid_bleu;
-    double best_bleu, best_ppl;
-    int64_t best_step;
-    int bad_validations;     /* validations since the last improvement */
-    int best_average_of;     /* best.safetensors is the mean of this many snapshots;
-                              * 0: a model of the run */
-    double time_limit_s;     /* the settings' max_time (0: none), for an ETA */
-    int time_up;             /* the run ended because max_time passed */
-    int average_of;          /* with NMT_TRAIN_AVERAGE: how many snapshots */
-    int64_t average_from;    /* ... and the step of the oldest */
-} nmt_train_status;
-
 typedef struct nmt_train_callbacks {
     void *user;
     void (*on_event)(void *user, nmt_train_event ev, const nmt_train_status *st);
@@ -240,42 +156,5 @@ void nmt_trainer_free(nmt_trainer *t);
  * BLEU of its greedy translations against the references. */
 int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size,
                  double *ppl, double *bleu);
-
-/* Reads the lines of a text file (plain or gzip) into a malloc'ed array of
- * malloc'ed strings. */
-int nmt_read_lines(const char *path, char ***lines, size_t *n);
-void nmt_free_lines(char **lines, size_t n);
-
-/* ---- progress (src/progress.c): text for the caller to show ------------- */
-
-/* log.tsv: the header line and one row (each ending in "\n"); the validation
- * columns are empty unless st->has_valid. A row with st->average_of > 0 is
- * the validation of the mean of that many snapshots: its training columns are
- * empty and its last column, average_of, says how many (empty in other rows).
- * Return the length (as snprintf). */
-int nmt_log_header(char *buf, size_t cap);
-int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st);
-
-/* A live progress line: rate-limited, with an ETA from this session's speed. */
-typedef struct nmt_progress {
-    double t0;          /* when this session started (seconds, monotonic) */
-    int64_t step0;      /* the step it started at */
-    double last_draw;   /* when a line was last drawn; < 0: never */
-    double interval;    /* seconds between lines */
-} nmt_progress;
-
-/* Monotonic seconds. */
-double nmt_now(void);
-void nmt_progress_start(nmt_progress *p, int64_t step, double interval);
-/* 1 if a line is due now (and marks it drawn), else 0. */
-int nmt_progress_due(nmt_progress *p, double now);
-/* Seconds left at this session's pace, or until st->time_limit_s if that
- * comes first; < 0 when unknown. */
-double nmt_progress_eta(const nmt_progress *p, const nmt_train_status *st, double now);
-/* "epoch 2 | step 1200/5000 | loss 3.214 | 5321 tok/s | ETA 12m03s" (no newline). */
-int nmt_progress_line(char *buf, size_t cap, const nmt_progress *p,
-                      const nmt_train_status *st, double now);
-/* "1h02m03s", "12m03s", "7.2s". */
-int nmt_format_duration(char *buf, size_t cap, double seconds);
 
 #endif

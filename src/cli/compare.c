@@ -20,6 +20,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/svg.h"
+#include "nmt/progress.h"
 #include "nmt/train.h"
 
 static void help(void)

@@ -17,6 +17,7 @@
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "nmt/progress.h"
 #include "nmt/train.h"
 #include "nmt/units.h"
 
