@@ -228,11 +228,6 @@ const nmt_tensor_info *nmt_model_tensor(const nmt_model *m, const char *name)
     return NULL;
 }
 
-void nmt_set_threads(int n)
-{
-    pool_set_threads(n);
-}
-
 /* ---- initialisation ---- */
 
 static int ends_with(const char *s, const char *suffix)

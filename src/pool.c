@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "nmt/error.h"
+#include "nmt/threads.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define cpu_relax() _mm_pause()
@@ -146,6 +149,15 @@ int pool_set_threads(int n)
     }
     pool.n_threads = pool.n_workers + 1;
     return pool.n_threads == n ? 0 : -1;
+}
+
+int nmt_set_threads(int n)
+{
+    int want = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+    if (pool_set_threads(n) == 0)
+        return NMT_OK;
+    return nmt_set_error(NMT_ERR_NOMEM, "could start only %d of %d threads; the work goes on with those",
+                         pool.n_threads, want);
 }
 
 int pool_threads(void)

@@ -19,6 +19,7 @@
 #include "nmt/error.h"
 #include "nmt/progress.h"
 #include "nmt/text.h"
+#include "nmt/threads.h"
 #include "nmt/units.h"
 #include "safetensors.h"
 #include "trainer.h"
@@ -205,9 +206,11 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     t->st.time_limit_s = s->max_time;
     /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
     nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
-    nmt_set_threads(s->threads);
+    /* a pool short of threads would still train, but not at the speed or
+     * with the cut of the products that --threads asks for */
+    int rc = nmt_set_threads(s->threads);
 
-    int src_T = 1, tgt_T = 1, rc = NMT_OK;
+    int src_T = 1, tgt_T = 1;
     corpus_max_lengths(train, &src_T, &tgt_T);
     if (t->valid.corpus)
         corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);

@@ -26,6 +26,7 @@
 
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
+#include "nmt/threads.h"
 #include "seq2seq.h" /* the workspace's dropout masks */
 #include "valgrind_reexec.h"
 

@@ -12,6 +12,7 @@
 #include "layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
+#include "nmt/threads.h"
 #include "nmt/model.h"
 #include "nmt/rng.h"
 #include "pool.h"

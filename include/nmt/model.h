@@ -120,9 +120,6 @@ void nmt_model_free(nmt_model *m);
 /* The tensor of that name, or NULL. */
 const nmt_tensor_info *nmt_model_tensor(const nmt_model *m, const char *name);
 
-/* Number of threads for the products and the element-wise work. */
-void nmt_set_threads(int n);
-
 /* ---- training pass ------------------------------------------------------ */
 
 /* Activations and scratch for batches up to the given sizes, allocated once. */

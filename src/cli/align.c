@@ -575,7 +575,7 @@ int cmd_align(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    nmt_set_threads(a.threads);
+    cli_set_threads(a.threads);
     nmt_model *m;
     if (nmt_model_load(&m, a.model, NULL)) {
         cli_lib_error();

@@ -659,7 +659,7 @@ int cmd_compare(int argc, char **argv)
     int rc = parse_args(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
-    nmt_set_threads(a.threads);
+    cli_set_threads(a.threads);
     char **src = NULL, **refs = NULL;
     size_t n_src = 0, n_ref = 0;
     int *bucket = NULL, status = 1, lowercased = a.lc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
+#include "nmt/threads.h"
 
 const char *cli_command = "nmt";
 int cli_verbosity = 1;
@@ -161,6 +162,12 @@ int cli_default_threads(void)
     if (n < 1)
         n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+void cli_set_threads(int n)
+{
+    if (nmt_set_threads(n) != NMT_OK)
+        fprintf(stderr, "nmt %s: warning: %s\n", cli_command, nmt_error_message());
 }
 
 int opt_choice(const char *name, const char *val, const char *const *choices)

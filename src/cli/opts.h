@@ -38,6 +38,9 @@ int opt_choice(const char *name, const char *val, const char *const *choices);
 /* The default of --threads: every core this process may run on (its CPU
  * affinity, else the cores online), at least 1 and at most 256. */
 int cli_default_threads(void);
+/* Sets the threads of the passes; if not all could be started, prints a
+ * warning that says how many run (the work goes on with those). */
+void cli_set_threads(int n);
 
 /* Reports an unknown option or a missing argument the way getopt found it,
  * with a hint to --help. Always returns 2 (the exit code for usage errors). */

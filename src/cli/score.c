@@ -184,7 +184,7 @@ int cmd_score(int argc, char **argv)
     int rc = parse_args(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
-    nmt_set_threads(a.threads);
+    cli_set_threads(a.threads);
 
     nmt_model *m;
     if (nmt_model_load(&m, a.model, NULL)) {

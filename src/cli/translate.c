@@ -534,7 +534,7 @@ int cmd_translate(int argc, char **argv)
     int rc = parse_args(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
-    nmt_set_threads(a.threads);
+    cli_set_threads(a.threads);
     nmt_model *m = NULL;
     translator *t = NULL;
     nmt_reader *in = NULL;
