@@ -96,33 +96,35 @@ static void softmax_row(real *al, int n, int T)
         al[j] = 0;
 }
 
-/* What one call shares out: the arrays and sizes of a forward or backward. */
+/* What one call shares out over the threads: the layer, the rows' query,
+ * alpha and context or their gradients. */
 typedef struct att_job {
-    real *ctx, *alpha, *dq, *dkeys, *denc, *dv_part;
-    const real *q, *keys, *enc, *v, *dctx, *alpha_in;
-    const int *len, *src_of;
-    nmt_attention kind;
-    int R, B, T, K, DH;
+    const attention_layer *L;
+    real *ctx, *alpha, *dq;
+    const real *q, *dctx, *alpha_in;
+    const int *src_of;
+    int R;
 } att_job;
 
 /* Rows r0 .. r1-1 of attention_forward. */
 static void forward_rows(const att_job *p, int r0, int r1)
 {
-    /* ctx: [R, DH], alpha: [R, T], q: [R, K], keys: [T, B, K], enc: [T, B, DH] */
-    int B = p->B, T = p->T, K = p->K;
-    real scale = score_scale(p->kind, K);
+    /* ctx: [R, DH], alpha: [R, T], q: [R, K] */
+    const attention_layer *L = p->L;
+    int B = L->B, T = L->T, K = L->K;
+    real scale = score_scale(L->kind, K);
     for (int r = r0; r < r1; r++) {
-        int b = p->src_of ? p->src_of[r] : r, n = p->len[b];
-        const real *q = p->q + (size_t)r * K, *keys = p->keys + (size_t)b * K;
+        int b = p->src_of ? p->src_of[r] : r, n = L->len[b];
+        const real *q = p->q + (size_t)r * K, *keys = L->keys + (size_t)b * K;
         real *al = p->alpha + (size_t)r * T;
-        if (p->kind == NMT_ATT_BAHDANAU) {
+        if (L->kind == NMT_ATT_BAHDANAU) {
             for (int j = 0; j < n; j++)
-                al[j] = attention_score(p->v, q, keys + (size_t)j * B * K, K);
+                al[j] = attention_score(L->v, q, keys + (size_t)j * B * K, K);
         } else { /* al [n] = scale * keys [n, K] . q */
             NMT_GEMV(CblasRowMajor, CblasNoTrans, n, K, scale, keys, B * K, q, 1, 0, al, 1);
         }
         softmax_row(al, n, T);
-        context_row(p->ctx + (size_t)r * p->DH, al, p->enc, b, n, B, p->DH);
+        context_row(p->ctx + (size_t)r * L->DH, al, L->enc, b, n, B, L->DH);
     }
 }
 
@@ -133,24 +135,24 @@ static void forward_rows(const att_job *p, int r0, int r1)
 /* Rows r0 .. r1-1 of attention_backward, their share of dv added to dv. */
 static void backward_rows(const att_job *p, real *dv, int r0, int r1)
 {
-    /* dq: [R, K], dkeys: [T, B, K], denc: [T, B, DH], dv: [K], dctx: [R, DH],
-     * alpha: [R, T]; row r attends source r (training has R = B), so rows
-     * write disjoint parts of dkeys and denc */
-    int B = p->B, T = p->T, K = p->K, DH = p->DH;
-    real scale = score_scale(p->kind, K);
+    /* dq: [R, K], dctx: [R, DH], alpha: [R, T]; row r attends source r
+     * (training has R = B), so rows write disjoint parts of dkeys and denc */
+    const attention_layer *L = p->L;
+    int B = L->B, T = L->T, K = L->K, DH = L->DH;
+    real scale = score_scale(L->kind, K);
     for (int r = r0; r < r1; r++) {
-        int b = r, n = p->len[b];
+        int b = r, n = L->len[b];
         const real *al = p->alpha_in + (size_t)r * T, *dc = p->dctx + (size_t)r * DH;
-        const real *q = p->q + (size_t)r * K, *keys = p->keys + (size_t)b * K;
-        real *dq = p->dq + (size_t)r * K, *dkeys = p->dkeys + (size_t)b * K;
+        const real *q = p->q + (size_t)r * K, *keys = L->keys + (size_t)b * K;
+        real *dq = p->dq + (size_t)r * K, *dkeys = L->dkeys + (size_t)b * K;
         for (int k = 0; k < K; k++)
             dq[k] = 0;
         /* d alpha_j = dctx . h_j; softmax backward needs sum_j alpha_j d alpha_j,
          * so d alpha is computed twice rather than stored */
         real sum = 0;
         for (int j = 0; j < n; j++) {
-            const real *h = p->enc + ((size_t)j * B + b) * DH;
-            real *dh = p->denc + ((size_t)j * B + b) * DH;
+            const real *h = L->enc + ((size_t)j * B + b) * DH;
+            real *dh = L->denc + ((size_t)j * B + b) * DH;
             real a = al[j];
             sum += a * dot(dc, h, DH);
             for (int k = 0; k < DH; k++)
@@ -160,14 +162,14 @@ static void backward_rows(const att_job *p, real *dv, int r0, int r1)
             int m = n - j0 < SCORE_BLOCK ? n - j0 : SCORE_BLOCK;
             real ds[SCORE_BLOCK]; /* the gradients of the scores a_j0 .. a_j0+m-1 */
             for (int j = 0; j < m; j++) {
-                const real *h = p->enc + ((size_t)(j0 + j) * B + b) * DH;
+                const real *h = L->enc + ((size_t)(j0 + j) * B + b) * DH;
                 ds[j] = al[j0 + j] * (dot(dc, h, DH) - sum);
             }
             size_t at = (size_t)j0 * B * K;
-            if (p->kind == NMT_ATT_BAHDANAU) {
+            if (L->kind == NMT_ATT_BAHDANAU) {
                 for (int j = 0; j < m; j++)
                     score_backward(dkeys + at + (size_t)j * B * K, dq, dv, ds[j], q,
-                                   keys + at + (size_t)j * B * K, p->v, K);
+                                   keys + at + (size_t)j * B * K, L->v, K);
                 continue;
             }
             /* a_j = scale q . k_j: dq += scale keys^T ds, dk_j += scale ds_j q */
@@ -187,31 +189,27 @@ static void forward_chunk(void *arg, int c, int n)
     forward_rows(j, lo, hi);
 }
 
-void attention_forward(real *ctx, real *alpha, const real *q, const real *keys,
-                       const real *enc, const real *v, const int *len, const int *src_of,
-                       nmt_attention kind, int R, int B, int T, int K, int DH)
+void attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
+                       const int *src_of, int R)
 {
-    att_job j = {.ctx = ctx, .alpha = alpha, .q = q, .keys = keys, .enc = enc, .v = v,
-                 .len = len, .src_of = src_of, .kind = kind, .R = R, .B = B, .T = T, .K = K,
-                 .DH = DH};
+    att_job j = {.L = L, .ctx = ctx, .alpha = alpha, .q = q, .src_of = src_of, .R = R};
     pool_run(forward_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
 static void context_chunk(void *arg, int c, int n)
 {
     const att_job *j = arg;
+    const attention_layer *L = j->L;
     int lo, hi;
     pool_chunk_range(j->R, 1, c, n, &lo, &hi);
     for (int r = lo; r < hi; r++)
-        context_row(j->ctx + (size_t)r * j->DH, j->alpha_in + (size_t)r * j->T, j->enc, r % j->B,
-                    j->len[r % j->B], j->B, j->DH);
+        context_row(j->ctx + (size_t)r * L->DH, j->alpha_in + (size_t)r * L->T, L->enc, r % L->B,
+                    L->len[r % L->B], L->B, L->DH);
 }
 
-void attention_context(real *ctx, const real *alpha, const real *enc, const int *len, int R,
-                       int B, int T, int DH)
+void attention_context(real *ctx, const attention_layer *L, const real *alpha, int R)
 {
-    att_job j = {.ctx = ctx, .alpha_in = alpha, .enc = enc, .len = len, .R = R, .B = B, .T = T,
-                 .DH = DH};
+    att_job j = {.L = L, .ctx = ctx, .alpha_in = alpha, .R = R};
     pool_run(context_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
@@ -221,28 +219,25 @@ static void backward_chunk(void *arg, int c, int n)
     int lo, hi;
     pool_chunk_range(j->R, 1, c, n, &lo, &hi);
     real *dv = NULL;
-    if (j->kind == NMT_ATT_BAHDANAU) {
-        dv = j->dv_part + (size_t)c * j->K;
-        memset(dv, 0, (size_t)j->K * sizeof *dv);
+    if (j->L->kind == NMT_ATT_BAHDANAU) {
+        /* this chunk's share of dv, in the layer's scratch */
+        dv = j->L->dv_part + (size_t)c * j->L->K;
+        memset(dv, 0, (size_t)j->L->K * sizeof *dv);
     }
     backward_rows(j, dv, lo, hi);
 }
 
-void attention_backward(real *dq, real *dkeys, real *denc, real *dv, real *dv_part,
-                        const real *dctx, const real *alpha, const real *q, const real *keys,
-                        const real *enc, const real *v, const int *len, nmt_attention kind,
-                        int R, int B, int T, int K, int DH)
+void attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
+                        const real *q, int R)
 {
     /* A fixed number of chunks, whatever the threads: dv's partial sums are
      * added in the same order however the chunks were shared out. */
     int n = R < ATT_BACKWARD_CHUNKS ? R : ATT_BACKWARD_CHUNKS;
-    att_job j = {.dq = dq, .dkeys = dkeys, .denc = denc, .dv_part = dv_part, .dctx = dctx,
-                 .alpha_in = alpha, .q = q, .keys = keys, .enc = enc, .v = v, .len = len,
-                 .kind = kind, .R = R, .B = B, .T = T, .K = K, .DH = DH};
+    att_job j = {.L = L, .dq = dq, .dctx = dctx, .alpha_in = alpha, .q = q, .R = R};
     pool_run(backward_chunk, &j, n);
-    if (kind != NMT_ATT_BAHDANAU)
+    if (L->kind != NMT_ATT_BAHDANAU)
         return;
     for (int c = 0; c < n; c++)
-        for (int k = 0; k < K; k++)
-            dv[k] += dv_part[(size_t)c * K + k];
+        for (int k = 0; k < L->K; k++)
+            L->dv[k] += L->dv_part[(size_t)c * L->K + k];
 }

@@ -46,27 +46,25 @@ static void gru_row(real *restrict h, real *restrict g, const real *restrict u,
     }
 }
 
-static void cell_forward_rows(real *h, real *c, real *gates, const real *hh, const real *h_prev,
-                              const real *c_prev, const unsigned char *active, nmt_cell cell,
-                              int B, int H, int ldh)
+/* Rows 0 .. sh.B-1 of one step. */
+static void cell_forward_rows(const cell_step *st, cell_shape sh)
 {
-    /* h, h_prev: [B, H] with row stride ldh; c, c_prev: [B, H]; gates, hh: [B, G*H] */
-    int GH = cell_gates(cell) * H;
-    for (int b = 0; b < B; b++) {
-        real *hb = h + (size_t)b * ldh;
-        const real *hp = h_prev + (size_t)b * ldh;
-        if (!active[b]) {
+    int H = sh.H, GH = cell_gates(sh.cell) * H;
+    for (int b = 0; b < sh.B; b++) {
+        real *hb = st->h + (size_t)b * sh.ldh;
+        const real *hp = st->h_prev + (size_t)b * sh.ldh;
+        if (!st->active[b]) {
             memcpy(hb, hp, (size_t)H * sizeof *hb);
-            if (cell == NMT_CELL_LSTM)
-                memcpy(c + (size_t)b * H, c_prev + (size_t)b * H, (size_t)H * sizeof *c);
+            if (sh.cell == NMT_CELL_LSTM)
+                memcpy(st->c + (size_t)b * H, st->c_prev + (size_t)b * H, (size_t)H * sizeof(real));
             continue;
         }
-        real *g = gates + (size_t)b * GH;
-        const real *u = hh + (size_t)b * GH;
-        if (cell == NMT_CELL_RNN)
+        real *g = st->gates + (size_t)b * GH;
+        const real *u = st->hh + (size_t)b * GH;
+        if (sh.cell == NMT_CELL_RNN)
             rnn_row(hb, g, u, H);
-        else if (cell == NMT_CELL_LSTM)
-            lstm_row(hb, c + (size_t)b * H, g, u, c_prev + (size_t)b * H, H);
+        else if (sh.cell == NMT_CELL_LSTM)
+            lstm_row(hb, st->c + (size_t)b * H, g, u, st->c_prev + (size_t)b * H, H);
         else
             gru_row(hb, g, u, hp, H);
     }
@@ -91,39 +89,35 @@ static void lstm_row_backward(real *restrict dg, real *restrict dc_prev,
     }
 }
 
-static void cell_backward_rows(real *dgates, real *dhh, real *dh_prev, real *dc_prev,
-                               const real *dh, const real *dc, const real *gates, const real *hh,
-                               const real *h_prev, const real *c, const real *c_prev,
-                               const unsigned char *active, nmt_cell cell, int B, int H, int ldh)
+static void cell_backward_rows(const cell_grads *d, const cell_step *st, cell_shape sh)
 {
-    /* dgates, dhh, gates, hh: [B, G*H]; the rest [B, H] */
-    int GH = cell_gates(cell) * H;
-    for (int b = 0; b < B; b++) {
-        real *dg = dgates + (size_t)b * GH;
-        real *du = dhh + (size_t)b * GH;
-        real *dhp = dh_prev + (size_t)b * H;
-        const real *dhb = dh + (size_t)b * H;
-        if (!active[b]) {
+    int H = sh.H, GH = cell_gates(sh.cell) * H;
+    for (int b = 0; b < sh.B; b++) {
+        real *dg = d->dgates + (size_t)b * GH;
+        real *du = d->dhh + (size_t)b * GH;
+        real *dhp = d->dh_prev + (size_t)b * H;
+        const real *dhb = d->dh + (size_t)b * H;
+        if (!st->active[b]) {
             /* The state was copied: so is its gradient. */
             memset(dg, 0, (size_t)GH * sizeof *dg);
             if (du != dg)
                 memset(du, 0, (size_t)GH * sizeof *du);
             memcpy(dhp, dhb, (size_t)H * sizeof *dhp);
-            if (cell == NMT_CELL_LSTM)
-                memcpy(dc_prev + (size_t)b * H, dc + (size_t)b * H, (size_t)H * sizeof *dc);
+            if (sh.cell == NMT_CELL_LSTM)
+                memcpy(d->dc_prev + (size_t)b * H, d->dc + (size_t)b * H, (size_t)H * sizeof(real));
             continue;
         }
-        const real *g = gates + (size_t)b * GH;
-        if (cell == NMT_CELL_RNN) {
+        const real *g = st->gates + (size_t)b * GH;
+        if (sh.cell == NMT_CELL_RNN) {
             for (int k = 0; k < H; k++) {
                 dg[k] = dhb[k] * (1 - g[k] * g[k]);
                 dhp[k] = 0;
             }
-        } else if (cell == NMT_CELL_LSTM) {
-            lstm_row_backward(dg, dc_prev + (size_t)b * H, dhp, dhb, dc + (size_t)b * H, g,
-                              c + (size_t)b * H, c_prev + (size_t)b * H, H);
+        } else if (sh.cell == NMT_CELL_LSTM) {
+            lstm_row_backward(dg, d->dc_prev + (size_t)b * H, dhp, dhb, d->dc + (size_t)b * H, g,
+                              st->c + (size_t)b * H, st->c_prev + (size_t)b * H, H);
         } else {
-            const real *u = hh + (size_t)b * GH, *hp = h_prev + (size_t)b * ldh;
+            const real *u = st->hh + (size_t)b * GH, *hp = st->h_prev + (size_t)b * sh.ldh;
             for (int k = 0; k < H; k++) {
                 real r = g[k], z = g[H + k], n = g[2 * H + k];
                 real dn = dhb[k] * (1 - z) * (1 - n * n);
@@ -145,12 +139,12 @@ static void cell_backward_rows(real *dgates, real *dhh, real *dh_prev, real *dc_
  * step is not worth handing over. */
 #define CELL_MIN_ROWS 16
 
+/* A step's job: the step (and for the backward its gradients) and its
+ * shape; each chunk works on a block of rows. */
 typedef struct cell_job {
-    real *h, *c, *gates, *dgates, *dhh, *dh_prev, *dc_prev;
-    const real *hh, *h_prev, *c_prev, *dh, *dc, *c_now, *gates_in; /* gates_in: backward */
-    const unsigned char *active;
-    nmt_cell cell;
-    int B, H, ldh;
+    const cell_step *step;
+    const cell_grads *grads;
+    cell_shape shape;
 } cell_job;
 
 static int cell_chunks(int B)
@@ -160,45 +154,58 @@ static int cell_chunks(int B)
 
 #define ROWS(p, lo, width) ((p) ? (p) + (size_t)(lo) * (width) : NULL)
 
+/* The rows lo .. hi-1 of a step, its gradients and its shape. */
+static cell_shape shape_rows(cell_shape sh, int lo, int hi)
+{
+    sh.B = hi - lo;
+    return sh;
+}
+
+static cell_step step_rows(const cell_step *s, cell_shape sh, int lo)
+{
+    int GH = cell_gates(sh.cell) * sh.H;
+    return (cell_step){.gates = ROWS(s->gates, lo, GH), .hh = ROWS(s->hh, lo, GH),
+                       .h_prev = ROWS(s->h_prev, lo, sh.ldh), .c_prev = ROWS(s->c_prev, lo, sh.H),
+                       .h = ROWS(s->h, lo, sh.ldh), .c = ROWS(s->c, lo, sh.H),
+                       .active = s->active + lo};
+}
+
+static cell_grads grads_rows(const cell_grads *d, cell_shape sh, int lo)
+{
+    int GH = cell_gates(sh.cell) * sh.H;
+    return (cell_grads){.dh = ROWS(d->dh, lo, sh.H), .dc = ROWS(d->dc, lo, sh.H),
+                        .dgates = ROWS(d->dgates, lo, GH), .dhh = ROWS(d->dhh, lo, GH),
+                        .dh_prev = ROWS(d->dh_prev, lo, sh.H),
+                        .dc_prev = ROWS(d->dc_prev, lo, sh.H)};
+}
+
 static void cell_forward_chunk(void *arg, int chunk, int n_chunks)
 {
     const cell_job *j = arg;
-    int lo, hi, H = j->H, GH = cell_gates(j->cell) * H;
-    pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
-    cell_forward_rows(ROWS(j->h, lo, j->ldh), ROWS(j->c, lo, H), ROWS(j->gates, lo, GH),
-                      ROWS(j->hh, lo, GH), ROWS(j->h_prev, lo, j->ldh), ROWS(j->c_prev, lo, H),
-                      j->active + lo, j->cell, hi - lo, H, j->ldh);
+    int lo, hi;
+    pool_chunk_range(j->shape.B, 1, chunk, n_chunks, &lo, &hi);
+    cell_step rows = step_rows(j->step, j->shape, lo);
+    cell_forward_rows(&rows, shape_rows(j->shape, lo, hi));
 }
 
-void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
-                  const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
-                  int H, int ldh)
+void cell_forward(const cell_step *step, cell_shape shape)
 {
-    cell_job j = {.h = h, .c = c, .gates = gates, .hh = hh, .h_prev = h_prev,
-                  .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H, .ldh = ldh};
-    pool_run(cell_forward_chunk, &j, cell_chunks(B));
+    cell_job j = {.step = step, .shape = shape};
+    pool_run(cell_forward_chunk, &j, cell_chunks(shape.B));
 }
 
 static void cell_backward_chunk(void *arg, int chunk, int n_chunks)
 {
     const cell_job *j = arg;
-    int lo, hi, H = j->H, GH = cell_gates(j->cell) * H;
-    pool_chunk_range(j->B, 1, chunk, n_chunks, &lo, &hi);
-    cell_backward_rows(ROWS(j->dgates, lo, GH), ROWS(j->dhh, lo, GH), ROWS(j->dh_prev, lo, H),
-                       ROWS(j->dc_prev, lo, H), ROWS(j->dh, lo, H), ROWS(j->dc, lo, H),
-                       ROWS(j->gates_in, lo, GH), ROWS(j->hh, lo, GH),
-                       ROWS(j->h_prev, lo, j->ldh), ROWS(j->c_now, lo, H), ROWS(j->c_prev, lo, H),
-                       j->active + lo, j->cell, hi - lo, H, j->ldh);
+    int lo, hi;
+    pool_chunk_range(j->shape.B, 1, chunk, n_chunks, &lo, &hi);
+    cell_step rows = step_rows(j->step, j->shape, lo);
+    cell_grads grads = grads_rows(j->grads, j->shape, lo);
+    cell_backward_rows(&grads, &rows, shape_rows(j->shape, lo, hi));
 }
 
-void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
-                   const real *dc, const real *gates, const real *hh, const real *h_prev,
-                   const real *c, const real *c_prev, const unsigned char *active,
-                   nmt_cell cell, int B, int H, int ldh)
+void cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape)
 {
-    cell_job j = {.dgates = dgates, .dhh = dhh, .dh_prev = dh_prev, .dc_prev = dc_prev,
-                  .dh = dh, .dc = dc, .gates_in = gates, .hh = hh, .h_prev = h_prev,
-                  .c_now = c, .c_prev = c_prev, .active = active, .cell = cell, .B = B, .H = H,
-                  .ldh = ldh};
-    pool_run(cell_backward_chunk, &j, cell_chunks(B));
+    cell_job j = {.step = step, .grads = grads, .shape = shape};
+    pool_run(cell_backward_chunk, &j, cell_chunks(shape.B));
 }

@@ -19,7 +19,7 @@ struct nmt_infer {
     real *s, *c, *s_next, *c_next; /* [max_rows, H] */
     real *emb;                    /* [max_rows, E] */
     real *gates, *hh;             /* [max_rows, G*H] */
-    real *wsb;                    /* [max_rows, A] */
+    real *wa_s;                    /* [max_rows, A] */
     real *alpha;                  /* [max_rows, max_T] */
     real *ctx;                    /* [max_rows, D*H] */
     real *t;                      /* [max_rows, O] */
@@ -44,7 +44,7 @@ void nmt_infer_free(nmt_infer *st)
     free(st->emb);
     free(st->gates);
     free(st->hh);
-    free(st->wsb);
+    free(st->wa_s);
     free(st->alpha);
     free(st->ctx);
     free(st->t);
@@ -84,7 +84,7 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     st->s_next = reals(R * H), st->c_next = reals(R * H);
     st->emb = reals(R * ws->E);
     st->gates = reals(R * ws->G * H), st->hh = reals(R * ws->G * H);
-    st->wsb = reals(R * ws->A);
+    st->wa_s = reals(R * ws->A);
     st->alpha = reals(R * (size_t)max_src_T);
     st->ctx = reals(R * ws->D * H);
     st->t = reals(R * ws->O);
@@ -92,7 +92,7 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     st->lse = reals(R);
     if (!st->src_len || !st->row_src || !st->row_src_next || !st->ids || !st->active ||
         !st->s || !st->c || !st->s_next || !st->c_next || !st->emb || !st->gates || !st->hh ||
-        !st->wsb || !st->alpha || !st->ctx || !st->t || !st->logits || !st->lse) {
+        !st->wa_s || !st->alpha || !st->ctx || !st->t || !st->logits || !st->lse) {
         nmt_infer_free(st);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for %d decoding rows", max_rows);
     }
@@ -165,9 +165,10 @@ const float *infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t 
     /* The same sequence of operations as nmt_forward's decoder. */
     embed_forward(st->emb, st->ids, w.tgt_emb, R, E);
     linear_forward(st->gates, st->emb, w.dec_W_ih, w.dec_b, R, E, GH, E + DH, 0);
-    decoder_step_forward(m, &w, ws, st->s_next, st->c_next, st->gates, st->hh, st->wsb,
-                         st->alpha, st->ctx, st->s, st->c, st->active, st->src_len,
-                         st->row_src, R, st->B, st->T);
+    decoder_step step = {.gates = st->gates, .hh = st->hh, .wa_s = st->wa_s, .alpha = st->alpha,
+                         .ctx = st->ctx, .s = st->s_next, .c = st->c_next, .s_prev = st->s,
+                         .c_prev = st->c, .active = st->active, .src_of = st->row_src, .R = R};
+    decoder_step_forward(&step, m, &w, ws);
     deep_output_forward(st->t, st->s_next, st->ctx, st->emb, w.out_W_t, w.out_b_t, R, H, DH, E, O);
     linear_forward(st->logits, st->t, w.out_W, w.out_b, R, O, Vt, O, 0);
     log_sum_exp_rows(st->lse, st->logits, R, Vt);

@@ -148,60 +148,91 @@ void dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n);
 void dropout_apply(real *x, const unsigned char *mask, real keep, size_t n);
 
 /* ---- cell.c ---- */
-/* One step of a batch of B rows. `gates` [B, G*H] holds W_ih x + b on entry
- * and the activated gates on exit; `hh` [B, G*H] is W_hh h_prev (kept: the
- * GRU backward needs U_n h). Rows with active[b] == 0 copy h_prev and c_prev
- * (c only for LSTM; c may be NULL otherwise). h and h_prev have a row stride
- * of ldh (>= H), so that the encoder writes its states into place. */
-void cell_forward(real *h, real *c, real *gates, const real *hh, const real *h_prev,
-                  const real *c_prev, const unsigned char *active, nmt_cell cell, int B,
-                  int H, int ldh);
-/* Backward of cell_forward given dh [B, H] (and dc [B, H] for LSTM, consumed).
- * Writes dgates [B, G*H] (gradient of W_ih x + b), dhh [B, G*H] (gradient of
- * W_hh h_prev; may alias dgates for rnn and lstm), dh_prev [B, H] without the
- * W_hh term (the caller adds dhh . W_hh), and dc_prev [B, H]. Inactive rows
- * pass dh and dc straight through. */
-void cell_backward(real *dgates, real *dhh, real *dh_prev, real *dc_prev, const real *dh,
-                   const real *dc, const real *gates, const real *hh, const real *h_prev,
-                   const real *c, const real *c_prev, const unsigned char *active,
-                   nmt_cell cell, int B, int H, int ldh);
+/* The shape of one recurrent step: B rows of H units, cell_gates(cell) gates
+ * each. The states h and h_prev have a row stride of ldh (>= H), so that the
+ * encoder writes its states straight into place. */
+typedef struct cell_shape {
+    nmt_cell cell;
+    int B, H, ldh;
+} cell_shape;
+
+/* One step's tensors (G = cell_gates(cell)). */
+typedef struct cell_step {
+    real *gates;                 /* [B, G*H]: W_ih x + b on entry, the activated gates after */
+    const real *hh;              /* [B, G*H]: W_hh h_prev (kept: the GRU backward needs U_n h) */
+    const real *h_prev;          /* [B, ldh] */
+    const real *c_prev;          /* [B, H], LSTM only (else NULL) */
+    real *h;                     /* [B, ldh]: the new state */
+    real *c;                     /* [B, H], LSTM only: the new cell state */
+    const unsigned char *active; /* [B]: 0 for a padded row, which copies its state */
+} cell_step;
+
+/* The gradients of one step: dh and dc come in, the rest go out. */
+typedef struct cell_grads {
+    const real *dh;              /* [B, H] of h */
+    const real *dc;              /* [B, H] of c (LSTM), consumed */
+    real *dgates;                /* [B, G*H] of W_ih x + b */
+    real *dhh;                   /* [B, G*H] of W_hh h_prev; may alias dgates for rnn and lstm */
+    real *dh_prev;               /* [B, H] without the W_hh term (the caller adds dhh . W_hh) */
+    real *dc_prev;               /* [B, H] (LSTM) */
+} cell_grads;
+
+/* One step of rnn/gru/lstm: fills step->h, step->c and the activated gates. */
+void cell_forward(const cell_step *step, cell_shape shape);
+/* Its backward, given the step as the forward left it. Inactive rows pass
+ * dh and dc straight through. */
+void cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape);
 static inline int cell_gates(nmt_cell cell)
 {
     return cell == NMT_CELL_LSTM ? 4 : cell == NMT_CELL_GRU ? 3 : 1;
 }
 
 /* ---- attention.c ---- */
-/* One step of the attention family for R rows. Row r attends source src_of[r]
- * (identity if NULL) of the encoded batch: annotations enc [T, B, DH], keys
- * [T, B, K], length len[src]; its query is q [R, K]. The score of position j
- * is made by `kind` from q_r and key k_j (K elements each):
+/* The scores of the attention family, from the query q_r of row r and key
+ * k_j of source position j (K elements each):
  *   bahdanau    v . tanh(q_r + k_j)   q = W_a s, k = U_a h_j + b_a  (K = A)
  *   dot         q_r . k_j             q = s,     k = h_j (keys = enc) (K = H)
  *   general     q_r . k_j             q = s,     k = U_a h_j        (K = H)
  *   scaled-dot  q_r . k_j / sqrt(K)   q = W_a s, k = U_a h_j        (K = A)
  * The caller makes q and the keys (att_query_is_projected, att_keys_are_
- * projected). v [K] is bahdanau's, NULL for the others. Writes alpha [R, T]
- * (the softmax over j < len, 0 past it) and ctx [R, DH] = sum_j alpha_rj h_j. */
-void attention_forward(real *ctx, real *alpha, const real *q, const real *keys,
-                       const real *enc, const real *v, const int *len, const int *src_of,
-                       nmt_attention kind, int R, int B, int T, int K, int DH);
+ * projected). Positions j >= len of a source get no weight. */
+
+/* The backward sums its rows' shares of dv in this many chunks, whatever the
+ * threads, so that the sum has one order. */
+#define ATT_BACKWARD_CHUNKS 8
+
+/* What the attention reads of an encoded batch of B sources, and, for the
+ * backward, where its gradients go. Made once per pass (seq2seq_attention). */
+typedef struct attention_layer {
+    nmt_attention kind;
+    int B, T, K, DH;    /* sources, positions, query/key width, annotation width */
+    const real *keys;   /* [T, B, K] */
+    const real *enc;    /* [T, B, DH] the annotations h_j */
+    const int *len;     /* [B] source lengths */
+    const real *v;      /* [K] bahdanau's, else NULL */
+    /* training only: */
+    real *dkeys;        /* [T, B, K], added to (for dot, denc itself) */
+    real *denc;         /* [T, B, DH], added to */
+    real *dv;           /* [K] bahdanau's, added to */
+    real *dv_part;      /* [ATT_BACKWARD_CHUNKS, K] the backward's scratch: each
+                         * chunk's share of dv, summed in chunk order */
+} attention_layer;
+
+/* One step for R rows: row r attends source src_of[r] (identity if NULL)
+ * with its query q [R, K]. Writes alpha [R, T] (the softmax over j < len, 0
+ * past it) and ctx [R, DH] = sum_j alpha_rj h_j. */
+void attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
+                       const int *src_of, int R);
 /* ctx [R, DH] again from the alpha [R, T] that attention_forward wrote, for
  * rows that are whole steps of the batch (row r attends source r % B): the
  * same bits as the forward's ctx. Training recomputes ctx in its backward
  * rather than keep [Tt, B, DH] through the whole pass. */
-void attention_context(real *ctx, const real *alpha, const real *enc, const int *len, int R,
-                       int B, int T, int DH);
+void attention_context(real *ctx, const attention_layer *L, const real *alpha, int R);
 /* Backward, for rows r = source r (training: R = B): given dctx [R, DH],
- * adds to denc [T, B, DH], dkeys [T, B, K] (for dot the keys are enc and
- * dkeys is denc) and dv [K] (bahdanau), and writes dq [R, K], the gradient of
- * the query (the caller turns it into dW_a and ds_prev, or adds it to
- * ds_prev). dv_part [ATT_BACKWARD_CHUNKS, K] is scratch for the chunks'
- * shares of dv. */
-#define ATT_BACKWARD_CHUNKS 8
-void attention_backward(real *dq, real *dkeys, real *denc, real *dv, real *dv_part,
-                        const real *dctx, const real *alpha, const real *q, const real *keys,
-                        const real *enc, const real *v, const int *len, nmt_attention kind,
-                        int R, int B, int T, int K, int DH);
+ * adds to L's dkeys, denc and dv, and writes dq [R, K], the gradient of the
+ * query (the caller turns it into dW_a and ds_prev, or adds it to ds_prev). */
+void attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
+                        const real *q, int R);
 /* Where a kind's query and keys come from: W_a s (bahdanau, scaled-dot) or
  * s itself; U_a h_j (all but dot) or h_j itself. */
 static inline int att_query_is_projected(nmt_attention kind)

@@ -9,36 +9,38 @@
 #include "nmt/error.h"
 #include "seq2seq.h"
 
+const weight_field weight_fields[] = {
+    {"src_emb", offsetof(weights, src_emb)},
+    {"tgt_emb", offsetof(weights, tgt_emb)},
+    {"enc.fwd.W_ih", offsetof(weights, enc_W_ih[0])},
+    {"enc.bwd.W_ih", offsetof(weights, enc_W_ih[1])},
+    {"enc.fwd.W_hh", offsetof(weights, enc_W_hh[0])},
+    {"enc.bwd.W_hh", offsetof(weights, enc_W_hh[1])},
+    {"enc.fwd.b", offsetof(weights, enc_b[0])},
+    {"enc.bwd.b", offsetof(weights, enc_b[1])},
+    {"dec.init.W", offsetof(weights, init_W)},
+    {"dec.init.b", offsetof(weights, init_b)},
+    {"att.W", offsetof(weights, att_W)},
+    {"att.U", offsetof(weights, att_U)},
+    {"att.b", offsetof(weights, att_b)},
+    {"att.v", offsetof(weights, att_v)},
+    {"dec.W_ih", offsetof(weights, dec_W_ih)},
+    {"dec.W_hh", offsetof(weights, dec_W_hh)},
+    {"dec.b", offsetof(weights, dec_b)},
+    {"out.W_t", offsetof(weights, out_W_t)},
+    {"out.b_t", offsetof(weights, out_b_t)},
+    {"out.W", offsetof(weights, out_W)},
+    {"out.b", offsetof(weights, out_b)},
+};
+const int n_weight_fields = (int)(sizeof weight_fields / sizeof weight_fields[0]);
+
 void weights_resolve(weights *w, const nmt_model *m, real *base)
 {
     memset(w, 0, sizeof *w);
-    static const struct { const char *name; size_t at; } map[] = {
-        {"src_emb", offsetof(weights, src_emb)},
-        {"tgt_emb", offsetof(weights, tgt_emb)},
-        {"enc.fwd.W_ih", offsetof(weights, enc_W_ih[0])},
-        {"enc.fwd.W_hh", offsetof(weights, enc_W_hh[0])},
-        {"enc.fwd.b", offsetof(weights, enc_b[0])},
-        {"enc.bwd.W_ih", offsetof(weights, enc_W_ih[1])},
-        {"enc.bwd.W_hh", offsetof(weights, enc_W_hh[1])},
-        {"enc.bwd.b", offsetof(weights, enc_b[1])},
-        {"dec.init.W", offsetof(weights, init_W)},
-        {"dec.init.b", offsetof(weights, init_b)},
-        {"att.W", offsetof(weights, att_W)},
-        {"att.U", offsetof(weights, att_U)},
-        {"att.b", offsetof(weights, att_b)},
-        {"att.v", offsetof(weights, att_v)},
-        {"dec.W_ih", offsetof(weights, dec_W_ih)},
-        {"dec.W_hh", offsetof(weights, dec_W_hh)},
-        {"dec.b", offsetof(weights, dec_b)},
-        {"out.W_t", offsetof(weights, out_W_t)},
-        {"out.b_t", offsetof(weights, out_b_t)},
-        {"out.W", offsetof(weights, out_W)},
-        {"out.b", offsetof(weights, out_b)},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-        const nmt_tensor_info *t = nmt_model_tensor(m, map[i].name);
+    for (int i = 0; i < n_weight_fields; i++) {
+        const nmt_tensor_info *t = nmt_model_tensor(m, weight_fields[i].name);
         if (t)
-            *(real **)((char *)w + map[i].at) = base + t->offset;
+            *(real **)((char *)w + weight_fields[i].offset) = base + t->offset;
     }
     if (m->cfg.tied)
         w->out_W = w->tgt_emb;
@@ -103,11 +105,11 @@ static void layout(nmt_workspace *w, carver *c)
     w->z = carve(c, B * DH);
     w->dz = carve(c, B * DH);
     w->s = carve(c, (Tt + 1) * B * H);
-    w->sc = carve(c, (Tt + 1) * B * H);
+    w->s_cell = carve(c, (Tt + 1) * B * H);
     w->tgt_mask = carve_bytes(c, Tt * B * E);
     w->e_win = carve(c, WIN * B * E);
     w->ctx_win = carve(c, WIN * B * DH);
-    w->ws_win = carve(c, w->att_query_proj ? WIN * B * A : 0);
+    w->wa_s_win = carve(c, w->att_query_proj ? WIN * B * A : 0);
     w->dtgt_x = carve(c, WIN * B * E);
     /* the decoder's gates and the source embeddings and their gradient
      * share memory (see src_x) */
@@ -116,7 +118,7 @@ static void layout(nmt_workspace *w, carver *c)
     w->hh = carve(c, (gru ? Tt : 1) * B * GH);
     w->dgates = carve(c, WIN * B * GH);
     w->dhh = gru ? carve(c, WIN * B * GH) : w->dgates;
-    w->dws = carve(c, WIN * B * A);
+    w->dwa_s = carve(c, WIN * B * A);
     w->alpha = carve(c, Tt * B * Ts);
     w->dctx = carve(c, WIN * B * DH);
     w->t = carve(c, Tt * B * O);
@@ -262,13 +264,32 @@ static real *enc_state(const nmt_workspace *ws, int d, int k)
     return d == 0 ? ws->enc + ((ptrdiff_t)k - 1) * (ptrdiff_t)BDH : ws->enc + k * BDH + ws->H;
 }
 
+/* Step t of encoder direction d as the cell sees it, forward and backward. */
+static cell_step enc_step(const nmt_workspace *ws, int d, int t)
+{
+    const enc_direction *e = &ws->dir[d];
+    int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
+    size_t BGH = (size_t)ws->B * ws->G * ws->H;
+    return (cell_step){.gates = enc_gates(ws, e, t), .hh = e->hh + hh_at(ws, t, BGH),
+                       .h_prev = enc_state(ws, d, prev), .c_prev = enc_cell(ws, e, prev),
+                       .h = enc_state(ws, d, next), .c = enc_cell(ws, e, next),
+                       .active = ws->src_active + (size_t)t * ws->B};
+}
+
+/* The shape of an encoder step: its states are written into enc, a row of D*H. */
+static cell_shape enc_shape(const nmt_workspace *ws)
+{
+    return (cell_shape){.cell = ws->cell, .B = ws->B, .H = ws->H, .ldh = ws->D * ws->H};
+}
+
 void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts)
 {
     weights w;
     weights_resolve(&w, m, m->params);
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
-    ws->B = B;
+    ws->B = B, ws->Ts = Ts;
+    ws->src_len = len;
     for (int d = 0; d < ws->D; d++) {
         enc_direction *e = &ws->dir[d];
         /* The forward direction starts at state 0 and runs t = 0 .. T-1; the
@@ -283,7 +304,6 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
             memset(enc_cell(ws, e, first), 0, BH * sizeof(real));
         for (int k = 0; k < Ts; k++) {
             int t = d == 0 ? k : Ts - 1 - k;
-            int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
             /* W_ih x + b of a window of steps [t0, t0 + n) when it is entered
              * (the same products for training and inference, so the same
              * bits) */
@@ -291,12 +311,10 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
             if (t == (d == 0 ? t0 : t0 + n - 1))
                 linear_forward(enc_gates(ws, e, t0), ws->src_x + (size_t)t0 * B * E,
                                w.enc_W_ih[d], w.enc_b[d], n * B, E, GH, E, 0);
-            real *hh = e->hh + hh_at(ws, t, BGH);
-            const real *h_prev = enc_state(ws, d, prev);
-            gemm(0, 1, B, GH, H, 1, h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
-            cell_forward(enc_state(ws, d, next), enc_cell(ws, e, next), enc_gates(ws, e, t), hh,
-                         h_prev, enc_cell(ws, e, prev), ws->src_active + (size_t)t * B, ws->cell,
-                         B, H, DH);
+            cell_step step = enc_step(ws, d, t);
+            real *hh = e->hh + hh_at(ws, t, BGH); /* step.hh, written here */
+            gemm(0, 1, B, GH, H, 1, step.h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
+            cell_forward(&step, enc_shape(ws));
         }
     }
     /* What the decoder reads of the encoder: the annotations, dropped out
@@ -320,37 +338,50 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
     linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
     for (size_t i = 0; i < BH; i++)
         ws->s[i] = fast_tanh(ws->s[i]);
-    memset(ws->sc, 0, BH * sizeof(real));
+    memset(ws->s_cell, 0, BH * sizeof(real));
     /* the keys, once per batch (att.b is bahdanau's only: NULL otherwise) */
     if (ws->att_key_proj)
         linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
-void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
-                          real *s_new, real *c_new, real *gates, real *hh, real *ws_buf,
-                          real *alpha, real *ctx, const real *s_prev, const real *c_prev,
-                          const unsigned char *active, const int *len, const int *src_of,
-                          int R, int B, int T)
+attention_layer seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g)
 {
-    /* s_new, c_new, s_prev, c_prev: [R, H]; gates, hh: [R, G*H]; ws_buf: [R, A];
-     * alpha: [R, T]; ctx: [R, D*H] */
+    attention_layer L = {.kind = ws->att_kind, .B = ws->B, .T = ws->Ts, .K = ws->A,
+                         .DH = ws->D * ws->H, .keys = att_keys(ws), .enc = ws->ann,
+                         .len = ws->src_len, .v = w->att_v};
+    if (g) {
+        /* for dot the keys are the annotations, and so are their gradients */
+        L.dkeys = ws->att_key_proj ? ws->duh : ws->denc;
+        L.denc = ws->denc;
+        L.dv = g->att_v;
+        L.dv_part = ws->dv_part;
+    }
+    return L;
+}
+
+void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
+                          const nmt_workspace *enc)
+{
     int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
+    int R = st->R;
     if (enc->attention) {
-        const real *q = s_prev; /* dot and general ask with the state itself */
+        const real *q = st->s_prev; /* dot and general ask with the state itself */
         if (enc->att_query_proj) {
-            linear_forward(ws_buf, s_prev, w->att_W, NULL, R, H, A, H, 0);
-            q = ws_buf;
+            linear_forward(st->wa_s, st->s_prev, w->att_W, NULL, R, H, A, H, 0);
+            q = st->wa_s;
         }
-        attention_forward(ctx, alpha, q, att_keys(enc), enc->ann, w->att_v, len, src_of,
-                          enc->att_kind, R, B, T, A, DH);
+        attention_layer L = seq2seq_attention(enc, w, NULL);
+        attention_forward(st->ctx, st->alpha, &L, q, st->src_of, R);
     } else {
         for (int r = 0; r < R; r++)
-            memcpy(ctx + (size_t)r * DH, enc->z + (size_t)(src_of ? src_of[r] : r) * DH,
+            memcpy(st->ctx + (size_t)r * DH, enc->z + (size_t)(st->src_of ? st->src_of[r] : r) * DH,
                    (size_t)DH * sizeof(real));
     }
-    linear_forward(gates, ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
-    linear_forward(hh, s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
-    cell_forward(s_new, c_new, gates, hh, s_prev, c_prev, active, m->cfg.cell, R, H, H);
+    linear_forward(st->gates, st->ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
+    linear_forward(st->hh, st->s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
+    cell_step step = {.gates = st->gates, .hh = st->hh, .h_prev = st->s_prev, .c_prev = st->c_prev,
+                      .h = st->s, .c = st->c, .active = st->active};
+    cell_forward(&step, (cell_shape){.cell = m->cfg.cell, .B = R, .H = H, .ldh = H});
 }
 
 static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
@@ -545,11 +576,14 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
                        0);
         for (int k = 0; k < n; k++) {
             size_t at = a0 + (size_t)k * B;
-            real *s_prev = ws->s + at * H, *c_prev = ws->sc + at * H;
-            decoder_step_forward(m, &w, ws, s_prev + BH, c_prev + BH, ws->gates + at * GH,
-                                 ws->hh + hh_at(ws, at, GH), ws->ws_win + (size_t)k * B * ws->A,
-                                 ws->alpha + at * Ts, ws->ctx_win + (size_t)k * B * DH, s_prev,
-                                 c_prev, ws->tgt_active + at, b->src_len, NULL, B, B, Ts);
+            real *s_prev = ws->s + at * H, *c_prev = ws->s_cell + at * H;
+            decoder_step step = {.gates = ws->gates + at * GH, .hh = ws->hh + hh_at(ws, at, GH),
+                                 .wa_s = ws->wa_s_win + (size_t)k * B * ws->A,
+                                 .alpha = ws->alpha + at * Ts,
+                                 .ctx = ws->ctx_win + (size_t)k * B * DH, .s = s_prev + BH,
+                                 .c = c_prev + BH, .s_prev = s_prev, .c_prev = c_prev,
+                                 .active = ws->tgt_active + at, .R = B};
+            decoder_step_forward(&step, m, &w, ws);
         }
         deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
                             w.out_W_t, w.out_b_t, n * B, H, DH, E, O);
@@ -600,14 +634,13 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
     for (int k = 0; k < Ts; k++) {
         /* Reverse of the forward order. */
         int t = d == 0 ? Ts - 1 - k : k;
-        int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
         size_t slot = (size_t)(t % GRAD_WINDOW) * BGH;
         for (int b = 0; b < B; b++)
             add(dh + (size_t)b * H, ws->denc + ((size_t)t * B + b) * DH + d * H, H);
-        cell_backward(e->dgates + slot, e->dhh + slot, dh_prev, dc_prev, dh, dc,
-                      enc_gates(ws, e, t), e->hh + hh_at(ws, t, BGH), enc_state(ws, d, prev),
-                      enc_cell(ws, e, next), enc_cell(ws, e, prev),
-                      ws->src_active + (size_t)t * B, ws->cell, B, H, DH);
+        cell_step step = enc_step(ws, d, t);
+        cell_grads grads = {.dh = dh, .dc = dc, .dgates = e->dgates + slot, .dhh = e->dhh + slot,
+                            .dh_prev = dh_prev, .dc_prev = dc_prev};
+        cell_backward(&grads, &step, enc_shape(ws));
         gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
@@ -627,7 +660,7 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
 
 /* What the forward held for one window only, again for steps i0 .. i0+n-1:
  * their embeddings (e_win), context vectors (ctx_win) and, for the kinds
- * that project the query, W_a s (ws_win). */
+ * that project the query, W_a s (wa_s_win). */
 static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
                                   int i0, int n)
 {
@@ -635,14 +668,14 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     size_t a0 = (size_t)i0 * B;
     window_embeddings(ws, b->tgt_in, w->tgt_emb, ws->tgt_mask, a0, R);
     if (ws->attention) {
-        attention_context(ws->ctx_win, ws->alpha + a0 * ws->Ts, ws->ann, b->src_len, R, B,
-                          ws->Ts, DH);
+        attention_layer L = seq2seq_attention(ws, w, NULL);
+        attention_context(ws->ctx_win, &L, ws->alpha + a0 * ws->Ts, R);
         /* W_a s where the kind asks with it: step i read state i; one
          * product per step, as in the forward, for the same bits (OpenBLAS
          * may round a product of 8 steps otherwise) */
         if (ws->att_query_proj)
             for (int k = 0; k < n; k++)
-                linear_forward(ws->ws_win + (size_t)k * B * ws->A,
+                linear_forward(ws->wa_s_win + (size_t)k * B * ws->A,
                                ws->s + (a0 + (size_t)k * B) * H, w->att_W, NULL, B, H, ws->A, H,
                                0);
     } else {
@@ -667,7 +700,7 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
                     n * B, DH, GH, E + DH);
     /* W_a s_prev: step i read state i */
     if (ws->att_query_proj)
-        linear_backward(NULL, g->att_W, NULL, ws->dws, ws->s + at * H, w->att_W, n * B, H, ws->A,
+        linear_backward(NULL, g->att_W, NULL, ws->dwa_s, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
     if (ws->drop_emb)
         dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep_emb, (size_t)n * B * E);
@@ -705,10 +738,11 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
     memset(dh, 0, BH * sizeof(real));
     memset(dc, 0, BH * sizeof(real));
+    attention_layer att = seq2seq_attention(ws, &w, &g);
     for (int i = Tt - 1; i >= 0; i--) {
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
         size_t row = (size_t)(i % GRAD_WINDOW) * B; /* the step's first row in a window */
-        real *dws = ws->dws + row * A;
+        real *dwa_s = ws->dwa_s + row * A;
         int i0, n = window_of(i, Tt, &i0);
         if (i == i0 + n - 1) {
             /* A new window: the deep output's backward for its rows, products
@@ -720,24 +754,24 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
                                  w.out_W_t, n * B, H, DH, E, O, 0);
         }
         add(dh, ws->ds_out + row * H, BH);
-        cell_backward(ws->dgates + slot, ws->dhh + slot, dh_prev, dc_prev, dh, dc,
-                      ws->gates + at * GH, ws->hh + hh_at(ws, at, GH), ws->s + i * BH,
-                      ws->sc + (i + 1) * BH, ws->sc + i * BH, ws->tgt_active + at, ws->cell, B, H,
-                      H);
+        cell_step step = {.gates = ws->gates + at * GH, .hh = ws->hh + hh_at(ws, at, GH),
+                          .h_prev = ws->s + i * BH, .c_prev = ws->s_cell + i * BH,
+                          .c = ws->s_cell + (i + 1) * BH, .active = ws->tgt_active + at};
+        cell_grads grads = {.dh = dh, .dc = dc, .dgates = ws->dgates + slot, .dhh = ws->dhh + slot,
+                            .dh_prev = dh_prev, .dc_prev = dc_prev};
+        cell_backward(&grads, &step, (cell_shape){.cell = ws->cell, .B = B, .H = H, .ldh = H});
         gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
         real *dctx = ws->dctx + row * DH;
         gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             /* the query: W_a s_prev as the window recomputed it, or s_prev
              * (state i); for dot the keys' gradient is the annotations' */
-            const real *q = ws->att_query_proj ? ws->ws_win + row * A : ws->s + i * BH;
-            attention_backward(dws, ws->att_key_proj ? ws->duh : ws->denc, ws->denc, g.att_v,
-                               ws->dv_part, dctx, ws->alpha + at * Ts, q, att_keys(ws), ws->ann,
-                               w.att_v, b->src_len, ws->att_kind, B, B, Ts, A, DH);
+            const real *q = ws->att_query_proj ? ws->wa_s_win + row * A : ws->s + i * BH;
+            attention_backward(dwa_s, &att, dctx, ws->alpha + at * Ts, q, B);
             if (ws->att_query_proj)
-                gemm(0, 0, B, H, A, 1, dws, A, w.att_W, H, 1, dh_prev, H);
+                gemm(0, 0, B, H, A, 1, dwa_s, A, w.att_W, H, 1, dh_prev, H);
             else
-                add(dh_prev, dws, BH);
+                add(dh_prev, dwa_s, BH);
         } else {
             add(ws->dz, dctx, (size_t)B * DH);
         }

@@ -10,14 +10,35 @@
  * embeddings out_W is tgt_emb: the projection reads the embedding table and
  * adds its gradient into the table's. */
 typedef struct weights {
-    real *src_emb, *tgt_emb;
-    real *enc_W_ih[2], *enc_W_hh[2], *enc_b[2]; /* [0] forward, [1] backward */
-    real *init_W, *init_b;
-    real *att_W, *att_U, *att_b, *att_v;
-    real *dec_W_ih, *dec_W_hh, *dec_b;
-    real *out_W_t, *out_b_t, *out_W, *out_b;
+    real *src_emb;      /* [Vs, E] */
+    real *tgt_emb;      /* [Vt, E] */
+    real *enc_W_ih[2];  /* [G*H, E]   [0] the forward direction, [1] the backward */
+    real *enc_W_hh[2];  /* [G*H, H] */
+    real *enc_b[2];     /* [G*H] */
+    real *init_W;       /* [H, D*H]   s_0 = tanh(W_init z + b_init) */
+    real *init_b;       /* [H] */
+    real *att_W;        /* [A, H]     the query's projection (bahdanau, scaled-dot) */
+    real *att_U;        /* [K, D*H]   the keys' (K = A; general: K = H) */
+    real *att_b;        /* [A]        bahdanau's */
+    real *att_v;        /* [A]        bahdanau's */
+    real *dec_W_ih;     /* [G*H, E + D*H] column blocks [embedding | context] */
+    real *dec_W_hh;     /* [G*H, H] */
+    real *dec_b;        /* [G*H] */
+    real *out_W_t;      /* [O, H + D*H + E] column blocks [s | c | embedding] */
+    real *out_b_t;      /* [O] */
+    real *out_W;        /* [Vt, O]    tied: tgt_emb itself (O = E) */
+    real *out_b;        /* [Vt] */
 } weights;
 void weights_resolve(weights *w, const nmt_model *m, real *base);
+
+/* The tensor name behind each field of weights, in the struct's order, so
+ * that a test can check that the two stay one to one. */
+typedef struct weight_field {
+    const char *name;
+    size_t offset;      /* of the field in weights */
+} weight_field;
+extern const weight_field weight_fields[];
+extern const int n_weight_fields;
 
 /* One direction of the encoder: everything its backward needs. */
 typedef struct enc_direction {
@@ -57,6 +78,7 @@ struct nmt_workspace {
                                              * the decoder runs, and dsrc_x is
                                              * written only after its backward */
     enc_direction dir[2];
+    const int *src_len;                     /* [B] of the last encoding (not owned) */
     real *enc, *denc;                       /* [Ts, B, D*H]; enc has a row of
                                              * padding before and after */
     /* The annotations as the attention, the context and z read them: enc
@@ -71,7 +93,8 @@ struct nmt_workspace {
     real *uh, *duh;
     real *z, *dz;                           /* [B, D*H] */
 
-    real *s, *sc;                           /* [Tt+1, B, H] decoder states */
+    real *s;                                /* [Tt+1, B, H] the decoder's states s_i */
+    real *s_cell;                           /* [Tt+1, B, H] its LSTM cell states */
     unsigned char *tgt_mask;                /* [Tt, B, E] dropout mask */
     /* The decoder runs in windows of GRAD_WINDOW steps, forward and
      * backward, and what only its products need is held for one window:
@@ -82,7 +105,7 @@ struct nmt_workspace {
      * [Tt, B, E + D*H + A] instead would cost 4 KB per target word. */
     real *e_win;                            /* [GRAD_WINDOW, B, E] */
     real *ctx_win;                          /* [GRAD_WINDOW, B, D*H] */
-    real *ws_win;                           /* [GRAD_WINDOW, B, A]; when
+    real *wa_s_win;                           /* [GRAD_WINDOW, B, A]; when
                                              * att_query_proj */
     /* The gradients of the decoder's per-step inputs, kept for one window: */
     real *dtgt_x;                           /* [GRAD_WINDOW, B, E] */
@@ -91,7 +114,7 @@ struct nmt_workspace {
     real *gates;                            /* [Tt, B, G*H] (see src_x) */
     real *dgates, *dhh;                     /* as in enc_direction */
     real *hh;                               /* as in enc_direction */
-    real *dws;                              /* [GRAD_WINDOW, B, A], as dgates:
+    real *dwa_s;                              /* [GRAD_WINDOW, B, A], as dgates:
                                              * the queries' gradient */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
@@ -129,7 +152,7 @@ int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max
 /* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set
  * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
  * dropout when ws->drop_enc, whose mask is drawn already), z, uh (the keys
- * of an attention that projects them) and s[0], sc[0] = s_0, c_0. */
+ * of an attention that projects them) and s[0], s_cell[0] = s_0, c_0. */
 void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
 /* The attention's keys [Ts, B, A] of the last encoding: uh, or for dot ann. */
 static inline const real *att_keys(const nmt_workspace *ws)
@@ -137,16 +160,27 @@ static inline const real *att_keys(const nmt_workspace *ws)
     return ws->att_key_proj ? ws->uh : ws->ann;
 }
 
-/* One decoder step for R rows. gates [R, G*H] holds W_ih[:, :E] e + b on entry.
- * Computes the attention (its query W_a s_prev in ws_buf [R, A] when the
- * kind projects it, alpha [R, T]) or copies z into ctx [R, D*H], then the
- * cell: s_new, c_new [R, H] from s_prev, c_prev. Row r reads source
- * src_of[r] (identity if NULL) of the encoded batch of B. */
-void decoder_step_forward(const nmt_model *m, const weights *w, const nmt_workspace *enc,
-                          real *s_new, real *c_new, real *gates, real *hh, real *ws_buf,
-                          real *alpha, real *ctx, const real *s_prev, const real *c_prev,
-                          const unsigned char *active, const int *len, const int *src_of,
-                          int R, int B, int T);
+/* The attention layer over the last encoding: what it reads of ws and, with
+ * g (the gradients; training), where its gradients go. */
+attention_layer seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g);
+
+/* One decoder step for R rows of an encoded batch (enc). */
+typedef struct decoder_step {
+    real *gates;                 /* [R, G*H]: W_ih[:, :E] e + b on entry */
+    real *hh;                    /* [R, G*H]: W_hh s_prev, written here */
+    real *wa_s;                  /* [R, A]: the query W_a s_prev, when the kind projects it */
+    real *alpha;                 /* [R, Ts] */
+    real *ctx;                   /* [R, D*H]: the context, or z without attention */
+    real *s, *c;                 /* [R, H]: the new state (c: LSTM) */
+    const real *s_prev, *c_prev; /* [R, H] */
+    const unsigned char *active; /* [R] */
+    const int *src_of;           /* [R]: the source of each row (NULL: row r reads r) */
+    int R;
+} decoder_step;
+
+/* Computes the attention (or copies z into ctx), then the cell. */
+void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
+                          const nmt_workspace *enc);
 
 /* nmt_infer_step without its last pass over the vocabulary: the rows'
  * logits [R, Vt] are returned (valid until the next step) and *lse [R] gets

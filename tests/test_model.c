@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "layers.h"
+#include "seq2seq.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
@@ -731,14 +732,15 @@ START_TEST(context_recomputed_bit_for_bit)
         v[i] = 2 * nmt_rng_uniform(&r) - 1;
     const real *keys = kind == NMT_ATT_DOT ? enc : uh;
     const real *vv = kind == NMT_ATT_BAHDANAU ? v : NULL;
+    attention_layer L = {.kind = kind, .B = B, .T = T, .K = K, .DH = DH, .keys = keys,
+                         .enc = enc, .len = len, .v = vv};
     int threads = pool_threads();
     for (int th = 1; th <= 3; th++) {
         pool_set_threads(th);
         for (int k = 0; k < STEPS; k++)
-            attention_forward(ctx + k * B * DH, alpha + k * B * T, q + k * B * K, keys, enc, vv,
-                              len, NULL, kind, B, B, T, K, DH);
+            attention_forward(ctx + k * B * DH, alpha + k * B * T, &L, q + k * B * K, NULL, B);
         memset(again, 0xff, sizeof again);
-        attention_context(again, alpha, enc, len, R, B, T, DH);
+        attention_context(again, &L, alpha, R);
         ck_assert_msg(memcmp(ctx, again, sizeof ctx) == 0, "%s, %d threads",
                       nmt_attention_name(kind), th);
         if (th == 1) {
@@ -754,10 +756,56 @@ START_TEST(context_recomputed_bit_for_bit)
 }
 END_TEST
 
+/* The name -> field map of seq2seq.c (weight_fields) and the tensor table
+ * stay one to one: every tensor of every configuration (each cell, kind,
+ * direction, tied or not) has a field, every field is some configuration's
+ * tensor, and the map covers each field of the weights struct once. A tensor
+ * added to the table without a field would otherwise be read as NULL. */
+START_TEST(weight_fields_match_the_tensor_table)
+{
+    ck_assert_uint_eq(sizeof(weights), (size_t)n_weight_fields * sizeof(real *));
+    int used[64] = {0};
+    ck_assert_int_le(n_weight_fields, 64);
+    for (int i = 0; i < n_weight_fields; i++) {
+        ck_assert_uint_eq(weight_fields[i].offset % sizeof(real *), 0);
+        for (int k = 0; k < i; k++) {
+            ck_assert_uint_ne(weight_fields[i].offset, weight_fields[k].offset);
+            ck_assert_str_ne(weight_fields[i].name, weight_fields[k].name);
+        }
+    }
+    for (int k = 0; k < FIXTURE_CONFIGS; k++) {
+        for (int tied = 0; tied < 2; tied++) {
+            nmt_model *m = make_model(k, tied, 1);
+            for (int t = 0; t < m->n_tensors; t++) {
+                int found = -1;
+                for (int i = 0; i < n_weight_fields && found < 0; i++)
+                    if (strcmp(m->tensors[t].name, weight_fields[i].name) == 0)
+                        found = i;
+                ck_assert_msg(found >= 0, "config %d: tensor %s has no field in weights", k,
+                              m->tensors[t].name);
+                used[found] = 1;
+            }
+            /* and every tensor resolves to its own slice */
+            weights w;
+            weights_resolve(&w, m, m->params);
+            for (int t = 0; t < m->n_tensors; t++)
+                for (int i = 0; i < n_weight_fields; i++)
+                    if (strcmp(m->tensors[t].name, weight_fields[i].name) == 0)
+                        ck_assert_ptr_eq(*(real **)((char *)&w + weight_fields[i].offset),
+                                         m->params + m->tensors[t].offset);
+            nmt_model_free(m);
+        }
+    }
+    for (int i = 0; i < n_weight_fields; i++)
+        ck_assert_msg(used[i], "field %s is no configuration's tensor", weight_fields[i].name);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
+    tcase_add_test(tc, weight_fields_match_the_tensor_table);
     tcase_add_test(tc, names_parse_both_ways);
     tcase_add_test(tc, tensor_table_follows_design);
     tcase_add_test(tc, create_rejects_bad_settings);
