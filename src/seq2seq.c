@@ -143,18 +143,14 @@ int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int
     return workspace_create(out, m, max_B, max_src_T, max_tgt_T, 1);
 }
 
-int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
-                     int max_tgt_T, int training)
+/* The sizes of a workspace for cfg, before its memory is carved. */
+static int workspace_sizes(nmt_workspace *w, const nmt_config *cfg, int max_B, int max_src_T,
+                           int max_tgt_T, int training)
 {
-    *out = NULL;
     if (max_B < 1 || max_src_T < 1 || max_tgt_T < 1 || max_B > (1 << 20) ||
         max_src_T > (1 << 16) || max_tgt_T > (1 << 16))
         return nmt_set_error(NMT_ERR_ARG, "bad workspace sizes %d x %d x %d", max_B, max_src_T,
                              max_tgt_T);
-    nmt_workspace *w = calloc(1, sizeof *w);
-    if (!w)
-        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
-    const nmt_config *cfg = &m->cfg;
     w->max_B = max_B, w->max_Ts = max_src_T, w->max_Tt = max_tgt_T;
     w->training = training;
     w->cell = cfg->cell;
@@ -170,14 +166,53 @@ int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max
      * Vt = 6000) to stay in cache and off the peak memory */
     int steps = (128 + max_B - 1) / max_B;
     w->out_rows = max_B * (steps < max_tgt_T ? steps : max_tgt_T);
+    return NMT_OK;
+}
+
+/* The reals of the one allocation (a dry run of the layout that carves it),
+ * and the bytes of the small arrays beside it. */
+static size_t workspace_reals(nmt_workspace *w)
+{
     carver c = {NULL, 0};
-    layout(w, &c); /* a dry run to size the one allocation */
-    size_t bytes = c.used * sizeof(real);
-    if (bytes / sizeof(real) != c.used || c.used > ((size_t)1 << 40) / sizeof(real)) {
+    layout(w, &c);
+    return c.used;
+}
+
+static size_t workspace_side_bytes(const nmt_workspace *w)
+{
+    return (size_t)w->max_B * (w->max_Ts + w->max_Tt) + (size_t)w->max_B * sizeof *w->nll;
+}
+
+int nmt_workspace_bytes(const nmt_config *cfg, int max_B, int max_src_T, int max_tgt_T,
+                        double *bytes)
+{
+    nmt_workspace w = {0};
+    int rc = workspace_sizes(&w, cfg, max_B, max_src_T, max_tgt_T, 1);
+    if (rc)
+        return rc;
+    *bytes = (double)workspace_reals(&w) * sizeof(real) + (double)workspace_side_bytes(&w);
+    return NMT_OK;
+}
+
+int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                     int max_tgt_T, int training)
+{
+    *out = NULL;
+    nmt_workspace *w = calloc(1, sizeof *w);
+    if (!w)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
+    int rc = workspace_sizes(w, &m->cfg, max_B, max_src_T, max_tgt_T, training);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    size_t used = workspace_reals(w); /* a dry run to size the one allocation */
+    size_t bytes = used * sizeof(real);
+    if (bytes / sizeof(real) != used || used > ((size_t)1 << 40) / sizeof(real)) {
         free(w);
         return nmt_set_error(NMT_ERR_NOMEM, "workspace too large");
     }
-    w->block = calloc(c.used, sizeof(real));
+    w->block = calloc(used, sizeof(real));
     w->src_active = calloc((size_t)max_B * max_src_T, 1);
     w->tgt_active = calloc((size_t)max_B * max_tgt_T, 1);
     w->nll = calloc((size_t)max_B, sizeof *w->nll);
@@ -186,7 +221,7 @@ int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a workspace of %zu MB",
                              bytes >> 20);
     }
-    c.base = w->block, c.used = 0;
+    carver c = {w->block, 0};
     layout(w, &c);
     *out = w;
     return NMT_OK;

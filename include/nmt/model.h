@@ -127,6 +127,10 @@ typedef struct nmt_workspace nmt_workspace;
 int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B,
                          int max_src_T, int max_tgt_T);
 void nmt_workspace_free(nmt_workspace *ws);
+/* The bytes a training workspace for cfg and these sizes holds (*bytes),
+ * from the same sizing pass that nmt_workspace_create allocates by. */
+int nmt_workspace_bytes(const nmt_config *cfg, int max_B, int max_src_T, int max_tgt_T,
+                        double *bytes);
 
 /* What training adds to the deterministic pass (all 0, or a NULL pointer,
  * is that pass): inverted dropout at three places, each rate in [0, 1),

@@ -76,16 +76,16 @@ typedef struct compare_args {
 
 static int parse_args(compare_args *a, int argc, char **argv)
 {
-    enum { OPT_SRC = 256, OPT_REF, OPT_ALPHA, OPT_LC, OPT_BATCH, OPT_THREADS };
+    enum { OPT_SRC = 256, OPT_REF, OPT_LC };
     static const struct option long_options[] = {
         {"src", required_argument, NULL, OPT_SRC},
         {"ref", required_argument, NULL, OPT_REF},
         {"output", required_argument, NULL, 'o'},
-        {"beam", required_argument, NULL, 'b'},
-        {"alpha", required_argument, NULL, OPT_ALPHA},
+        CLI_OPTION_BEAM,
+        CLI_OPTION_ALPHA,
         {"lc", no_argument, NULL, OPT_LC},
-        {"batch-size", required_argument, NULL, OPT_BATCH},
-        {"threads", required_argument, NULL, OPT_THREADS},
+        CLI_OPTION_BATCH_SIZE,
+        CLI_OPTION_THREADS,
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -93,6 +93,8 @@ static int parse_args(compare_args *a, int argc, char **argv)
     memset(a, 0, sizeof *a);
     translate_opts_default(&a->opts);
     a->threads = cli_default_threads();
+    const cli_model_opts shared = {.beam = &a->opts.decode.beam, .alpha = &a->opts.decode.alpha,
+                                   .batch_size = &a->opts.batch_size, .threads = &a->threads};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:b:qh", long_options, NULL)) != -1) {
@@ -100,26 +102,16 @@ static int parse_args(compare_args *a, int argc, char **argv)
         case OPT_SRC: a->src = optarg; break;
         case OPT_REF: a->ref = optarg; break;
         case 'o': a->svg = optarg; break;
-        case 'b':
-            if (opt_int("--beam", optarg, 1, 1000, &a->opts.decode.beam))
-                return 2;
-            break;
-        case OPT_ALPHA:
-            if (opt_float("--alpha", optarg, 0, 10, &a->opts.decode.alpha))
-                return 2;
-            break;
         case OPT_LC: a->lc = 1; break;
-        case OPT_BATCH:
-            if (opt_int("--batch-size", optarg, 1, 4096, &a->opts.batch_size))
-                return 2;
-            break;
-        case OPT_THREADS:
-            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
-                return 2;
-            break;
         case 'q': a->quiet = 1; break;
         case 'h': help(); return -1;
-        default: return cli_usage_error();
+        default: {
+            int r = cli_model_option(c, optarg, &shared);
+            if (r == 1)
+                return cli_usage_error();
+            if (r)
+                return 2;
+        }
         }
     }
     a->dirs = argv + optind;

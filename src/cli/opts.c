@@ -164,6 +164,30 @@ int cli_default_threads(void)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
+int cli_model_option(int c, const char *arg, const cli_model_opts *o)
+{
+    switch (c) {
+    case 'b':
+        if (!o->beam)
+            return 1;
+        return opt_int("--beam", arg, 1, 1000, o->beam) ? 2 : 0;
+    case CLI_OPT_ALPHA:
+        if (!o->alpha)
+            return 1;
+        return opt_float("--alpha", arg, 0, 10, o->alpha) ? 2 : 0;
+    case CLI_OPT_BATCH_SIZE:
+        if (!o->batch_size)
+            return 1;
+        return opt_int("--batch-size", arg, 1, 4096, o->batch_size) ? 2 : 0;
+    case CLI_OPT_THREADS:
+        if (!o->threads)
+            return 1;
+        return opt_int("--threads", arg, 1, 256, o->threads) ? 2 : 0;
+    default:
+        return 1;
+    }
+}
+
 void cli_set_threads(int n)
 {
     if (nmt_set_threads(n) != NMT_OK)

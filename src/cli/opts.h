@@ -3,6 +3,7 @@
 #ifndef NMT_CLI_OPTS_H
 #define NMT_CLI_OPTS_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +42,26 @@ int cli_default_threads(void);
 /* Sets the threads of the passes; if not all could be started, prints a
  * warning that says how many run (the work goes on with those). */
 void cli_set_threads(int n);
+
+/* The options that the commands which run a model share (translate, score,
+ * align, compare), written once: the entries of their getopt tables, and
+ * one parser with one range and one message for each. */
+enum { CLI_OPT_ALPHA = 0x1000, CLI_OPT_BATCH_SIZE, CLI_OPT_THREADS };
+#define CLI_OPTION_BEAM {"beam", required_argument, NULL, 'b'}
+#define CLI_OPTION_ALPHA {"alpha", required_argument, NULL, CLI_OPT_ALPHA}
+#define CLI_OPTION_BATCH_SIZE {"batch-size", required_argument, NULL, CLI_OPT_BATCH_SIZE}
+#define CLI_OPTION_THREADS {"threads", required_argument, NULL, CLI_OPT_THREADS}
+/* Where a command keeps them (NULL for one it does not take). */
+typedef struct cli_model_opts {
+    int *beam;          /* 1 .. 1000 */
+    float *alpha;       /* 0 .. 10 */
+    int *batch_size;    /* sentences, 1 .. 4096 */
+    int *threads;       /* 1 .. 256 */
+} cli_model_opts;
+/* If getopt's c is one of the shared options that o keeps, parses arg into
+ * it: 0, or 2 (the usage exit code) after naming a bad value. 1 if c is not
+ * one of them. */
+int cli_model_option(int c, const char *arg, const cli_model_opts *o);
 
 /* Reports an unknown option or a missing argument the way getopt found it,
  * with a hint to --help. Always returns 2 (the exit code for usage errors). */

@@ -49,18 +49,19 @@ typedef struct score_args {
 /* 0 on success, else the exit code. */
 static int parse_args(score_args *a, int argc, char **argv)
 {
-    enum { OPT_SRC = 256, OPT_TGT, OPT_BATCH, OPT_THREADS, OPT_PER };
+    enum { OPT_SRC = 256, OPT_TGT, OPT_PER };
     static const struct option long_options[] = {
         {"model", required_argument, NULL, 'm'},
         {"src", required_argument, NULL, OPT_SRC},
         {"tgt", required_argument, NULL, OPT_TGT},
-        {"batch-size", required_argument, NULL, OPT_BATCH},
-        {"threads", required_argument, NULL, OPT_THREADS},
+        CLI_OPTION_BATCH_SIZE,
+        CLI_OPTION_THREADS,
         {"per-sentence", no_argument, NULL, OPT_PER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *a = (score_args){.batch_size = 64, .threads = cli_default_threads()};
+    const cli_model_opts shared = {.batch_size = &a->batch_size, .threads = &a->threads};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:h", long_options, NULL)) != -1) {
@@ -68,17 +69,15 @@ static int parse_args(score_args *a, int argc, char **argv)
         case 'm': a->model = optarg; break;
         case OPT_SRC: a->src = optarg; break;
         case OPT_TGT: a->tgt = optarg; break;
-        case OPT_BATCH:
-            if (opt_int("--batch-size", optarg, 1, 1 << 16, &a->batch_size))
-                return 2;
-            break;
-        case OPT_THREADS:
-            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
-                return 2;
-            break;
         case OPT_PER: a->per_sentence = 1; break;
         case 'h': help(); return -1;
-        default: return cli_usage_error();
+        default: {
+            int r = cli_model_option(c, optarg, &shared);
+            if (r == 1)
+                return cli_usage_error();
+            if (r)
+                return 2;
+        }
         }
     }
     if (optind < argc) {

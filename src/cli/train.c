@@ -608,33 +608,32 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
 
 /* ---- memory estimate -------------------------------------------------------- */
 
-/* A rough upper estimate of the bytes a run needs: parameters, gradients and
- * two moments, and the activations of one batch of the longest sentences. */
-static double estimate_bytes(const nmt_config *cfg, int B, int T)
+/* The bytes a run holds at its peak: the parameters with their gradients
+ * and the optimizer's moments, and the workspace of a batch of the longest
+ * sentences, as the library's own sizing pass counts it (validation's
+ * decoder, far smaller, is left out). */
+static int estimate_bytes(const nmt_config *cfg, nmt_optim_kind opt, int B, int T, double *need)
 {
-    double E = cfg->emb, H = cfg->hidden, O = cfg->out_dim;
-    double Vt = cfg->tgt_vocab, D = cfg->bidirectional ? 2 : 1;
-    double G = cfg->cell == NMT_CELL_LSTM ? 4 : cfg->cell == NMT_CELL_GRU ? 3 : 1;
     nmt_tensor_info table[NMT_MAX_TENSORS];
     size_t n_params;
     nmt_tensor_table(cfg, table, &n_params);
-    double params = (double)n_params;
-    double steps = (double)B * (T + 1);
-    double act = steps * (D * (E + 3 * G * H) + E + 3 * G * H + 3 * D * H + 3 * O + 2 * Vt);
-    /* the attention: a weight per target and source position, and the
-     * keys; bahdanau's per-position sums of A terms counted as if kept */
-    double A = cfg->attention == NMT_ATT_BAHDANAU || cfg->attention == NMT_ATT_SCALED_DOT
-                   ? cfg->att_dim : H;
-    if (cfg->attention == NMT_ATT_BAHDANAU)
-        act += steps * (T + 1) * (A + 3);
-    else if (cfg->attention != NMT_ATT_NONE)
-        act += steps * (T + 1) * 3 + 2 * steps * A;
-    return 4.0 * (4 * params + 2 * act);
+    int moments = 0;
+    while (nmt_optim_moment_name(opt, moments))
+        moments++;
+    double workspace;
+    if (nmt_workspace_bytes(cfg, B, T, T, &workspace))
+        return -1;
+    *need = (double)sizeof(float) * (double)n_params * (2 + moments) + workspace;
+    return 0;
 }
 
-static int check_memory(const nmt_config *cfg, int B, int T)
+static int check_memory(const nmt_config *cfg, nmt_optim_kind opt, int B, int T)
 {
-    double need = estimate_bytes(cfg, B, T);
+    double need;
+    if (estimate_bytes(cfg, opt, B, T, &need)) {
+        cli_lib_error();
+        return -1;
+    }
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     double have = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1 << 30);
     double limit = have < 8.0 * (1 << 30) ? have : 8.0 * (1 << 30);
@@ -810,7 +809,7 @@ static int load_model_or_checkpoint(run *r)
     /* absurd sizes are refused at once, before the corpus is read (the
      * vocabularies are counted as if tiny; checked again once known) */
     nmt_config lower = config_of(&r->s, 4, 4);
-    if (!a->init_from && check_memory(&lower, r->s.batch_size, r->s.max_len + 1))
+    if (!a->init_from && check_memory(&lower, r->s.optimizer, r->s.batch_size, r->s.max_len + 1))
         return -1;
     if (a->init_from) {
         if (nmt_model_load(&r->model, a->init_from, NULL)) {
@@ -890,7 +889,7 @@ static int check_valid_lengths(const run *r)
         longest = ls > longest ? ls : longest;
         longest = lt > longest ? lt : longest;
     }
-    return check_memory(&r->model->cfg, r->s.batch_size, (int)longest + 1);
+    return check_memory(&r->model->cfg, r->s.optimizer, r->s.batch_size, (int)longest + 1);
 }
 
 /* A fresh model's vocabularies: counted on the corpus (words), or the
@@ -976,7 +975,7 @@ static int read_corpora(run *r)
             return -1;
         }
         nmt_config cfg = config_of(s, nmt_vocab_size(sv), nmt_vocab_size(tv));
-        if (check_memory(&cfg, s->batch_size, s->max_len + 1)) {
+        if (check_memory(&cfg, s->optimizer, s->batch_size, s->max_len + 1)) {
             nmt_vocab_free(sv);
             nmt_vocab_free(tv);
             nmt_subwords_free(fresh_sw);

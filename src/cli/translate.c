@@ -364,19 +364,19 @@ typedef struct translate_args {
 
 static int parse_args(translate_args *a, int argc, char **argv)
 {
-    enum { OPT_ALPHA = 256, OPT_RATIO, OPT_NBEST, OPT_UNK, OPT_ALIGN, OPT_BATCH, OPT_THREADS };
+    enum { OPT_RATIO = 256, OPT_NBEST, OPT_UNK, OPT_ALIGN };
     static const struct option long_options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
-        {"beam", required_argument, NULL, 'b'},
-        {"alpha", required_argument, NULL, OPT_ALPHA},
+        CLI_OPTION_BEAM,
+        CLI_OPTION_ALPHA,
         {"max-ratio", required_argument, NULL, OPT_RATIO},
         {"n-best", required_argument, NULL, OPT_NBEST},
         {"replace-unk", no_argument, NULL, OPT_UNK},
         {"alignments", required_argument, NULL, OPT_ALIGN},
-        {"batch-size", required_argument, NULL, OPT_BATCH},
-        {"threads", required_argument, NULL, OPT_THREADS},
+        CLI_OPTION_BATCH_SIZE,
+        CLI_OPTION_THREADS,
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -386,6 +386,8 @@ static int parse_args(translate_args *a, int argc, char **argv)
     translate_opts_default(&a->opts);
     a->threads = cli_default_threads();
     nmt_decode_opts *d = &a->opts.decode;
+    const cli_model_opts shared = {.beam = &d->beam, .alpha = &d->alpha,
+                                   .batch_size = &a->opts.batch_size, .threads = &a->threads};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:i:o:b:qvh", long_options, NULL)) != -1) {
@@ -393,14 +395,6 @@ static int parse_args(translate_args *a, int argc, char **argv)
         case 'm': a->model = optarg; break;
         case 'i': a->input = optarg; break;
         case 'o': a->output = optarg; break;
-        case 'b':
-            if (opt_int("--beam", optarg, 1, 1000, &d->beam))
-                return 2;
-            break;
-        case OPT_ALPHA:
-            if (opt_float("--alpha", optarg, 0, 10, &d->alpha))
-                return 2;
-            break;
         case OPT_RATIO:
             if (opt_float("--max-ratio", optarg, 0, 1000, &d->max_ratio))
                 return 2;
@@ -412,18 +406,16 @@ static int parse_args(translate_args *a, int argc, char **argv)
             break;
         case OPT_UNK: a->opts.replace_unk = 1; break;
         case OPT_ALIGN: a->alignments = optarg; a->opts.alignments = 1; break;
-        case OPT_BATCH:
-            if (opt_int("--batch-size", optarg, 1, 4096, &a->opts.batch_size))
-                return 2;
-            break;
-        case OPT_THREADS:
-            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
-                return 2;
-            break;
         case 'q': a->quiet = 1; break;
         case 'v': a->verbose = 1; break;
         case 'h': help(); return -1;
-        default: return cli_usage_error();
+        default: {
+            int r = cli_model_option(c, optarg, &shared);
+            if (r == 1)
+                return cli_usage_error();
+            if (r)
+                return 2;
+        }
         }
     }
     if (optind < argc) {
