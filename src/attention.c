@@ -106,7 +106,7 @@ typedef struct att_job {
     int R;
 } att_job;
 
-/* Rows r0 .. r1-1 of attention_forward. */
+/* Rows r0 .. r1-1 of nmt_attention_forward. */
 static void forward_rows(const att_job *p, int r0, int r1)
 {
     /* ctx: [R, DH], alpha: [R, T], q: [R, K] */
@@ -132,7 +132,7 @@ static void forward_rows(const att_job *p, int r0, int r1)
  * level-2 products of the multiplicative backward; sentences are shorter. */
 #define SCORE_BLOCK 64
 
-/* Rows r0 .. r1-1 of attention_backward, their share of dv added to dv. */
+/* Rows r0 .. r1-1 of nmt_attention_backward, their share of dv added to dv. */
 static void backward_rows(const att_job *p, real *dv, int r0, int r1)
 {
     /* dq: [R, K], dctx: [R, DH], alpha: [R, T]; row r attends source r
@@ -189,11 +189,11 @@ static void forward_chunk(void *arg, int c, int n)
     forward_rows(j, lo, hi);
 }
 
-void attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
+void nmt_attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
                        const int *src_of, int R)
 {
     att_job j = {.L = L, .ctx = ctx, .alpha = alpha, .q = q, .src_of = src_of, .R = R};
-    pool_run(forward_chunk, &j, pool_chunks((size_t)R, 1));
+    nmt_pool_run(forward_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
 static void context_chunk(void *arg, int c, int n)
@@ -207,10 +207,10 @@ static void context_chunk(void *arg, int c, int n)
                     L->len[r % L->B], L->B, L->DH);
 }
 
-void attention_context(real *ctx, const attention_layer *L, const real *alpha, int R)
+void nmt_attention_context(real *ctx, const attention_layer *L, const real *alpha, int R)
 {
     att_job j = {.L = L, .ctx = ctx, .alpha_in = alpha, .R = R};
-    pool_run(context_chunk, &j, pool_chunks((size_t)R, 1));
+    nmt_pool_run(context_chunk, &j, pool_chunks((size_t)R, 1));
 }
 
 static void backward_chunk(void *arg, int c, int n)
@@ -227,14 +227,14 @@ static void backward_chunk(void *arg, int c, int n)
     backward_rows(j, dv, lo, hi);
 }
 
-void attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
+void nmt_attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
                         const real *q, int R)
 {
     /* A fixed number of chunks, whatever the threads: dv's partial sums are
      * added in the same order however the chunks were shared out. */
     int n = R < ATT_BACKWARD_CHUNKS ? R : ATT_BACKWARD_CHUNKS;
     att_job j = {.L = L, .dq = dq, .dctx = dctx, .alpha_in = alpha, .q = q, .R = R};
-    pool_run(backward_chunk, &j, n);
+    nmt_pool_run(backward_chunk, &j, n);
     if (L->kind != NMT_ATT_BAHDANAU)
         return;
     for (int c = 0; c < n; c++)

@@ -34,7 +34,7 @@ static int is_moment(const nmt_model *m, const char *name)
     return 0;
 }
 
-/* st_read_some's filter: hold the tensors that must be equal in every file. */
+/* nmt_st_read_some's filter: hold the tensors that must be equal in every file. */
 static int keep_identity(const char *name, void *ctx)
 {
     const nmt_model *m = ctx;
@@ -114,7 +114,7 @@ static int compare_meta(const st_file *a, const st_file *b, const char *pa, cons
             const char *key = x->meta[k].key;
             if (!defines_model(key))
                 continue;
-            const char *va = st_meta(a, key), *vb = st_meta(b, key);
+            const char *va = nmt_st_meta(a, key), *vb = nmt_st_meta(b, key);
             if (same_value(va, vb))
                 continue;
             char what[256], qa[64], qb[64];
@@ -152,7 +152,7 @@ static int compare_tensors(const st_file *a, const st_file *b, const char *pa, c
             const st_tensor *tx = &x->tensors[k];
             if (!tx->held)
                 continue;
-            const st_tensor *ty = st_find(y, tx->name);
+            const st_tensor *ty = nmt_st_find(y, tx->name);
             if (!ty) {
                 snprintf(what, sizeof what, "tensor '%.100s' (only %s has it)", tx->name,
                          pass ? "the second" : "the first");
@@ -222,7 +222,7 @@ int nmt_average_models(nmt_model **out, const char *const *paths, int n)
          * same file's metadata and other tensors */
         rc = nmt_model_load(&m, paths[i], NULL);
         if (!rc)
-            rc = st_read_some(i ? &id : &first_id, paths[i], keep_identity, m);
+            rc = nmt_st_read_some(i ? &id : &first_id, paths[i], keep_identity, m);
         if (!rc && i == 0) {
             first = m;
             m = NULL;
@@ -238,13 +238,13 @@ int nmt_average_models(nmt_model **out, const char *const *paths, int n)
         if (!rc)
             rc = add_weights(sum, m ? m : first, paths[i]);
         nmt_model_free(m);
-        st_free(&id);
+        nmt_st_free(&id);
     }
     if (!rc)
         for (size_t j = 0; j < first->n_params; j++)
             first->params[j] = (nmt_real)(sum[j] / n);
     free(sum);
-    st_free(&first_id);
+    nmt_st_free(&first_id);
     if (rc) {
         nmt_model_free(first);
         return rc;

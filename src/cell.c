@@ -188,10 +188,10 @@ static void cell_forward_chunk(void *arg, int chunk, int n_chunks)
     cell_forward_rows(&rows, shape_rows(j->shape, lo, hi));
 }
 
-void cell_forward(const cell_step *step, cell_shape shape)
+void nmt_cell_forward(const cell_step *step, cell_shape shape)
 {
     cell_job j = {.step = step, .shape = shape};
-    pool_run(cell_forward_chunk, &j, cell_chunks(shape.B));
+    nmt_pool_run(cell_forward_chunk, &j, cell_chunks(shape.B));
 }
 
 static void cell_backward_chunk(void *arg, int chunk, int n_chunks)
@@ -204,8 +204,8 @@ static void cell_backward_chunk(void *arg, int chunk, int n_chunks)
     cell_backward_rows(&grads, &rows, shape_rows(j->shape, lo, hi));
 }
 
-void cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape)
+void nmt_cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape)
 {
     cell_job j = {.step = step, .grads = grads, .shape = shape};
-    pool_run(cell_backward_chunk, &j, cell_chunks(shape.B));
+    nmt_pool_run(cell_backward_chunk, &j, cell_chunks(shape.B));
 }

@@ -373,7 +373,7 @@ static int search(nmt_decoder *d, int B, int T)
         d->prev[b] = NMT_BOS;
     }
     for (int pos = 0; R > 0; pos++) {
-        d->logits = infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
+        d->logits = nmt_infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
                                       &d->lse);
         int next = 0, identity = 1;
         for (int r = 0; r < R;) {

@@ -3,14 +3,14 @@
 
 #include "layers.h"
 
-void embed_forward(real *out, const int32_t *ids, const real *table, int n, int E)
+void nmt_embed_forward(real *out, const int32_t *ids, const real *table, int n, int E)
 {
     /* out: [n, E], ids: [n], table: [V, E] */
     for (int p = 0; p < n; p++)
         memcpy(out + (size_t)p * E, table + (size_t)ids[p] * E, (size_t)E * sizeof *out);
 }
 
-void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
+void nmt_embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
                     int t0, int T, int B, int E)
 {
     /* dtable: [V, E], dout: [T, B, E], ids: [T, B] (steps t0 .. t0+T-1), len: [B] */
@@ -26,13 +26,13 @@ void embed_backward(real *dtable, const real *dout, const int32_t *ids, const in
         }
 }
 
-void dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n)
+void nmt_dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         mask[i] = (real)nmt_rng_uniform(rng) >= p;
 }
 
-void dropout_apply(real *x, const unsigned char *mask, real keep, size_t n)
+void nmt_dropout_apply(real *x, const unsigned char *mask, real keep, size_t n)
 {
     /* x, mask: [n]; a dropped unit times 0, as by a float mask of 0 */
     for (size_t i = 0; i < n; i++)

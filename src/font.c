@@ -208,7 +208,7 @@ static int two_letters(const char *pair, uint8_t bits[2 * FONT_ROWS])
     return 2;
 }
 
-int font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS])
+int nmt_font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS])
 {
     char base = 0, accent = '-';
     if (cp >= ' ' && cp <= '~') {
@@ -256,7 +256,7 @@ int font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS])
     return 1;
 }
 
-uint32_t font_next_cp(const char **s)
+uint32_t nmt_font_next_cp(const char **s)
 {
     const unsigned char *p = (const unsigned char *)*s;
     uint32_t cp;

@@ -17,9 +17,9 @@ enum { FONT_COLS = 5, FONT_ACCENT = 3, FONT_ROWS = FONT_ACCENT + 9, FONT_ADVANCE
  * (ä → a with two dots, é, è, â, ñ, å, č, ő ...; cedillas and ogoneks are
  * left off); typographic quotes and dashes as their ASCII look-alikes; any
  * other character as a hollow box. */
-int font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS]);
+int nmt_font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS]);
 
 /* Decodes one UTF-8 sequence at *s, advancing it; bad bytes give U+FFFD. */
-uint32_t font_next_cp(const char **s);
+uint32_t nmt_font_next_cp(const char **s);
 
 #endif

@@ -67,7 +67,7 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     nmt_infer *st = calloc(1, sizeof *st);
     if (!st)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for decoding");
-    int rc = workspace_create(&st->ws, m, max_B, max_src_T, 1, 0);
+    int rc = nmt_workspace_alloc(&st->ws, m, max_B, max_src_T, 1, 0);
     if (rc) {
         free(st);
         return rc;
@@ -115,14 +115,14 @@ int nmt_infer_encode(const nmt_model *m, nmt_infer *st, const int32_t *src, cons
             return nmt_set_error(NMT_ERR_ARG, "source id %d out of range", (int)src[p]);
     nmt_workspace *ws = st->ws;
     weights w;
-    weights_resolve(&w, m, m->params);
+    nmt_weights_resolve(&w, m, m->params);
     st->B = B, st->T = T, st->R = B;
     memcpy(st->src_len, src_len, (size_t)B * sizeof *src_len);
     for (int t = 0; t < T; t++)
         for (int b = 0; b < B; b++)
             ws->src_active[(size_t)t * B + b] = t < src_len[b];
-    embed_forward(ws->src_x, src, w.src_emb, T * B, ws->E);
-    seq2seq_encode(m, ws, st->src_len, B, T);
+    nmt_embed_forward(ws->src_x, src, w.src_emb, T * B, ws->E);
+    nmt_seq2seq_encode(m, ws, st->src_len, B, T);
     size_t BH = (size_t)B * ws->H;
     memcpy(st->s, ws->s, BH * sizeof(real));
     memset(st->c, 0, BH * sizeof(real));
@@ -151,27 +151,27 @@ int nmt_infer_select(nmt_infer *st, const int *from, int R)
     return NMT_OK;
 }
 
-const float *infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
                                float *att, const float **lse)
 {
     const nmt_workspace *ws = st->ws;
     weights w;
-    weights_resolve(&w, m, m->params);
+    nmt_weights_resolve(&w, m, m->params);
     int R = st->R, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, O = ws->O;
     int Vt = ws->Vt;
     /* An id the model does not know reads as <unk> rather than out of bounds. */
     for (int r = 0; r < R; r++)
         st->ids[r] = prev[r] >= 0 && prev[r] < Vt ? prev[r] : NMT_UNK;
     /* The same sequence of operations as nmt_forward's decoder. */
-    embed_forward(st->emb, st->ids, w.tgt_emb, R, E);
-    linear_forward(st->gates, st->emb, w.dec_W_ih, w.dec_b, R, E, GH, E + DH, 0);
+    nmt_embed_forward(st->emb, st->ids, w.tgt_emb, R, E);
+    nmt_linear_forward(st->gates, st->emb, w.dec_W_ih, w.dec_b, R, E, GH, E + DH, 0);
     decoder_step step = {.gates = st->gates, .hh = st->hh, .wa_s = st->wa_s, .alpha = st->alpha,
                          .ctx = st->ctx, .s = st->s_next, .c = st->c_next, .s_prev = st->s,
                          .c_prev = st->c, .active = st->active, .src_of = st->row_src, .R = R};
-    decoder_step_forward(&step, m, &w, ws);
-    deep_output_forward(st->t, st->s_next, st->ctx, st->emb, w.out_W_t, w.out_b_t, R, H, DH, E, O);
-    linear_forward(st->logits, st->t, w.out_W, w.out_b, R, O, Vt, O, 0);
-    log_sum_exp_rows(st->lse, st->logits, R, Vt);
+    nmt_decoder_step_forward(&step, m, &w, ws);
+    nmt_deep_output_forward(st->t, st->s_next, st->ctx, st->emb, w.out_W_t, w.out_b_t, R, H, DH, E, O);
+    nmt_linear_forward(st->logits, st->t, w.out_W, w.out_b, R, O, Vt, O, 0);
+    nmt_log_sum_exp_rows(st->lse, st->logits, R, Vt);
     if (att && ws->attention)
         memcpy(att, st->alpha, (size_t)R * st->T * sizeof *att);
     real *tmp = st->s; st->s = st->s_next; st->s_next = tmp;
@@ -184,7 +184,7 @@ void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, floa
                     float *att)
 {
     const float *lse;
-    const float *logits = infer_step_logits(m, st, prev, att, &lse);
+    const float *logits = nmt_infer_step_logits(m, st, prev, att, &lse);
     size_t Vt = (size_t)st->ws->Vt;
     for (int r = 0; r < st->R; r++)
         for (size_t v = 0; v < Vt; v++)

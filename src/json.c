@@ -11,14 +11,14 @@
 #include "nmt/error.h"
 #include "utf8.h"
 
-void jval_free(jval *v)
+void nmt_jval_free(jval *v)
 {
     free(v->s);
     for (size_t k = 0; k < v->n && v->items; k++)
-        jval_free(&v->items[k]);
+        nmt_jval_free(&v->items[k]);
     for (size_t k = 0; k < v->n && v->members; k++) {
         free(v->members[k].key);
-        jval_free(&v->members[k].val);
+        nmt_jval_free(&v->members[k].val);
     }
     free(v->items);
     free(v->members);
@@ -230,7 +230,7 @@ static int parse_array(jparser *ps, jval *v)
             return NMT_ERR_FORMAT;
         v->items = items;
         int rc = parse_value(ps, &v->items[v->n]);
-        v->n++; /* counted even on failure so that jval_free frees it */
+        v->n++; /* counted even on failure so that nmt_jval_free frees it */
         if (rc)
             return rc;
         skip_ws(ps);
@@ -344,7 +344,7 @@ static int parse_value(jparser *ps, jval *v)
     return rc;
 }
 
-int json_parse(jval *root, const unsigned char *json, size_t n, const char *name)
+int nmt_json_parse(jval *root, const unsigned char *json, size_t n, const char *name)
 {
     jparser ps = {json, json, json + n, name, 0, JSON_BUDGET};
     memset(root, 0, sizeof *root);

@@ -37,8 +37,8 @@ struct jmember {
 /* Parses one JSON value filling all of text[0, n) but for whitespace after
  * it (the padding of a safetensors header). On failure returns
  * NMT_ERR_FORMAT (NMT_ERR_NOMEM) with "NAME: malformed header at byte K:
- * what" as the message; *root must then still be freed with jval_free. */
-int json_parse(jval *root, const unsigned char *text, size_t n, const char *name);
-void jval_free(jval *v);
+ * what" as the message; *root must then still be freed with nmt_jval_free. */
+int nmt_json_parse(jval *root, const unsigned char *text, size_t n, const char *name);
+void nmt_jval_free(jval *v);
 
 #endif

@@ -40,7 +40,7 @@ typedef nmt_real real;
  * thread of the pool (linear.c). The cut depends on the shape and the number
  * of threads only, so a run is reproducible at a given number of threads
  * (OpenBLAS may round the blocks of another cut differently). */
-void gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
+void nmt_gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
           const real *B, int ldb, real beta, real *C, int ldc);
 
 /* exp, tanh and the logistic function for the element-wise loops. In float
@@ -124,28 +124,28 @@ static inline real dot(const real *a, const real *b, int n)
 /* out[N, n_out] (=, or += when accumulate) in[N, n_in] . W^T, plus bias[n_out]
  * if given. W is [n_out, n_in] with row stride ldw (>= n_in), so a block of
  * columns of a wider matrix can be used. */
-void linear_forward(real *out, const real *in, const real *W, const real *bias,
+void nmt_linear_forward(real *out, const real *in, const real *W, const real *bias,
                     int N, int n_in, int n_out, int ldw, int accumulate);
-/* The gradients of linear_forward, each added to (NULL to skip):
+/* The gradients of nmt_linear_forward, each added to (NULL to skip):
  * din[N, n_in] += dout . W; dW[n_out, n_in] (row stride ldw) += dout^T . in;
  * dbias[n_out] += column sums of dout. */
-void linear_backward(real *din, real *dW, real *dbias, const real *dout, const real *in,
+void nmt_linear_backward(real *din, real *dW, real *dbias, const real *dout, const real *in,
                      const real *W, int N, int n_in, int n_out, int ldw);
 
 /* ---- embed.c ---- */
 /* out[T*B, E] = table[ids] (pad positions too: they are never read as data). */
-void embed_forward(real *out, const int32_t *ids, const real *table, int n, int E);
+void nmt_embed_forward(real *out, const int32_t *ids, const real *table, int n, int E);
 /* dtable[ids[p]] += dout[p] for the real positions p (t < len[b]) only; dout
  * and ids hold steps t0 .. t0+T-1. */
-void embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
+void nmt_embed_backward(real *dtable, const real *dout, const int32_t *ids, const int *len,
                     int t0, int T, int B, int E);
 /* Inverted dropout: mask[n] drawn from rng, 1 (kept, with probability 1-p)
  * or 0. A kept unit is scaled by keep = 1/(1-p), so that the expectation is
  * unchanged and inference needs no rescaling; the scale is the same for every
  * unit, so the mask is one byte per unit rather than a float. */
-void dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n);
+void nmt_dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n);
 /* x[i] *= mask[i] ? keep : 0: the forward, and alike the backward of dx. */
-void dropout_apply(real *x, const unsigned char *mask, real keep, size_t n);
+void nmt_dropout_apply(real *x, const unsigned char *mask, real keep, size_t n);
 
 /* ---- cell.c ---- */
 /* The shape of one recurrent step: B rows of H units, cell_gates(cell) gates
@@ -178,10 +178,10 @@ typedef struct cell_grads {
 } cell_grads;
 
 /* One step of rnn/gru/lstm: fills step->h, step->c and the activated gates. */
-void cell_forward(const cell_step *step, cell_shape shape);
+void nmt_cell_forward(const cell_step *step, cell_shape shape);
 /* Its backward, given the step as the forward left it. Inactive rows pass
  * dh and dc straight through. */
-void cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape);
+void nmt_cell_backward(const cell_grads *grads, const cell_step *step, cell_shape shape);
 static inline int cell_gates(nmt_cell cell)
 {
     return cell == NMT_CELL_LSTM ? 4 : cell == NMT_CELL_GRU ? 3 : 1;
@@ -202,7 +202,7 @@ static inline int cell_gates(nmt_cell cell)
 #define ATT_BACKWARD_CHUNKS 8
 
 /* What the attention reads of an encoded batch of B sources, and, for the
- * backward, where its gradients go. Made once per pass (seq2seq_attention). */
+ * backward, where its gradients go. Made once per pass (nmt_seq2seq_attention). */
 typedef struct attention_layer {
     nmt_attention kind;
     int B, T, K, DH;    /* sources, positions, query/key width, annotation width */
@@ -221,17 +221,17 @@ typedef struct attention_layer {
 /* One step for R rows: row r attends source src_of[r] (identity if NULL)
  * with its query q [R, K]. Writes alpha [R, T] (the softmax over j < len, 0
  * past it) and ctx [R, DH] = sum_j alpha_rj h_j. */
-void attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
+void nmt_attention_forward(real *ctx, real *alpha, const attention_layer *L, const real *q,
                        const int *src_of, int R);
-/* ctx [R, DH] again from the alpha [R, T] that attention_forward wrote, for
+/* ctx [R, DH] again from the alpha [R, T] that nmt_attention_forward wrote, for
  * rows that are whole steps of the batch (row r attends source r % B): the
  * same bits as the forward's ctx. Training recomputes ctx in its backward
  * rather than keep [Tt, B, DH] through the whole pass. */
-void attention_context(real *ctx, const attention_layer *L, const real *alpha, int R);
+void nmt_attention_context(real *ctx, const attention_layer *L, const real *alpha, int R);
 /* Backward, for rows r = source r (training: R = B): given dctx [R, DH],
  * adds to L's dkeys, denc and dv, and writes dq [R, K], the gradient of the
  * query (the caller turns it into dW_a and ds_prev, or adds it to ds_prev). */
-void attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
+void nmt_attention_backward(real *dq, const attention_layer *L, const real *dctx, const real *alpha,
                         const real *q, int R);
 /* Where a kind's query and keys come from: W_a s (bahdanau, scaled-dot) or
  * s itself; U_a h_j (all but dot) or h_j itself. */
@@ -255,35 +255,35 @@ static inline int att_key_size(const nmt_config *c)
 /* ---- output.c ---- */
 /* Deep output t[N, O] = tanh(W_t [s ; c ; e] + b_t), as three products with
  * column blocks of W_t [O, H + DH + E]. */
-void deep_output_forward(real *t, const real *s, const real *c, const real *e,
+void nmt_deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
                          int O);
 /* Given dpre [N, O], the gradient of the pre-activation W_t [s ; c ; e] + b_t
  * (the caller applies tanh's derivative, chunk by chunk), adds to dW_t, db_t,
  * and writes ds [N, H], dc [N, DH], de [N, E] (accumulate into them when
  * accumulate != 0). */
-void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
+void nmt_deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
                           const real *dpre, const real *s, const real *c, const real *e,
                           const real *W_t, int N, int H, int DH, int E, int O,
                           int accumulate);
 /* In place: logits [N, V] become log-probabilities (every row). */
-void log_softmax_forward(real *x, int N, int V);
-/* lse [N] = log sum_v exp(x[n, v]) of logits x [N, V], as log_softmax_forward
+void nmt_log_softmax_forward(real *x, int N, int V);
+/* lse [N] = log sum_v exp(x[n, v]) of logits x [N, V], as nmt_log_softmax_forward
  * computes it: x[n, v] - lse[n] is the very log-probability it writes. */
-void log_sum_exp_rows(real *lse, const real *x, int N, int V);
+void nmt_log_sum_exp_rows(real *lse, const real *x, int N, int V);
 /* Softmax cross-entropy with a padding mask: logits [N, V] become
  * log-probabilities; returns the summed -log p[target] over rows with
  * active[n]; nll[n % B] (double) gets each row's share when nll != NULL, and
  * *mean_logp (when not NULL) the active rows' sum of mean_k log p[k] (what
  * label smoothing needs). */
-double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
+double nmt_cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
                              double *nll, double *mean_logp, int N, int B, int V);
 /* The loss and its gradient at once, for training: logits [N, V] become
  * dlogits = scale * (p - (1 - e) onehot - e / V) on active rows, 0 elsewhere
  * (e: label smoothing, 0 for the plain loss), and logp_target [N] gets each
- * row's log p of its target, the same bits as cross_entropy_forward's; with
+ * row's log p of its target, the same bits as nmt_cross_entropy_forward's; with
  * e > 0 logp_mean [N] gets each row's mean_k log p[k]. */
-void cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
+void nmt_cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
                         const unsigned char *active, real scale, real e, int N, int V);
 
 #endif

@@ -44,12 +44,12 @@ static void gemm_chunk(void *arg, int c, int n_chunks)
     }
 }
 
-void gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
+void nmt_gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int lda,
           const real *B, int ldb, real beta, real *C, int ldc)
 {
     if (M <= 0 || N <= 0)
         return;
-    int threads = pool_threads();
+    int threads = nmt_pool_threads();
     if (threads == 1 || 2.0 * M * N * K < GEMM_SPLIT_FLOPS) {
         gemm_whole(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
@@ -58,10 +58,10 @@ void gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, int ld
      * operand only. */
     gemm_job j = {ta, tb, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
     int blocks = ((j.split_rows ? M : N) + GEMM_ALIGN - 1) / GEMM_ALIGN;
-    pool_run(gemm_chunk, &j, blocks < threads ? blocks : threads);
+    nmt_pool_run(gemm_chunk, &j, blocks < threads ? blocks : threads);
 }
 
-void linear_forward(real *out, const real *in, const real *W, const real *bias,
+void nmt_linear_forward(real *out, const real *in, const real *W, const real *bias,
                     int N, int n_in, int n_out, int ldw, int accumulate)
 {
     /* out: [N, n_out], in: [N, n_in], W: [n_out, ldw], bias: [n_out] */
@@ -79,17 +79,17 @@ void linear_forward(real *out, const real *in, const real *W, const real *bias,
         }
         beta = 1;
     }
-    gemm(0, 1, N, n_out, n_in, 1, in, n_in, W, ldw, beta, out, n_out);
+    nmt_gemm(0, 1, N, n_out, n_in, 1, in, n_in, W, ldw, beta, out, n_out);
 }
 
-void linear_backward(real *din, real *dW, real *dbias, const real *dout, const real *in,
+void nmt_linear_backward(real *din, real *dW, real *dbias, const real *dout, const real *in,
                      const real *W, int N, int n_in, int n_out, int ldw)
 {
     /* din: [N, n_in], dW: [n_out, ldw], dbias: [n_out], dout: [N, n_out] */
     if (din)
-        gemm(0, 0, N, n_in, n_out, 1, dout, n_out, W, ldw, 1, din, n_in);
+        nmt_gemm(0, 0, N, n_in, n_out, 1, dout, n_out, W, ldw, 1, din, n_in);
     if (dW)
-        gemm(1, 0, n_out, n_in, N, 1, dout, n_out, in, n_in, 1, dW, ldw);
+        nmt_gemm(1, 0, n_out, n_in, N, 1, dout, n_out, in, n_in, 1, dW, ldw);
     if (dbias)
         for (int n = 0; n < N; n++) {
             const real *d = dout + (size_t)n * n_out;

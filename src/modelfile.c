@@ -144,7 +144,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
         memcpy(kv, design, (size_t)n_design * sizeof *design);
         for (int k = 0; k < n_meta; k++)
             kv[n_design + k] = meta[k];
-        rc = st_write(path, t, n_t, kv, n_m, "crc32");
+        rc = nmt_st_write(path, t, n_t, kv, n_m, "crc32");
     }
     free(narrow);
     free(src);
@@ -158,7 +158,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
 
 static const char *need_meta(const nmt_file *f, const char *key, const char *path)
 {
-    const char *v = st_meta(&f->st, key);
+    const char *v = nmt_st_meta(&f->st, key);
     if (!v)
         nmt_set_error(NMT_ERR_FORMAT, "%s: the metadata lacks '%s'", path, key);
     return v;
@@ -166,7 +166,7 @@ static const char *need_meta(const nmt_file *f, const char *key, const char *pat
 
 static int check_format(const nmt_file *f, const char *path)
 {
-    const char *fmt = st_meta(&f->st, "format");
+    const char *fmt = nmt_st_meta(&f->st, "format");
     if (!fmt)
         return nmt_set_error(NMT_ERR_FORMAT,
                              "%s: not an nmt model (no \"format\" in the metadata)", path);
@@ -295,7 +295,7 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
         (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
         return rc;
     /* absent means untied (files from before tying existed) */
-    if (st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
+    if (nmt_st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
         return rc;
     if (nmt_attention_check(cfg->attention, cfg->bidirectional, cfg->hidden)) {
         char why[512]; /* the message is rewritten from itself */
@@ -348,14 +348,14 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     size_t total;
     int n = nmt_tensor_table(cfg, table, &total);
     /* the output matrix, said in the words of tying */
-    if (cfg->tied && st_find(&f->st, "out.W"))
+    if (cfg->tied && nmt_st_find(&f->st, "out.W"))
         return nmt_set_error(NMT_ERR_FORMAT, "%s: tied is true (the output matrix is tgt_emb) "
                              "but the file has an 'out.W'", path);
-    if (!cfg->tied && !st_find(&f->st, "out.W"))
+    if (!cfg->tied && !nmt_st_find(&f->st, "out.W"))
         return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
                              "true (a model with tied embeddings says so in its metadata)", path);
     for (int k = 0; k < n; k++) {
-        const st_tensor *t = st_find(&f->st, table[k].name);
+        const st_tensor *t = nmt_st_find(&f->st, table[k].name);
         int64_t want[2] = {table[k].shape[0], table[k].shape[1]};
         char ws[64], hs[ST_MAX_NDIM * 22 + 4];
         shape_text(ws, sizeof ws, table[k].ndim, want);
@@ -378,7 +378,7 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     }
     int n_all = every_model_tensor(all);
     for (int k = 0; k < n_all; k++)
-        if (!in_table(table, n, all[k].name) && st_find(&f->st, all[k].name))
+        if (!in_table(table, n, all[k].name) && nmt_st_find(&f->st, all[k].name))
             return nmt_set_error(NMT_ERR_FORMAT,
                                  "%s: tensor '%s' is in the file but the settings (attention %s, %s) "
                                  "have no use for it", path, all[k].name,
@@ -412,7 +412,7 @@ static int load_subwords(nmt_subwords **out, const nmt_file *f, const char *cons
                          const char *const *tgt_tok, const nmt_config *cfg, const char *path)
 {
     *out = NULL;
-    const st_tensor *t = st_find(&f->st, SUBWORDS_TENSOR);
+    const st_tensor *t = nmt_st_find(&f->st, SUBWORDS_TENSOR);
     if (!t)
         return NMT_OK;
     char name[4200];
@@ -461,7 +461,7 @@ static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const cha
 }
 
 /* When the held bytes begin with exactly the model's parameters in its own
- * order (as nmt writes them, and as st_read_some keeps a checkpoint's model
+ * order (as nmt writes them, and as nmt_st_read_some keeps a checkpoint's model
  * tensors; a subword model's bytes may follow), the model takes the buffer
  * over instead of a copy of it, so that a process that translates holds its
  * parameters once. The model's own buffer, never written, is freed. */
@@ -471,7 +471,7 @@ static int adopt_data(nmt_model *m, st_file *st)
         return 0;
     for (int k = 0; k < m->n_tensors; k++) {
         const nmt_tensor_info *ti = &m->tensors[k];
-        const st_tensor *t = st_find(st, ti->name);
+        const st_tensor *t = nmt_st_find(st, ti->name);
         if (!t || t->begin != ti->offset * sizeof(float) ||
             t->end - t->begin != ti->size * sizeof(float))
             return 0;
@@ -514,7 +514,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
     if (!rc && !(may_adopt && adopt_data(m, &f->st))) {
         for (int k = 0; k < m->n_tensors; k++) {
             const nmt_tensor_info *ti = &m->tensors[k];
-            const st_tensor *t = st_find(&f->st, ti->name);
+            const st_tensor *t = nmt_st_find(&f->st, ti->name);
             /* check_tensors matched every shape; this guards the copy */
             if (!t || t->end - t->begin != ti->size * sizeof(float)) {
                 rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' does not match the model", path,
@@ -580,7 +580,7 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
     /* Without file_out nothing but the model reads the file: the rest of a
      * checkpoint (the optimizer's moments) is checked but not held. */
-    int rc = st_read_some(&f->st, path, file_out ? NULL : is_model_tensor, NULL);
+    int rc = nmt_st_read_some(&f->st, path, file_out ? NULL : is_model_tensor, NULL);
     return finish_load(out, f, rc, path, file_out);
 }
 
@@ -593,19 +593,19 @@ int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const c
     nmt_file *f = calloc(1, sizeof *f);
     if (!f)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", name);
-    return finish_load(out, f, st_parse(&f->st, buf, size, name), name, file_out);
+    return finish_load(out, f, nmt_st_parse(&f->st, buf, size, name), name, file_out);
 }
 
 /* ---- the file's contents -------------------------------------------------- */
 
 const char *nmt_file_meta(const nmt_file *f, const char *key)
 {
-    return f ? st_meta(&f->st, key) : NULL;
+    return f ? nmt_st_meta(&f->st, key) : NULL;
 }
 
 const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2])
 {
-    const st_tensor *t = f ? st_find(&f->st, name) : NULL;
+    const st_tensor *t = f ? nmt_st_find(&f->st, name) : NULL;
     if (!t || t->ndim > 2 || t->dtype != ST_F32)
         return NULL;
     for (int d = 0; d < t->ndim; d++)
@@ -624,7 +624,7 @@ const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int
 
 const unsigned char *nmt_file_bytes(const nmt_file *f, const char *name, size_t *n)
 {
-    const st_tensor *t = f ? st_find(&f->st, name) : NULL;
+    const st_tensor *t = f ? nmt_st_find(&f->st, name) : NULL;
     if (!t || t->dtype != ST_U8)
         return NULL;
     *n = t->end - t->begin;
@@ -660,6 +660,6 @@ void nmt_file_free(nmt_file *f)
 {
     if (!f)
         return;
-    st_free(&f->st);
+    nmt_st_free(&f->st);
     free(f);
 }

@@ -163,18 +163,18 @@ void nmt_optim_step(nmt_optim *o, float *params, const float *grads)
     o->t++;
     switch (o->kind) {
     case NMT_OPTIM_SGD:
-        pool_run(sgd_chunk, &j, update_chunks(o->n));
+        nmt_pool_run(sgd_chunk, &j, update_chunks(o->n));
         break;
     case NMT_OPTIM_ADAM: {
         double bc1 = 1.0 - pow(o->beta1, (double)o->t);
         double bc2 = 1.0 - pow(o->beta2, (double)o->t);
         j.step_size = (float)(o->lr / bc1);
         j.inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
-        pool_run(adam_chunk, &j, update_chunks(o->n));
+        nmt_pool_run(adam_chunk, &j, update_chunks(o->n));
         break;
     }
     case NMT_OPTIM_ADADELTA:
-        pool_run(adadelta_chunk, &j, update_chunks(o->n));
+        nmt_pool_run(adadelta_chunk, &j, update_chunks(o->n));
         break;
     }
 }
@@ -206,7 +206,7 @@ static void norm_chunk(void *arg, int c, int n_chunks)
 double nmt_grad_norm(const float *grads, size_t n)
 {
     norm_job j = {.g = grads, .n = n};
-    pool_run(norm_chunk, &j, NORM_CHUNKS);
+    nmt_pool_run(norm_chunk, &j, NORM_CHUNKS);
     double sum = 0.0;
     for (int c = 0; c < NORM_CHUNKS; c++)
         sum += j.part[c];

@@ -14,11 +14,11 @@ static int n_chunks(size_t n)
     return pool_chunks(n, MIN_CHUNK);
 }
 
-/* A pass over the rows of x [N, V]; the rest is for cross_entropy_grad. */
+/* A pass over the rows of x [N, V]; the rest is for nmt_cross_entropy_grad. */
 typedef struct rows_job {
     real *x;
-    real *row_out; /* a figure per row: log p of the target (cross_entropy_grad),
-                    * the log-sum-exp (log_sum_exp_rows) */
+    real *row_out; /* a figure per row: log p of the target (nmt_cross_entropy_grad),
+                    * the log-sum-exp (nmt_log_sum_exp_rows) */
     real *row_mean; /* mean log p of each row (label smoothing) */
     const int32_t *target;
     const unsigned char *active;
@@ -37,20 +37,20 @@ static void tanh_chunk(void *arg, int c, int n)
         j->x[i] = fast_tanh(j->x[i]);
 }
 
-void deep_output_forward(real *t, const real *s, const real *c, const real *e,
+void nmt_deep_output_forward(real *t, const real *s, const real *c, const real *e,
                          const real *W_t, const real *b_t, int N, int H, int DH, int E,
                          int O)
 {
     /* t: [N, O], s: [N, H], c: [N, DH], e: [N, E], W_t: [O, H + DH + E] */
     int ld = H + DH + E;
-    linear_forward(t, s, W_t, b_t, N, H, O, ld, 0);
-    linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
-    linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
+    nmt_linear_forward(t, s, W_t, b_t, N, H, O, ld, 0);
+    nmt_linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
+    nmt_linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
     rows_job j = {.x = t, .N = N, .V = O};
-    pool_run(tanh_chunk, &j, n_chunks((size_t)N * O));
+    nmt_pool_run(tanh_chunk, &j, n_chunks((size_t)N * O));
 }
 
-void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
+void nmt_deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
                           const real *dpre, const real *s, const real *c, const real *e,
                           const real *W_t, int N, int H, int DH, int E, int O,
                           int accumulate)
@@ -62,9 +62,9 @@ void deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
         memset(dc, 0, (size_t)N * DH * sizeof *dc);
         memset(de, 0, (size_t)N * E * sizeof *de);
     }
-    linear_backward(ds, dW_t, db_t, dpre, s, W_t, N, H, O, ld);
-    linear_backward(dc, dW_t + H, NULL, dpre, c, W_t + H, N, DH, O, ld);
-    linear_backward(de, dW_t + H + DH, NULL, dpre, e, W_t + H + DH, N, E, O, ld);
+    nmt_linear_backward(ds, dW_t, db_t, dpre, s, W_t, N, H, O, ld);
+    nmt_linear_backward(dc, dW_t + H, NULL, dpre, c, W_t + H, N, DH, O, ld);
+    nmt_linear_backward(de, dW_t + H + DH, NULL, dpre, e, W_t + H + DH, N, E, O, ld);
 }
 
 /* The maximum of a row, in lanes (see lanes_total) so that it vectorizes. */
@@ -166,11 +166,11 @@ static void log_softmax_rows(real *x, int N, int V)
     }
 }
 
-double cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
+double nmt_cross_entropy_forward(real *logits, const int32_t *target, const unsigned char *active,
                              double *nll, double *mean_logp, int N, int B, int V)
 {
     /* logits: [N, V], target: [N], active: [N], nll: [B] */
-    log_softmax_forward(logits, N, V);
+    nmt_log_softmax_forward(logits, N, V);
     double total = 0;
     for (int n = 0; n < N; n++) {
         if (!active[n])
@@ -193,10 +193,10 @@ static void log_softmax_chunk(void *arg, int c, int n)
     log_softmax_rows(j->x + (size_t)lo * j->V, hi - lo, j->V);
 }
 
-void log_softmax_forward(real *x, int N, int V)
+void nmt_log_softmax_forward(real *x, int N, int V)
 {
     rows_job j = {.x = x, .N = N, .V = V};
-    pool_run(log_softmax_chunk, &j, n_chunks((size_t)N * V));
+    nmt_pool_run(log_softmax_chunk, &j, n_chunks((size_t)N * V));
 }
 
 static void log_sum_exp_chunk(void *arg, int c, int n)
@@ -208,10 +208,10 @@ static void log_sum_exp_chunk(void *arg, int c, int n)
         j->row_out[r] = row_log_sum_exp(j->x + (size_t)r * j->V, j->V);
 }
 
-void log_sum_exp_rows(real *lse, const real *x, int N, int V)
+void nmt_log_sum_exp_rows(real *lse, const real *x, int N, int V)
 {
     rows_job j = {.x = (real *)x, .row_out = lse, .N = N, .V = V};
-    pool_run(log_sum_exp_chunk, &j, n_chunks((size_t)N * V));
+    nmt_pool_run(log_sum_exp_chunk, &j, n_chunks((size_t)N * V));
 }
 
 /* ---- the loss and its gradient in one pass (training) ---- */
@@ -232,7 +232,7 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
         real e = j->smooth, x_total = 0;
         real x_t = row[t], mx = e > 0 ? row_max_sum(row, V, &x_total) : row_max(row, V);
         real sum = row_exp_sum(row, row, mx, V); /* row becomes exp(x - mx) */
-        /* log p of the target as log_softmax_forward rounds it */
+        /* log p of the target as nmt_log_softmax_forward rounds it */
         real lse = mx + R_LOG(sum);
         j->row_out[n] = x_t - lse;
         real f = j->scale / sum;
@@ -252,10 +252,10 @@ static void xent_grad_chunk(void *arg, int c, int n_chunks)
     }
 }
 
-void cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
+void nmt_cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, const int32_t *target,
                         const unsigned char *active, real scale, real e, int N, int V)
 {
     rows_job j = {.x = logits, .row_out = logp_target, .row_mean = logp_mean, .target = target,
                   .active = active, .scale = scale, .smooth = e, .N = N, .V = V};
-    pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
+    nmt_pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
 }

@@ -135,7 +135,7 @@ static int text_cells(const char *s, int max_cells)
     int n = 0;
     uint8_t bits[2 * FONT_ROWS];
     while (*s)
-        n += font_glyph(font_next_cp(&s), bits);
+        n += nmt_font_glyph(nmt_font_next_cp(&s), bits);
     return n > max_cells ? max_cells : n;
 }
 
@@ -170,10 +170,10 @@ static void draw_text(nmt_image *img, int x, int y, const char *s, int max_cells
     int total = text_cells(s, max_cells), cell = 0;
     uint8_t bits[2 * FONT_ROWS];
     while (*s && cell < total) {
-        int n = font_glyph(font_next_cp(&s), bits);
+        int n = nmt_font_glyph(nmt_font_next_cp(&s), bits);
         for (int k = 0; k < n && cell < total; k++, cell++) {
             if (cell == max_cells - 1 && (*s || k + 1 < n)) {
-                font_glyph('~', bits); /* the word goes on: say so */
+                nmt_font_glyph('~', bits); /* the word goes on: say so */
                 draw_cell(img, x, y, cell, bits, turned, rgb);
                 return;
             }

@@ -102,7 +102,7 @@ static void *worker_main(void *arg)
             if (t - t0 < SPIN_NS)
                 continue;
             /* Sleep. `sleeping` is raised before the job number is read
-             * again under the lock, and pool_run raises the job number before
+             * again under the lock, and nmt_pool_run raises the job number before
              * it reads `sleeping`: one of the two sees the other. */
             pthread_mutex_lock(&pool.lock);
             atomic_fetch_add(&pool.sleeping, 1);
@@ -134,7 +134,7 @@ static void stop_workers(void)
     pool.n_threads = 1;
 }
 
-int pool_set_threads(int n)
+int nmt_pool_set_threads(int n)
 {
     /* The products run single-threaded inside OpenBLAS, whichever n. */
     openblas_set_num_threads(1);
@@ -154,13 +154,13 @@ int pool_set_threads(int n)
 int nmt_set_threads(int n)
 {
     int want = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
-    if (pool_set_threads(n) == 0)
+    if (nmt_pool_set_threads(n) == 0)
         return NMT_OK;
     return nmt_set_error(NMT_ERR_NOMEM, "could start only %d of %d threads; the work goes on with those",
                          pool.n_threads, want);
 }
 
-int pool_threads(void)
+int nmt_pool_threads(void)
 {
     /* A program that never set the threads still gets single-threaded
      * OpenBLAS (its default is every core, with the waiting described above). */
@@ -172,7 +172,7 @@ int pool_threads(void)
     return pool.n_threads;
 }
 
-void pool_run(pool_fn fn, void *ctx, int n_chunks)
+void nmt_pool_run(pool_fn fn, void *ctx, int n_chunks)
 {
     if (n_chunks <= 0)
         return;

@@ -17,13 +17,13 @@ typedef void (*pool_fn)(void *ctx, int chunk, int n_chunks);
 /* Sets the number of threads (the caller included; 1 = no workers). Not to
  * be called while a job runs. Returns 0, or -1 if no worker could be started
  * (then the work runs on the caller alone). */
-int pool_set_threads(int n);
+int nmt_pool_set_threads(int n);
 /* The number of threads set, at least 1. */
-int pool_threads(void);
+int nmt_pool_threads(void);
 /* Runs fn(ctx, c, n_chunks) for c = 0 .. n_chunks-1, spread over the
  * threads, and returns when all are done. One job at a time: the pool is
  * the process's, and a job must not start another. */
-void pool_run(pool_fn fn, void *ctx, int n_chunks);
+void nmt_pool_run(pool_fn fn, void *ctx, int n_chunks);
 
 /* How many chunks to cut `work` units into (elements, rows): one per thread,
  * but none smaller than `min_per_chunk` units, and at least one. Below that
@@ -31,7 +31,7 @@ void pool_run(pool_fn fn, void *ctx, int n_chunks);
 static inline int pool_chunks(size_t work, size_t min_per_chunk)
 {
     size_t most = work / (min_per_chunk ? min_per_chunk : 1);
-    size_t t = (size_t)pool_threads();
+    size_t t = (size_t)nmt_pool_threads();
     return (int)(t < most ? t : most > 1 ? most : 1);
 }
 

@@ -165,7 +165,7 @@ static int check_tiling(const st_file *f, const char *name)
 }
 
 /* Turns the parsed header into tensors and metadata; takes the strings out
- * of the JSON tree (so that jval_free does not free them). */
+ * of the JSON tree (so that nmt_jval_free does not free them). */
 static int header_from_json(st_file *f, jval *root, const char *name)
 {
     if (root->type != J_OBJ)
@@ -301,14 +301,14 @@ static int check_prefix(st_file *f, const unsigned char prefix[8], uint64_t size
 static int parse_header(st_file *f, const unsigned char *json, const char *name)
 {
     jval root;
-    int rc = json_parse(&root, json, f->header_len, name);
+    int rc = nmt_json_parse(&root, json, f->header_len, name);
     if (!rc)
         rc = header_from_json(f, &root, name);
-    jval_free(&root);
+    nmt_jval_free(&root);
     return rc;
 }
 
-int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name)
+int nmt_st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name)
 {
     memset(f, 0, sizeof *f);
     int rc = check_prefix(f, buf, size, name);
@@ -322,12 +322,12 @@ int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name
         else {
             memcpy(f->data, buf + 8 + f->header_len, f->data_size);
             f->held_size = f->data_size;
-            f->data_crc = st_crc32(0, f->data, f->data_size);
+            f->data_crc = nmt_st_crc32(0, f->data, f->data_size);
             data_to_host(f);
         }
     }
     if (rc)
-        st_free(f);
+        nmt_st_free(f);
     return rc;
 }
 
@@ -376,7 +376,7 @@ static int read_data(st_file *f, FILE *fp, const char *path,
         free(at);
         int rc = read_exact(fp, f->data, f->data_size, path);
         if (!rc)
-            f->data_crc = st_crc32(0, f->data, f->data_size);
+            f->data_crc = nmt_st_crc32(0, f->data, f->data_size);
         return rc;
     }
     enum { PIECE = 1 << 20 };
@@ -389,7 +389,7 @@ static int read_data(st_file *f, FILE *fp, const char *path,
         size_t n = f->data_size - p0 < PIECE ? f->data_size - p0 : PIECE;
         if ((rc = read_exact(fp, piece, n, path)))
             break;
-        crc = st_crc32(crc, piece, n);
+        crc = nmt_st_crc32(crc, piece, n);
         for (int k = 0; k < f->n_tensors; k++) {
             const st_tensor *t = &f->tensors[k];
             size_t lo = t->begin > p0 ? t->begin : p0, hi = t->end < p0 + n ? t->end : p0 + n;
@@ -411,12 +411,12 @@ static int read_data(st_file *f, FILE *fp, const char *path,
     return rc;
 }
 
-int st_read(st_file *f, const char *path)
+int nmt_st_read(st_file *f, const char *path)
 {
-    return st_read_some(f, path, NULL, NULL);
+    return nmt_st_read_some(f, path, NULL, NULL);
 }
 
-int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
+int nmt_st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
                  void *ctx)
 {
     memset(f, 0, sizeof *f);
@@ -451,11 +451,11 @@ int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, voi
         data_to_host(f);
     fclose(fp);
     if (rc)
-        st_free(f);
+        nmt_st_free(f);
     return rc;
 }
 
-void st_free(st_file *f)
+void nmt_st_free(st_file *f)
 {
     for (int k = 0; k < f->n_tensors; k++)
         free(f->tensors[k].name);
@@ -469,7 +469,7 @@ void st_free(st_file *f)
     memset(f, 0, sizeof *f);
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
+const st_tensor *nmt_st_find(const st_file *f, const char *name)
 {
     for (int k = 0; k < f->n_tensors; k++)
         if (f->tensors[k].held && !strcmp(f->tensors[k].name, name))
@@ -477,7 +477,7 @@ const st_tensor *st_find(const st_file *f, const char *name)
     return NULL;
 }
 
-const char *st_meta(const st_file *f, const char *key)
+const char *nmt_st_meta(const st_file *f, const char *key)
 {
     for (int k = 0; k < f->n_meta; k++)
         if (!strcmp(f->meta[k].key, key))
@@ -485,7 +485,7 @@ const char *st_meta(const st_file *f, const char *key)
     return NULL;
 }
 
-uint32_t st_crc32(uint32_t crc, const void *data, size_t n)
+uint32_t nmt_st_crc32(uint32_t crc, const void *data, size_t n)
 {
     const unsigned char *p = data;
     uLong c = crc;
@@ -561,7 +561,7 @@ static void sb_json_string(sbuf *b, const char *s)
     sb_add(b, "\"", 1);
 }
 
-char *st_json_quote(const char *s)
+char *nmt_st_json_quote(const char *s)
 {
     sbuf b = {0};
     sb_json_string(&b, s);
@@ -612,7 +612,7 @@ static int write_floats(int fd, const float *x, size_t n, uint32_t *crc)
 {
     if (host_is_little_endian()) {
         if (crc)
-            *crc = st_crc32(*crc, x, n * 4);
+            *crc = nmt_st_crc32(*crc, x, n * 4);
         return fd < 0 ? 0 : write_all(fd, x, n * 4);
     }
     unsigned char buf[4096];
@@ -625,7 +625,7 @@ static int write_floats(int fd, const float *x, size_t n, uint32_t *crc)
                 buf[4 * k + (size_t)j] = (unsigned char)(u >> (8 * j));
         }
         if (crc)
-            *crc = st_crc32(*crc, buf, m * 4);
+            *crc = nmt_st_crc32(*crc, buf, m * 4);
         if (fd >= 0 && write_all(fd, buf, m * 4))
             return -1;
         x += m;
@@ -641,7 +641,7 @@ static int write_tensor(int fd, const nmt_named_tensor *t, uint32_t *crc)
         return write_floats(fd, t->data, tensor_count(t), crc);
     size_t n = tensor_count(t);
     if (crc)
-        *crc = st_crc32(*crc, t->bytes, n);
+        *crc = nmt_st_crc32(*crc, t->bytes, n);
     return fd < 0 ? 0 : write_all(fd, t->bytes, n);
 }
 
@@ -752,7 +752,7 @@ static int sync_dir(const char *dir)
     return rc;
 }
 
-int st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_meta *meta, int n_meta,
+int nmt_st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_meta *meta, int n_meta,
              const char *crc_key)
 {
     int rc = check_write_args(path, t, n, meta, n_meta, crc_key);

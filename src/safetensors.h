@@ -40,8 +40,8 @@ typedef struct st_tensor {
     int ndim;
     int64_t shape[ST_MAX_NDIM];
     size_t begin, end;  /* bytes, relative to the data section, or with
-                         * st_read_some to data */
-    int held;           /* its bytes are in data (st_read_some may skip it) */
+                         * nmt_st_read_some to data */
+    int held;           /* its bytes are in data (nmt_st_read_some may skip it) */
 } st_tensor;
 
 typedef struct st_kv {
@@ -58,32 +58,32 @@ typedef struct st_file {
     size_t data_size;    /* the data section's, as stored */
     unsigned char *data; /* the held tensors' bytes, malloc'ed: every F32
                           * tensor aligned for floats */
-    size_t held_size;    /* data's bytes: data_size unless st_read_some
+    size_t held_size;    /* data's bytes: data_size unless nmt_st_read_some
                           * skipped some tensors (or padded F32 ones to 4) */
     uint32_t data_crc;   /* CRC-32 of the data section as stored */
 } st_file;
 
 /* Reads and validates a whole file. `path` names it in messages. On failure
- * *f is left empty (st_free is still safe). */
-int st_read(st_file *f, const char *path);
-/* st_read, holding the bytes of only the tensors keep(name, ctx) accepts.
+ * *f is left empty (nmt_st_free is still safe). */
+int nmt_st_read(st_file *f, const char *path);
+/* nmt_st_read, holding the bytes of only the tensors keep(name, ctx) accepts.
  * The others are checked alike (header, tiling, and the CRC, which covers
  * the whole data section as stored) but their bytes are read past, not
- * kept, and st_find does not find them: a model loaded to translate needs
+ * kept, and nmt_st_find does not find them: a model loaded to translate needs
  * its parameters, not the optimizer's moments beside them in a checkpoint
- * (two thirds of an Adam checkpoint). keep NULL: st_read. */
-int st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
+ * (two thirds of an Adam checkpoint). keep NULL: nmt_st_read. */
+int nmt_st_read_some(st_file *f, const char *path, int (*keep)(const char *name, void *ctx),
                  void *ctx);
 /* The same on a file already in memory (for fuzzing); `name` is used in
  * messages in place of a path. The data is copied out of buf. */
-int st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name);
-void st_free(st_file *f);
+int nmt_st_parse(st_file *f, const unsigned char *buf, size_t size, const char *name);
+void nmt_st_free(st_file *f);
 
-const st_tensor *st_find(const st_file *f, const char *name);
-const char *st_meta(const st_file *f, const char *key);
+const st_tensor *nmt_st_find(const st_file *f, const char *name);
+const char *nmt_st_meta(const st_file *f, const char *key);
 
 /* zlib's CRC-32 over any length (zlib takes at most 4 GiB per call). */
-uint32_t st_crc32(uint32_t crc, const void *data, size_t n);
+uint32_t nmt_st_crc32(uint32_t crc, const void *data, size_t n);
 
 /* Writes tensors (ndim 0..2, data in host floats, stored little-endian; or
  * U8 bytes, ndim 1, when `bytes` is set) and metadata to `path` atomically.
@@ -95,13 +95,13 @@ uint32_t st_crc32(uint32_t crc, const void *data, size_t n);
  * any failure the temporary file is removed, an existing `path` is left as it
  * was, and NMT_ERR_IO is returned with a message naming `path` and the
  * system's reason. Tensor names and metadata keys must be unique. */
-int st_write(const char *path, const nmt_named_tensor *tensors, int n_tensors,
+int nmt_st_write(const char *path, const nmt_named_tensor *tensors, int n_tensors,
              const nmt_meta *meta, int n_meta, const char *crc_key);
 
 /* Appends s to a JSON string body with every character escaped that JSON
  * requires (quote, backslash, controls as \n \t ... or \u00XX); UTF-8 is
  * passed through. Exposed for the tests. Returns a malloc'ed string with the
  * quotes, or NULL on allocation failure. */
-char *st_json_quote(const char *s);
+char *nmt_st_json_quote(const char *s);
 
 #endif

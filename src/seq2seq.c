@@ -9,7 +9,7 @@
 #include "nmt/error.h"
 #include "seq2seq.h"
 
-const weight_field weight_fields[] = {
+const weight_field nmt_weight_fields[] = {
     {"src_emb", offsetof(weights, src_emb)},
     {"tgt_emb", offsetof(weights, tgt_emb)},
     {"enc.fwd.W_ih", offsetof(weights, enc_W_ih[0])},
@@ -32,15 +32,15 @@ const weight_field weight_fields[] = {
     {"out.W", offsetof(weights, out_W)},
     {"out.b", offsetof(weights, out_b)},
 };
-const int n_weight_fields = (int)(sizeof weight_fields / sizeof weight_fields[0]);
+const int nmt_n_weight_fields = (int)(sizeof nmt_weight_fields / sizeof nmt_weight_fields[0]);
 
-void weights_resolve(weights *w, const nmt_model *m, real *base)
+void nmt_weights_resolve(weights *w, const nmt_model *m, real *base)
 {
     memset(w, 0, sizeof *w);
-    for (int i = 0; i < n_weight_fields; i++) {
-        const nmt_tensor_info *t = nmt_model_tensor(m, weight_fields[i].name);
+    for (int i = 0; i < nmt_n_weight_fields; i++) {
+        const nmt_tensor_info *t = nmt_model_tensor(m, nmt_weight_fields[i].name);
         if (t)
-            *(real **)((char *)w + weight_fields[i].offset) = base + t->offset;
+            *(real **)((char *)w + nmt_weight_fields[i].offset) = base + t->offset;
     }
     if (m->cfg.tied)
         w->out_W = w->tgt_emb;
@@ -140,7 +140,7 @@ static void layout(nmt_workspace *w, carver *c)
 int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
                          int max_tgt_T)
 {
-    return workspace_create(out, m, max_B, max_src_T, max_tgt_T, 1);
+    return nmt_workspace_alloc(out, m, max_B, max_src_T, max_tgt_T, 1);
 }
 
 /* The sizes of a workspace for cfg, before its memory is carved. */
@@ -194,7 +194,7 @@ int nmt_workspace_bytes(const nmt_config *cfg, int max_B, int max_src_T, int max
     return NMT_OK;
 }
 
-int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+int nmt_workspace_alloc(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
                      int max_tgt_T, int training)
 {
     *out = NULL;
@@ -317,10 +317,10 @@ static cell_shape enc_shape(const nmt_workspace *ws)
     return (cell_shape){.cell = ws->cell, .B = ws->B, .H = ws->H, .ldh = ws->D * ws->H};
 }
 
-void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts)
+void nmt_seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts)
 {
     weights w;
-    weights_resolve(&w, m, m->params);
+    nmt_weights_resolve(&w, m, m->params);
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
     ws->B = B, ws->Ts = Ts;
@@ -344,12 +344,12 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
              * bits) */
             int t0, n = window_of(t, Ts, &t0);
             if (t == (d == 0 ? t0 : t0 + n - 1))
-                linear_forward(enc_gates(ws, e, t0), ws->src_x + (size_t)t0 * B * E,
+                nmt_linear_forward(enc_gates(ws, e, t0), ws->src_x + (size_t)t0 * B * E,
                                w.enc_W_ih[d], w.enc_b[d], n * B, E, GH, E, 0);
             cell_step step = enc_step(ws, d, t);
             real *hh = e->hh + hh_at(ws, t, BGH); /* step.hh, written here */
-            gemm(0, 1, B, GH, H, 1, step.h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
-            cell_forward(&step, enc_shape(ws));
+            nmt_gemm(0, 1, B, GH, H, 1, step.h_prev, DH, w.enc_W_hh[d], H, 0, hh, GH);
+            nmt_cell_forward(&step, enc_shape(ws));
         }
     }
     /* What the decoder reads of the encoder: the annotations, dropped out
@@ -358,7 +358,7 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
     if (ws->drop_enc) {
         size_t n = (size_t)Ts * B * DH;
         memcpy(ws->ann_buf, ws->enc, n * sizeof(real));
-        dropout_apply(ws->ann_buf, ws->enc_mask, ws->keep_enc, n);
+        nmt_dropout_apply(ws->ann_buf, ws->enc_mask, ws->keep_enc, n);
         ws->ann = ws->ann_buf;
     }
     /* z = [fwd annotation of the last token ; bwd annotation of the first]
@@ -370,16 +370,16 @@ void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B
         if (ws->D == 2)
             memcpy(o + H, ws->ann + (size_t)b * DH + H, H * sizeof(real));
     }
-    linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
+    nmt_linear_forward(ws->s, ws->z, w.init_W, w.init_b, B, DH, H, DH, 0);
     for (size_t i = 0; i < BH; i++)
         ws->s[i] = fast_tanh(ws->s[i]);
     memset(ws->s_cell, 0, BH * sizeof(real));
     /* the keys, once per batch (att.b is bahdanau's only: NULL otherwise) */
     if (ws->att_key_proj)
-        linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
+        nmt_linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
-attention_layer seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g)
+attention_layer nmt_seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g)
 {
     attention_layer L = {.kind = ws->att_kind, .B = ws->B, .T = ws->Ts, .K = ws->A,
                          .DH = ws->D * ws->H, .keys = att_keys(ws), .enc = ws->ann,
@@ -394,7 +394,7 @@ attention_layer seq2seq_attention(const nmt_workspace *ws, const weights *w, con
     return L;
 }
 
-void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
+void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
                           const nmt_workspace *enc)
 {
     int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
@@ -402,21 +402,21 @@ void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weig
     if (enc->attention) {
         const real *q = st->s_prev; /* dot and general ask with the state itself */
         if (enc->att_query_proj) {
-            linear_forward(st->wa_s, st->s_prev, w->att_W, NULL, R, H, A, H, 0);
+            nmt_linear_forward(st->wa_s, st->s_prev, w->att_W, NULL, R, H, A, H, 0);
             q = st->wa_s;
         }
-        attention_layer L = seq2seq_attention(enc, w, NULL);
-        attention_forward(st->ctx, st->alpha, &L, q, st->src_of, R);
+        attention_layer L = nmt_seq2seq_attention(enc, w, NULL);
+        nmt_attention_forward(st->ctx, st->alpha, &L, q, st->src_of, R);
     } else {
         for (int r = 0; r < R; r++)
             memcpy(st->ctx + (size_t)r * DH, enc->z + (size_t)(st->src_of ? st->src_of[r] : r) * DH,
                    (size_t)DH * sizeof(real));
     }
-    linear_forward(st->gates, st->ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
-    linear_forward(st->hh, st->s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
+    nmt_linear_forward(st->gates, st->ctx, w->dec_W_ih + E, NULL, R, DH, GH, E + DH, 1);
+    nmt_linear_forward(st->hh, st->s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
     cell_step step = {.gates = st->gates, .hh = st->hh, .h_prev = st->s_prev, .c_prev = st->c_prev,
                       .h = st->s, .c = st->c, .active = st->active};
-    cell_forward(&step, (cell_shape){.cell = m->cfg.cell, .B = R, .H = H, .ldh = H});
+    nmt_cell_forward(&step, (cell_shape){.cell = m->cfg.cell, .B = R, .H = H, .ldh = H});
 }
 
 static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
@@ -449,9 +449,9 @@ static void window_embeddings(nmt_workspace *ws, const int32_t *ids, const real 
                               const unsigned char *mask, size_t r0, int rows)
 {
     size_t E = (size_t)ws->E;
-    embed_forward(ws->e_win, ids + r0, table, rows, ws->E);
+    nmt_embed_forward(ws->e_win, ids + r0, table, rows, ws->E);
     if (ws->drop_emb)
-        dropout_apply(ws->e_win, mask + r0 * E, ws->keep_emb, (size_t)rows * E);
+        nmt_dropout_apply(ws->e_win, mask + r0 * E, ws->keep_emb, (size_t)rows * E);
 }
 
 /* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
@@ -464,7 +464,7 @@ static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
     if (!ws->drop_out)
         return t;
     memcpy(ws->chunk_in, t, (size_t)rows * O * sizeof(real));
-    dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep_out, (size_t)rows * O);
+    nmt_dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep_out, (size_t)rows * O);
     return ws->chunk_in;
 }
 
@@ -473,7 +473,7 @@ static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
  * objective (the loss the gradient is of: with label smoothing e,
  * (1 - e)(-log p[y]) + e * mean_k(-log p[k])) to *objective if given. With
  * grad, the logits become their gradient at the same time
- * (cross_entropy_grad). */
+ * (nmt_cross_entropy_grad). */
 static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
                                    const nmt_batch *b, double *nll, double *objective,
                                    size_t r0, int rows, int grad)
@@ -483,14 +483,14 @@ static double output_chunk_forward(nmt_workspace *ws, const weights *w, const re
     const unsigned char *active = ws->tgt_active + r0;
     real e = ws->smoothing;
     double total = 0, mean_logp = 0; /* summed over the active rows */
-    linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
+    nmt_linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
     if (!grad) {
-        total = cross_entropy_forward(ws->logits, target, active, nll, e > 0 ? &mean_logp : NULL,
+        total = nmt_cross_entropy_forward(ws->logits, target, active, nll, e > 0 ? &mean_logp : NULL,
                                       rows, ws->B, Vt);
     } else {
-        cross_entropy_grad(ws->logits, ws->chunk_logp, ws->chunk_logp_mean, target, active,
+        nmt_cross_entropy_grad(ws->logits, ws->chunk_logp, ws->chunk_logp_mean, target, active,
                            (real)(1.0 / ws->n_tokens), e, rows, Vt);
-        /* summed as cross_entropy_forward sums */
+        /* summed as nmt_cross_entropy_forward sums */
         for (int n = 0; n < rows; n++) {
             if (!active[n])
                 continue;
@@ -517,9 +517,9 @@ static void output_chunk_backward(nmt_workspace *ws, const weights *w, const wei
     size_t n = (size_t)rows * O;
     real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
     memset(dt, 0, n * sizeof(real));
-    linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
+    nmt_linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
     if (ws->drop_out)
-        dropout_apply(dt, ws->t_mask + r0 * O, ws->keep_out, n);
+        nmt_dropout_apply(dt, ws->t_mask + r0 * O, ws->keep_out, n);
     for (size_t i = 0; i < n; i++)
         t[i] = dt[i] * (1 - t[i] * t[i]);
 }
@@ -582,7 +582,7 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
     if (rc || (rc = set_regularizer(ws, &r, rng)))
         return rc;
     weights w;
-    weights_resolve(&w, m, m->params);
+    nmt_weights_resolve(&w, m, m->params);
     int B = b->B, Ts = b->src_T, Tt = b->tgt_T;
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, O = ws->O;
     size_t BH = (size_t)B * H, N = (size_t)Tt * B;
@@ -592,22 +592,22 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
 
     /* Dropout masks are drawn in a fixed order: source embeddings,
      * annotations, target embeddings, deep output (each only if used). */
-    embed_forward(ws->src_x, b->src, w.src_emb, Ts * B, E);
+    nmt_embed_forward(ws->src_x, b->src, w.src_emb, Ts * B, E);
     if (ws->drop_emb) {
-        dropout_mask(ws->src_mask, rng, (real)r.dropout_emb, (size_t)Ts * B * E);
-        dropout_apply(ws->src_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
+        nmt_dropout_mask(ws->src_mask, rng, (real)r.dropout_emb, (size_t)Ts * B * E);
+        nmt_dropout_apply(ws->src_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
     }
     if (ws->drop_enc)
-        dropout_mask(ws->enc_mask, rng, (real)r.dropout_enc, (size_t)Ts * B * DH);
-    seq2seq_encode(m, ws, b->src_len, B, Ts);
+        nmt_dropout_mask(ws->enc_mask, rng, (real)r.dropout_enc, (size_t)Ts * B * DH);
+    nmt_seq2seq_encode(m, ws, b->src_len, B, Ts);
 
     if (ws->drop_emb)
-        dropout_mask(ws->tgt_mask, rng, (real)r.dropout_emb, N * E);
+        nmt_dropout_mask(ws->tgt_mask, rng, (real)r.dropout_emb, N * E);
     for (int i0 = 0; i0 < Tt; i0 += GRAD_WINDOW) {
         int n = Tt - i0 < GRAD_WINDOW ? Tt - i0 : GRAD_WINDOW;
         size_t a0 = (size_t)i0 * B;
         window_embeddings(ws, b->tgt_in, w.tgt_emb, ws->tgt_mask, a0, n * B);
-        linear_forward(ws->gates + a0 * GH, ws->e_win, w.dec_W_ih, w.dec_b, n * B, E, GH, E + DH,
+        nmt_linear_forward(ws->gates + a0 * GH, ws->e_win, w.dec_W_ih, w.dec_b, n * B, E, GH, E + DH,
                        0);
         for (int k = 0; k < n; k++) {
             size_t at = a0 + (size_t)k * B;
@@ -618,13 +618,13 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
                                  .ctx = ws->ctx_win + (size_t)k * B * DH, .s = s_prev + BH,
                                  .c = c_prev + BH, .s_prev = s_prev, .c_prev = c_prev,
                                  .active = ws->tgt_active + at, .R = B};
-            decoder_step_forward(&step, m, &w, ws);
+            nmt_decoder_step_forward(&step, m, &w, ws);
         }
-        deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
+        nmt_deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
                             w.out_W_t, w.out_b_t, n * B, H, DH, E, O);
     }
     if (ws->drop_out)
-        dropout_mask(ws->t_mask, rng, (real)r.dropout_out, N * O);
+        nmt_dropout_mask(ws->t_mask, rng, (real)r.dropout_out, N * O);
     ws->n_tokens = 0;
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
@@ -675,8 +675,8 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
         cell_step step = enc_step(ws, d, t);
         cell_grads grads = {.dh = dh, .dc = dc, .dgates = e->dgates + slot, .dhh = e->dhh + slot,
                             .dh_prev = dh_prev, .dc_prev = dc_prev};
-        cell_backward(&grads, &step, enc_shape(ws));
-        gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
+        nmt_cell_backward(&grads, &step, enc_shape(ws));
+        nmt_gemm(0, 0, B, H, GH, 1, e->dhh + slot, GH, w->enc_W_hh[d], H, 1, dh_prev, H);
         real *tmp = dh; dh = dh_prev; dh_prev = tmp;
         tmp = dc; dc = dc_prev; dc_prev = tmp;
         /* The window [t0, t0 + n) is complete when its last step in this
@@ -686,9 +686,9 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
         if (t != (d == 0 ? t0 : t0 + n - 1))
             continue;
         const real *h_prev = enc_state(ws, d, d == 0 ? t0 : t0 + 1);
-        gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
+        nmt_gemm(1, 0, GH, H, n * B, 1, e->dhh, GH, h_prev, DH, 1, g->enc_W_hh[d], H);
         window_embeddings(ws, batch->src, w->src_emb, ws->src_mask, (size_t)t0 * B, n * B);
-        linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->e_win,
+        nmt_linear_backward(ws->dsrc_x + t0 * BE, g->enc_W_ih[d], g->enc_b[d], e->dgates, ws->e_win,
                         w->enc_W_ih[d], n * B, E, GH, E);
     }
 }
@@ -703,14 +703,14 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
     size_t a0 = (size_t)i0 * B;
     window_embeddings(ws, b->tgt_in, w->tgt_emb, ws->tgt_mask, a0, R);
     if (ws->attention) {
-        attention_layer L = seq2seq_attention(ws, w, NULL);
-        attention_context(ws->ctx_win, &L, ws->alpha + a0 * ws->Ts, R);
+        attention_layer L = nmt_seq2seq_attention(ws, w, NULL);
+        nmt_attention_context(ws->ctx_win, &L, ws->alpha + a0 * ws->Ts, R);
         /* W_a s where the kind asks with it: step i read state i; one
          * product per step, as in the forward, for the same bits (OpenBLAS
          * may round a product of 8 steps otherwise) */
         if (ws->att_query_proj)
             for (int k = 0; k < n; k++)
-                linear_forward(ws->wa_s_win + (size_t)k * B * ws->A,
+                nmt_linear_forward(ws->wa_s_win + (size_t)k * B * ws->A,
                                ws->s + (a0 + (size_t)k * B) * H, w->att_W, NULL, B, H, ws->A, H,
                                0);
     } else {
@@ -728,18 +728,18 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
 {
     int B = ws->B, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t at = (size_t)i0 * B;
-    gemm(1, 0, GH, H, n * B, 1, ws->dhh, GH, ws->s + at * H, H, 1, g->dec_W_hh, H);
-    linear_backward(ws->dtgt_x, g->dec_W_ih, g->dec_b, ws->dgates, ws->e_win, w->dec_W_ih,
+    nmt_gemm(1, 0, GH, H, n * B, 1, ws->dhh, GH, ws->s + at * H, H, 1, g->dec_W_hh, H);
+    nmt_linear_backward(ws->dtgt_x, g->dec_W_ih, g->dec_b, ws->dgates, ws->e_win, w->dec_W_ih,
                     n * B, E, GH, E + DH);
-    linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx_win, w->dec_W_ih + E,
+    nmt_linear_backward(NULL, g->dec_W_ih + E, NULL, ws->dgates, ws->ctx_win, w->dec_W_ih + E,
                     n * B, DH, GH, E + DH);
     /* W_a s_prev: step i read state i */
     if (ws->att_query_proj)
-        linear_backward(NULL, g->att_W, NULL, ws->dwa_s, ws->s + at * H, w->att_W, n * B, H, ws->A,
+        nmt_linear_backward(NULL, g->att_W, NULL, ws->dwa_s, ws->s + at * H, w->att_W, n * B, H, ws->A,
                         H);
     if (ws->drop_emb)
-        dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep_emb, (size_t)n * B * E);
-    embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
+        nmt_dropout_apply(ws->dtgt_x, ws->tgt_mask + at * E, ws->keep_emb, (size_t)n * B * E);
+    nmt_embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
 int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
@@ -753,8 +753,8 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
         return nmt_set_error(NMT_ERR_ARG, "backward of another batch than the forward's");
     ws->backward_ready = 0;
     weights w, g;
-    weights_resolve(&w, m, m->params);
-    weights_resolve(&g, m, m->grads);
+    nmt_weights_resolve(&w, m, m->params);
+    nmt_weights_resolve(&g, m, m->grads);
     int B = ws->B, Ts = ws->Ts, Tt = ws->Tt;
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, A = ws->A, O = ws->O;
     size_t BH = (size_t)B * H;
@@ -773,7 +773,7 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
     memset(dh, 0, BH * sizeof(real));
     memset(dc, 0, BH * sizeof(real));
-    attention_layer att = seq2seq_attention(ws, &w, &g);
+    attention_layer att = nmt_seq2seq_attention(ws, &w, &g);
     for (int i = Tt - 1; i >= 0; i--) {
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
         size_t row = (size_t)(i % GRAD_WINDOW) * B; /* the step's first row in a window */
@@ -784,7 +784,7 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
              * of n * B rows, into the window's ds_out, dctx and dtgt_x. */
             size_t a0 = (size_t)i0 * B;
             decoder_window_inputs(&w, ws, b, i0, n);
-            deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t,
+            nmt_deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t,
                                  ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
                                  w.out_W_t, n * B, H, DH, E, O, 0);
         }
@@ -794,17 +794,17 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
                           .c = ws->s_cell + (i + 1) * BH, .active = ws->tgt_active + at};
         cell_grads grads = {.dh = dh, .dc = dc, .dgates = ws->dgates + slot, .dhh = ws->dhh + slot,
                             .dh_prev = dh_prev, .dc_prev = dc_prev};
-        cell_backward(&grads, &step, (cell_shape){.cell = ws->cell, .B = B, .H = H, .ldh = H});
-        gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
+        nmt_cell_backward(&grads, &step, (cell_shape){.cell = ws->cell, .B = B, .H = H, .ldh = H});
+        nmt_gemm(0, 0, B, H, GH, 1, ws->dhh + slot, GH, w.dec_W_hh, H, 1, dh_prev, H);
         real *dctx = ws->dctx + row * DH;
-        gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
+        nmt_gemm(0, 0, B, DH, GH, 1, ws->dgates + slot, GH, w.dec_W_ih + E, E + DH, 1, dctx, DH);
         if (ws->attention) {
             /* the query: W_a s_prev as the window recomputed it, or s_prev
              * (state i); for dot the keys' gradient is the annotations' */
             const real *q = ws->att_query_proj ? ws->wa_s_win + row * A : ws->s + i * BH;
-            attention_backward(dwa_s, &att, dctx, ws->alpha + at * Ts, q, B);
+            nmt_attention_backward(dwa_s, &att, dctx, ws->alpha + at * Ts, q, B);
             if (ws->att_query_proj)
-                gemm(0, 0, B, H, A, 1, dwa_s, A, w.att_W, H, 1, dh_prev, H);
+                nmt_gemm(0, 0, B, H, A, 1, dwa_s, A, w.att_W, H, 1, dh_prev, H);
             else
                 add(dh_prev, dwa_s, BH);
         } else {
@@ -816,11 +816,11 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
             decoder_window_grads(&w, &g, ws, b, i0, n);
     }
     if (ws->att_key_proj)
-        linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->ann, w.att_U, Ts * B, DH, A, DH);
+        nmt_linear_backward(ws->denc, g.att_U, g.att_b, ws->duh, ws->ann, w.att_U, Ts * B, DH, A, DH);
     /* s_0 = tanh(W_init z + b_init); dh now holds d s_0. */
     for (size_t k = 0; k < BH; k++)
         dh[k] *= 1 - ws->s[k] * ws->s[k];
-    linear_backward(ws->dz, g.init_W, g.init_b, dh, ws->z, w.init_W, B, DH, H, DH);
+    nmt_linear_backward(ws->dz, g.init_W, g.init_b, dh, ws->z, w.init_W, B, DH, H, DH);
     /* z read the annotations of each sentence's last token (fwd half) and
      * first (bwd half); then every annotation's gradient through its
      * dropout */
@@ -831,15 +831,15 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
             add(ws->denc + (size_t)s * DH + H, dz + H, H);
     }
     if (ws->drop_enc)
-        dropout_apply(ws->denc, ws->enc_mask, ws->keep_enc, (size_t)Ts * B * DH);
+        nmt_dropout_apply(ws->denc, ws->enc_mask, ws->keep_enc, (size_t)Ts * B * DH);
 
     memset(ws->dsrc_x, 0, (size_t)Ts * B * E * sizeof(real));
     for (int d = 0; d < ws->D; d++)
         encode_backward(&w, &g, ws, b, d);
 
     if (ws->drop_emb)
-        dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
-    embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
+        nmt_dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
+    nmt_embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
     return NMT_OK;
 }
 
@@ -851,7 +851,7 @@ int nmt_forward_backward(nmt_real *loss, nmt_model *m, nmt_workspace *ws, const 
     if (!m->grads)
         return nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
     weights g;
-    weights_resolve(&g, m, m->grads);
+    nmt_weights_resolve(&g, m, m->grads);
     int rc = forward_pass(loss, m, ws, b, reg, rng, &g);
     return rc ? rc : nmt_backward(m, ws, b);
 }

@@ -29,7 +29,7 @@ typedef struct weights {
     real *out_W;        /* [Vt, O]    tied: tgt_emb itself (O = E) */
     real *out_b;        /* [Vt] */
 } weights;
-void weights_resolve(weights *w, const nmt_model *m, real *base);
+void nmt_weights_resolve(weights *w, const nmt_model *m, real *base);
 
 /* The tensor name behind each field of weights, in the struct's order, so
  * that a test can check that the two stay one to one. */
@@ -37,8 +37,8 @@ typedef struct weight_field {
     const char *name;
     size_t offset;      /* of the field in weights */
 } weight_field;
-extern const weight_field weight_fields[];
-extern const int n_weight_fields;
+extern const weight_field nmt_weight_fields[];
+extern const int nmt_n_weight_fields;
 
 /* One direction of the encoder: everything its backward needs. */
 typedef struct enc_direction {
@@ -146,14 +146,14 @@ struct nmt_workspace {
 
 /* nmt_workspace_create; training 0 makes a workspace that only encodes (for
  * the inference pass), without what a backward would need. */
-int workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+int nmt_workspace_alloc(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
                      int max_tgt_T, int training);
 
 /* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set
  * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
  * dropout when ws->drop_enc, whose mask is drawn already), z, uh (the keys
  * of an attention that projects them) and s[0], s_cell[0] = s_0, c_0. */
-void seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
+void nmt_seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
 /* The attention's keys [Ts, B, A] of the last encoding: uh, or for dot ann. */
 static inline const real *att_keys(const nmt_workspace *ws)
 {
@@ -162,7 +162,7 @@ static inline const real *att_keys(const nmt_workspace *ws)
 
 /* The attention layer over the last encoding: what it reads of ws and, with
  * g (the gradients; training), where its gradients go. */
-attention_layer seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g);
+attention_layer nmt_seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g);
 
 /* One decoder step for R rows of an encoded batch (enc). */
 typedef struct decoder_step {
@@ -179,7 +179,7 @@ typedef struct decoder_step {
 } decoder_step;
 
 /* Computes the attention (or copies z into ctx), then the cell. */
-void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
+void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
                           const nmt_workspace *enc);
 
 /* nmt_infer_step without its last pass over the vocabulary: the rows'
@@ -188,7 +188,7 @@ void decoder_step_forward(const decoder_step *st, const nmt_model *m, const weig
  * logits[r * Vt + v] - lse[r], the very bits nmt_infer_step writes. The beam
  * search computes it only for the tokens it looks at, rather than writing
  * and copying [R, Vt] log-probabilities every step. */
-const float *infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
                                float *att, const float **lse);
 
 #endif

@@ -469,7 +469,7 @@ static uint32_t weights_crc32(const nmt_model *m)
             for (int j = 0; j < 4; j++)
                 buf[4 * i + (size_t)j] = (unsigned char)(u >> (8 * j));
         }
-        crc = st_crc32(crc, buf, k * 4);
+        crc = nmt_st_crc32(crc, buf, k * 4);
         x += k;
         n -= k;
     }

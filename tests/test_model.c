@@ -706,7 +706,7 @@ START_TEST(inference_matches_training)
 END_TEST
 
 /* Training's backward recomputes the context vectors from alpha instead of
- * keeping them: attention_context must give the forward's ctx bit for bit,
+ * keeping them: nmt_attention_context must give the forward's ctx bit for bit,
  * for rows that are several steps of a batch, whatever the threads, and for
  * every scorer (loops 0-3: bahdanau, dot, general, scaled-dot); rows are
  * independent, so the threads change no bit of the forward either. */
@@ -734,13 +734,13 @@ START_TEST(context_recomputed_bit_for_bit)
     const real *vv = kind == NMT_ATT_BAHDANAU ? v : NULL;
     attention_layer L = {.kind = kind, .B = B, .T = T, .K = K, .DH = DH, .keys = keys,
                          .enc = enc, .len = len, .v = vv};
-    int threads = pool_threads();
+    int threads = nmt_pool_threads();
     for (int th = 1; th <= 3; th++) {
-        pool_set_threads(th);
+        nmt_pool_set_threads(th);
         for (int k = 0; k < STEPS; k++)
-            attention_forward(ctx + k * B * DH, alpha + k * B * T, &L, q + k * B * K, NULL, B);
+            nmt_attention_forward(ctx + k * B * DH, alpha + k * B * T, &L, q + k * B * K, NULL, B);
         memset(again, 0xff, sizeof again);
-        attention_context(again, &L, alpha, R);
+        nmt_attention_context(again, &L, alpha, R);
         ck_assert_msg(memcmp(ctx, again, sizeof ctx) == 0, "%s, %d threads",
                       nmt_attention_name(kind), th);
         if (th == 1) {
@@ -752,25 +752,25 @@ START_TEST(context_recomputed_bit_for_bit)
         ck_assert(memcmp(ctx, ctx + DH, DH * sizeof(real)) != 0);
         ck_assert(alpha[1 * T + 3] == 0 && alpha[1 * T + 2] > 0);
     }
-    pool_set_threads(threads);
+    nmt_pool_set_threads(threads);
 }
 END_TEST
 
-/* The name -> field map of seq2seq.c (weight_fields) and the tensor table
+/* The name -> field map of seq2seq.c (nmt_weight_fields) and the tensor table
  * stay one to one: every tensor of every configuration (each cell, kind,
  * direction, tied or not) has a field, every field is some configuration's
  * tensor, and the map covers each field of the weights struct once. A tensor
  * added to the table without a field would otherwise be read as NULL. */
 START_TEST(weight_fields_match_the_tensor_table)
 {
-    ck_assert_uint_eq(sizeof(weights), (size_t)n_weight_fields * sizeof(real *));
+    ck_assert_uint_eq(sizeof(weights), (size_t)nmt_n_weight_fields * sizeof(real *));
     int used[64] = {0};
-    ck_assert_int_le(n_weight_fields, 64);
-    for (int i = 0; i < n_weight_fields; i++) {
-        ck_assert_uint_eq(weight_fields[i].offset % sizeof(real *), 0);
+    ck_assert_int_le(nmt_n_weight_fields, 64);
+    for (int i = 0; i < nmt_n_weight_fields; i++) {
+        ck_assert_uint_eq(nmt_weight_fields[i].offset % sizeof(real *), 0);
         for (int k = 0; k < i; k++) {
-            ck_assert_uint_ne(weight_fields[i].offset, weight_fields[k].offset);
-            ck_assert_str_ne(weight_fields[i].name, weight_fields[k].name);
+            ck_assert_uint_ne(nmt_weight_fields[i].offset, nmt_weight_fields[k].offset);
+            ck_assert_str_ne(nmt_weight_fields[i].name, nmt_weight_fields[k].name);
         }
     }
     for (int k = 0; k < FIXTURE_CONFIGS; k++) {
@@ -778,8 +778,8 @@ START_TEST(weight_fields_match_the_tensor_table)
             nmt_model *m = make_model(k, tied, 1);
             for (int t = 0; t < m->n_tensors; t++) {
                 int found = -1;
-                for (int i = 0; i < n_weight_fields && found < 0; i++)
-                    if (strcmp(m->tensors[t].name, weight_fields[i].name) == 0)
+                for (int i = 0; i < nmt_n_weight_fields && found < 0; i++)
+                    if (strcmp(m->tensors[t].name, nmt_weight_fields[i].name) == 0)
                         found = i;
                 ck_assert_msg(found >= 0, "config %d: tensor %s has no field in weights", k,
                               m->tensors[t].name);
@@ -787,17 +787,17 @@ START_TEST(weight_fields_match_the_tensor_table)
             }
             /* and every tensor resolves to its own slice */
             weights w;
-            weights_resolve(&w, m, m->params);
+            nmt_weights_resolve(&w, m, m->params);
             for (int t = 0; t < m->n_tensors; t++)
-                for (int i = 0; i < n_weight_fields; i++)
-                    if (strcmp(m->tensors[t].name, weight_fields[i].name) == 0)
-                        ck_assert_ptr_eq(*(real **)((char *)&w + weight_fields[i].offset),
+                for (int i = 0; i < nmt_n_weight_fields; i++)
+                    if (strcmp(m->tensors[t].name, nmt_weight_fields[i].name) == 0)
+                        ck_assert_ptr_eq(*(real **)((char *)&w + nmt_weight_fields[i].offset),
                                          m->params + m->tensors[t].offset);
             nmt_model_free(m);
         }
     }
-    for (int i = 0; i < n_weight_fields; i++)
-        ck_assert_msg(used[i], "field %s is no configuration's tensor", weight_fields[i].name);
+    for (int i = 0; i < nmt_n_weight_fields; i++)
+        ck_assert_msg(used[i], "field %s is no configuration's tensor", nmt_weight_fields[i].name);
 }
 END_TEST
 

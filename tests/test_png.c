@@ -187,7 +187,7 @@ START_TEST(font_has_every_ascii_glyph)
 {
     uint8_t glyphs[95][2 * FONT_ROWS];
     for (int c = ' '; c <= '~'; c++) {
-        ck_assert_int_eq(font_glyph((uint32_t)c, glyphs[c - ' ']), 1);
+        ck_assert_int_eq(nmt_font_glyph((uint32_t)c, glyphs[c - ' ']), 1);
         int inked = ink_rows(glyphs[c - ' '], 0, FONT_ROWS);
         if (c == ' ')
             ck_assert_int_eq(inked, 0);
@@ -213,41 +213,41 @@ END_TEST
 START_TEST(font_folds_accented_letters)
 {
     uint8_t a[2 * FONT_ROWS], ae[2 * FONT_ROWS], A[2 * FONT_ROWS], AE[2 * FONT_ROWS];
-    font_glyph('a', a);
-    font_glyph(0xE4, ae); /* ä */
+    nmt_font_glyph('a', a);
+    nmt_font_glyph(0xE4, ae); /* ä */
     /* ä is a with ink added above it (the two dots) and nothing else. */
     ck_assert(memcmp(a + FONT_ACCENT, ae + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0 ||
               memcmp(a + FONT_ACCENT + 1, ae + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
     ck_assert(memcmp(a, ae, FONT_ROWS) != 0);
-    font_glyph('A', A);
-    font_glyph(0xC4, AE); /* Ä: dots in the free rows above the capital */
+    nmt_font_glyph('A', A);
+    nmt_font_glyph(0xC4, AE); /* Ä: dots in the free rows above the capital */
     ck_assert(memcmp(A + FONT_ACCENT, AE + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0);
     ck_assert_int_gt(ink_rows(AE, 0, FONT_ACCENT), 0);
     /* é and è differ; í loses the dot of i. */
     uint8_t e1[2 * FONT_ROWS], e2[2 * FONT_ROWS], i1[2 * FONT_ROWS], i0[2 * FONT_ROWS];
-    font_glyph(0xE9, e1);
-    font_glyph(0xE8, e2);
+    nmt_font_glyph(0xE9, e1);
+    nmt_font_glyph(0xE8, e2);
     ck_assert(memcmp(e1, e2, FONT_ROWS) != 0);
-    font_glyph('i', i0);
-    font_glyph(0xED, i1);
+    nmt_font_glyph('i', i0);
+    nmt_font_glyph(0xED, i1);
     ck_assert(memcmp(i0 + FONT_ACCENT + 1, i1 + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
     /* ß is drawn as "ss", č as c with a caron. */
     uint8_t ss[2 * FONT_ROWS], s[2 * FONT_ROWS];
-    ck_assert_int_eq(font_glyph(0xDF, ss), 2);
-    font_glyph('s', s);
+    ck_assert_int_eq(nmt_font_glyph(0xDF, ss), 2);
+    nmt_font_glyph('s', s);
     ck_assert(memcmp(ss, s, FONT_ROWS) == 0 && memcmp(ss + FONT_ROWS, s, FONT_ROWS) == 0);
     uint8_t c[2 * FONT_ROWS], cv[2 * FONT_ROWS];
-    font_glyph('c', c);
-    font_glyph(0x10D, cv);
+    nmt_font_glyph('c', c);
+    nmt_font_glyph(0x10D, cv);
     ck_assert(memcmp(c + FONT_ACCENT, cv + FONT_ACCENT, FONT_ROWS - FONT_ACCENT) == 0 ||
               memcmp(c + FONT_ACCENT + 1, cv + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
     ck_assert(memcmp(c, cv, FONT_ROWS) != 0);
     /* Typographic quotes look like ASCII ones; other scripts get a box. */
     uint8_t q[2 * FONT_ROWS], lq[2 * FONT_ROWS], box[2 * FONT_ROWS];
-    font_glyph('"', q);
-    font_glyph(0x201E, lq);
+    nmt_font_glyph('"', q);
+    nmt_font_glyph(0x201E, lq);
     ck_assert(memcmp(q, lq, FONT_ROWS) == 0);
-    ck_assert_int_eq(font_glyph(0x4E2D, box), 1); /* 中 */
+    ck_assert_int_eq(nmt_font_glyph(0x4E2D, box), 1); /* 中 */
     ck_assert_int_eq(box[FONT_ACCENT], 0x1f);
     ck_assert_int_eq(box[FONT_ACCENT + 1], 0x11);
 }
@@ -256,14 +256,14 @@ END_TEST
 START_TEST(font_decodes_utf8)
 {
     const char *s = "aä€😀\xff";
-    ck_assert_uint_eq(font_next_cp(&s), 'a');
-    ck_assert_uint_eq(font_next_cp(&s), 0xE4);
-    ck_assert_uint_eq(font_next_cp(&s), 0x20AC);
-    ck_assert_uint_eq(font_next_cp(&s), 0x1F600);
-    ck_assert_uint_eq(font_next_cp(&s), 0xFFFD);
+    ck_assert_uint_eq(nmt_font_next_cp(&s), 'a');
+    ck_assert_uint_eq(nmt_font_next_cp(&s), 0xE4);
+    ck_assert_uint_eq(nmt_font_next_cp(&s), 0x20AC);
+    ck_assert_uint_eq(nmt_font_next_cp(&s), 0x1F600);
+    ck_assert_uint_eq(nmt_font_next_cp(&s), 0xFFFD);
     ck_assert_int_eq(*s, 0);
     const char *cut = "\xc3";
-    ck_assert_uint_eq(font_next_cp(&cut), 0xFFFD);
+    ck_assert_uint_eq(nmt_font_next_cp(&cut), 0xFFFD);
     ck_assert_int_eq(*cut, 0); /* stops at the NUL, never past it */
 }
 END_TEST

@@ -1,4 +1,4 @@
-/* The thread pool (src/pool.h) and the products cut over it (gemm in
+/* The thread pool (src/pool.h) and the products cut over it (nmt_gemm in
  * src/linear.c): every chunk runs exactly once, whatever the threads and
  * however long the workers slept; a cut product equals the whole one; the
  * model's gradients do not depend on the threads beyond rounding. */
@@ -41,7 +41,7 @@ static void run_and_check(int n_chunks)
     for (int c = 0; c < MAX_CHUNKS; c++)
         atomic_init(&j.runs[c], 0);
     atomic_init(&j.bad_total, 0);
-    pool_run(count_chunk, &j, n_chunks);
+    nmt_pool_run(count_chunk, &j, n_chunks);
     ck_assert_int_eq(atomic_load(&j.bad_total), 0);
     for (int c = 0; c < n_chunks; c++)
         ck_assert_msg(atomic_load(&j.runs[c]) == 1, "chunk %d of %d ran %d times", c, n_chunks,
@@ -53,15 +53,15 @@ static void run_and_check(int n_chunks)
 START_TEST(every_chunk_once_back_to_back)
 {
     int threads = 1 + _i; /* 1 .. 4 */
-    ck_assert_int_eq(pool_set_threads(threads), 0);
-    ck_assert_int_eq(pool_threads(), threads);
+    ck_assert_int_eq(nmt_pool_set_threads(threads), 0);
+    ck_assert_int_eq(nmt_pool_threads(), threads);
     unsigned seed = 12345;
     int jobs = getenv("NMT_VALGRIND") ? 500 : 5000;
     for (int k = 0; k < jobs; k++) {
         seed = seed * 1103515245u + 12345u;
         run_and_check(1 + (int)((seed >> 16) % MAX_CHUNKS));
     }
-    pool_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 
@@ -69,13 +69,13 @@ END_TEST
  * them (or run on the caller) rather than wait for ever. */
 START_TEST(every_chunk_once_after_sleeping)
 {
-    ck_assert_int_eq(pool_set_threads(3), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(3), 0);
     struct timespec pause = {0, 1000000}; /* 1 ms, five times the spin */
     for (int k = 0; k < 60; k++) {
         nanosleep(&pause, NULL);
         run_and_check(2 + k % 7);
     }
-    pool_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 
@@ -84,12 +84,12 @@ START_TEST(threads_can_change)
 {
     int sizes[] = {2, 4, 1, 3, 3, 2, 1};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        ck_assert_int_eq(pool_set_threads(sizes[i]), 0);
-        ck_assert_int_eq(pool_threads(), sizes[i]);
+        ck_assert_int_eq(nmt_pool_set_threads(sizes[i]), 0);
+        ck_assert_int_eq(nmt_pool_threads(), sizes[i]);
         run_and_check(5);
     }
-    ck_assert_int_eq(pool_set_threads(0), 0); /* taken as 1 */
-    ck_assert_int_eq(pool_threads(), 1);
+    ck_assert_int_eq(nmt_pool_set_threads(0), 0); /* taken as 1 */
+    ck_assert_int_eq(nmt_pool_threads(), 1);
 }
 END_TEST
 
@@ -122,14 +122,14 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
-/* gemm cut over 2 threads (along M when M >= N, else along N) against one
+/* nmt_gemm cut over 2 threads (along M when M >= N, else along N) against one
  * cblas_sgemm, for every transpose, with strides wider than the rows and
  * beta 0 and 1. Each element is the same kernel's sum over K, so apart from
  * OpenBLAS's choice of kernel for a narrower block the results agree to
  * float rounding. */
 START_TEST(cut_product_equals_whole)
 {
-    ck_assert_int_eq(pool_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     int shapes[][3] = {{64, 1024, 256}, {700, 96, 130}, {33, 250, 64}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int ta = 0; ta < 2; ta++)
@@ -145,7 +145,7 @@ START_TEST(cut_product_equals_whole)
                     fill(B, nb, 2);
                     fill(C1, (size_t)M * ldc, 3);
                     memcpy(C2, C1, (size_t)M * ldc * sizeof *C2);
-                    gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, (float)beta, C1, ldc);
+                    nmt_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, (float)beta, C1, ldc);
                     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                                 tb ? CblasTrans : CblasNoTrans, M, N, K, 0.5f, A, lda, B, ldb,
                                 (float)beta, C2, ldc);
@@ -165,7 +165,7 @@ START_TEST(cut_product_equals_whole)
                     free(C1);
                     free(C2);
                 }
-    pool_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 

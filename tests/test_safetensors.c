@@ -90,7 +90,7 @@ static void expect_bad(const char *json, const void *data, size_t n_data, const 
     unsigned char *b = image(json, data, n_data, &size);
     st_file f;
     nmt_clear_error();
-    int rc = st_parse(&f, b, size, "hostile.safetensors");
+    int rc = nmt_st_parse(&f, b, size, "hostile.safetensors");
     free(b);
     ck_assert_msg(rc == NMT_ERR_FORMAT, "accepted: %s", json);
     ck_assert_msg(strstr(nmt_error_message(), want) != NULL, "for %s: message '%s' lacks '%s'", json,
@@ -104,7 +104,7 @@ static int parse_ok(st_file *f, const char *json, const void *data, size_t n_dat
 {
     size_t size;
     unsigned char *b = image(json, data, n_data, &size);
-    int rc = st_parse(f, b, size, "mem");
+    int rc = nmt_st_parse(f, b, size, "mem");
     free(b);
     return rc;
 }
@@ -126,7 +126,7 @@ START_TEST(round_trip_and_padding)
     const char *tricky = "quote \" backslash \\ newline \n tab \t cr \r bell \a unit \x1f \xc3\xa4 \xe2\x80\x9e";
     nmt_meta meta[2] = {{"tricky", tricky}, {"\"key\\", "v"}};
     const char *path = tmp_path("x.safetensors");
-    ck_assert_int_eq(st_write(path, t, 3, meta, 2, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, 3, meta, 2, "crc32"), NMT_OK);
 
     size_t n;
     unsigned char *raw = read_bytes(path, &n);
@@ -147,22 +147,22 @@ START_TEST(round_trip_and_padding)
     free(raw);
 
     st_file f;
-    ck_assert_int_eq(st_read(&f, path), NMT_OK);
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_OK);
     ck_assert_int_eq(f.n_tensors, 3);
-    const st_tensor *ta = st_find(&f, "a.matrix");
+    const st_tensor *ta = nmt_st_find(&f, "a.matrix");
     ck_assert_ptr_nonnull(ta);
     ck_assert_int_eq(ta->ndim, 2);
     ck_assert_int_eq(ta->shape[0], 2);
     ck_assert_int_eq(ta->shape[1], 3);
     ck_assert_mem_eq(f.data + ta->begin, a, sizeof a);
-    ck_assert_mem_eq(f.data + st_find(&f, "b")->begin, b, sizeof b);
-    ck_assert_int_eq(st_find(&f, "scalar")->ndim, 0);
-    ck_assert_mem_eq(f.data + st_find(&f, "scalar")->begin, &s, 4);
-    ck_assert_str_eq(st_meta(&f, "tricky"), tricky);
-    ck_assert_str_eq(st_meta(&f, "\"key\\"), "v");
-    ck_assert_str_eq(st_meta(&f, "crc32"), want_crc);
+    ck_assert_mem_eq(f.data + nmt_st_find(&f, "b")->begin, b, sizeof b);
+    ck_assert_int_eq(nmt_st_find(&f, "scalar")->ndim, 0);
+    ck_assert_mem_eq(f.data + nmt_st_find(&f, "scalar")->begin, &s, 4);
+    ck_assert_str_eq(nmt_st_meta(&f, "tricky"), tricky);
+    ck_assert_str_eq(nmt_st_meta(&f, "\"key\\"), "v");
+    ck_assert_str_eq(nmt_st_meta(&f, "crc32"), want_crc);
     ck_assert_uint_eq(f.data_crc, strtoul(want_crc, NULL, 16));
-    st_free(&f);
+    nmt_st_free(&f);
     /* no temporary file is left next to it */
     ck_assert_int_ne(access(tmp_path(".x.safetensors.tmp.0"), F_OK), 0);
     remove_tmp_dir();
@@ -177,18 +177,18 @@ START_TEST(json_escapes_decode)
                        " \"t\" : {\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]} }   ";
     float x = 1.0f;
     ck_assert_int_eq(parse_ok(&f, json, &x, 4), NMT_OK);
-    ck_assert_str_eq(st_meta(&f, "k"), "\xc3\xa9\xf0\x9f\x98\x80\"\\/\b\f\n\r\t \xc3\xa4");
-    st_free(&f);
-    /* st_json_quote's output parses back to the same bytes */
+    ck_assert_str_eq(nmt_st_meta(&f, "k"), "\xc3\xa9\xf0\x9f\x98\x80\"\\/\b\f\n\r\t \xc3\xa4");
+    nmt_st_free(&f);
+    /* nmt_st_json_quote's output parses back to the same bytes */
     const char *s = "a\"b\\c\nd\x01\xe2\x82\xac";
-    char *q = st_json_quote(s);
+    char *q = nmt_st_json_quote(s);
     ck_assert_ptr_nonnull(q);
     char buf[256];
     snprintf(buf, sizeof buf, "{\"__metadata__\":{\"k\":%s}}", q);
     free(q);
     ck_assert_int_eq(parse_ok(&f, buf, NULL, 0), NMT_OK);
-    ck_assert_str_eq(st_meta(&f, "k"), s);
-    st_free(&f);
+    ck_assert_str_eq(nmt_st_meta(&f, "k"), s);
+    nmt_st_free(&f);
 }
 END_TEST
 
@@ -237,7 +237,7 @@ START_TEST(malformed_json_refused)
     img[0] = sizeof nul - 1;
     memcpy(img + 8, nul, sizeof nul - 1);
     st_file f;
-    ck_assert_int_eq(st_parse(&f, img, sizeof img, "nul"), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_parse(&f, img, sizeof img, "nul"), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "control character"));
 }
 END_TEST
@@ -291,27 +291,27 @@ START_TEST(bad_lengths_refused)
     const char *path = tmp_path("short.safetensors");
     /* shorter than the length prefix */
     write_bytes(path, "\x10\0\0", 3);
-    ck_assert_int_eq(st_read(&f, path), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "truncated: 3 bytes"));
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), path));
     /* a length beyond the end of the file */
     unsigned char beyond[8 + 10] = {100, 0, 0, 0, 0, 0, 0, 0};
     memcpy(beyond + 8, "{\"a\":\"b\"} ", 10);
     write_bytes(path, beyond, sizeof beyond);
-    ck_assert_int_eq(st_read(&f, path), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "header length 100 is beyond the end of the file (18 bytes)"));
     /* an absurd length is refused before anything is allocated */
     unsigned char absurd[16] = {0, 0, 0, 0, 0, 0, 0, 0x40, '{', '}'};
     write_bytes(path, absurd, sizeof absurd);
-    ck_assert_int_eq(st_read(&f, path), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "is absurd"));
     /* empty and missing files, a directory */
     write_bytes(path, "", 0);
-    ck_assert_int_eq(st_read(&f, path), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "truncated: 0 bytes"));
-    ck_assert_int_eq(st_read(&f, tmp_path("missing.safetensors")), NMT_ERR_IO);
+    ck_assert_int_eq(nmt_st_read(&f, tmp_path("missing.safetensors")), NMT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "No such file"));
-    ck_assert_int_eq(st_read(&f, tmp_dir), NMT_ERR_IO);
+    ck_assert_int_eq(nmt_st_read(&f, tmp_dir), NMT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "is a directory"));
     remove_tmp_dir();
 }
@@ -325,17 +325,17 @@ START_TEST(every_truncation_refused)
     nmt_meta meta[1] = {{"k", "v"}};
     make_tmp_dir();
     const char *path = tmp_path("t.safetensors");
-    ck_assert_int_eq(st_write(path, t, 2, meta, 1, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, 2, meta, 1, "crc32"), NMT_OK);
     size_t n;
     unsigned char *raw = read_bytes(path, &n);
     st_file f;
     for (size_t cut = 0; cut < n; cut++) {
         nmt_clear_error();
-        ck_assert_int_eq(st_parse(&f, raw, cut, "cut"), NMT_ERR_FORMAT);
+        ck_assert_int_eq(nmt_st_parse(&f, raw, cut, "cut"), NMT_ERR_FORMAT);
         ck_assert_str_ne(nmt_error_message(), "");
     }
-    ck_assert_int_eq(st_parse(&f, raw, n, "whole"), NMT_OK);
-    st_free(&f);
+    ck_assert_int_eq(nmt_st_parse(&f, raw, n, "whole"), NMT_OK);
+    nmt_st_free(&f);
     free(raw);
     remove_tmp_dir();
 }
@@ -366,14 +366,14 @@ START_TEST(failed_writes_leave_old_file)
     nmt_named_tensor small = {"a", 1, {10, 0}, a, NULL}, big = {"a", 1, {1000, 0}, a, NULL};
     /* a nonexistent folder, and a path below a regular file */
     const char *nodir = tmp_path("no/such/dir/m.safetensors");
-    ck_assert_int_eq(st_write(nodir, &small, 1, NULL, 0, "crc32"), NMT_ERR_IO);
+    ck_assert_int_eq(nmt_st_write(nodir, &small, 1, NULL, 0, "crc32"), NMT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), nodir));
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), strerror(ENOENT)));
     const char *old = tmp_path("old.safetensors");
-    ck_assert_int_eq(st_write(old, &small, 1, NULL, 0, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(old, &small, 1, NULL, 0, "crc32"), NMT_OK);
     char below[512];
     snprintf(below, sizeof below, "%s/m.safetensors", old);
-    ck_assert_int_eq(st_write(below, &small, 1, NULL, 0, NULL), NMT_ERR_IO);
+    ck_assert_int_eq(nmt_st_write(below, &small, 1, NULL, 0, NULL), NMT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), strerror(ENOTDIR)));
 
     /* a file-size limit makes the write fail half-way (EFBIG): the old file
@@ -386,7 +386,7 @@ START_TEST(failed_writes_leave_old_file)
     lim.rlim_cur = 1024;
     void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    int rc = st_write(old, &big, 1, NULL, 0, "crc32");
+    int rc = nmt_st_write(old, &big, 1, NULL, 0, "crc32");
     setrlimit(RLIMIT_FSIZE, &saved);
     signal(SIGXFSZ, prev);
     ck_assert_int_eq(rc, NMT_ERR_IO);
@@ -395,11 +395,11 @@ START_TEST(failed_writes_leave_old_file)
     check_unchanged(old, before, n_before);
     ck_assert_int_eq(dir_entries(tmp_dir), 1);
     /* the same write without the limit replaces it */
-    ck_assert_int_eq(st_write(old, &big, 1, NULL, 0, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(old, &big, 1, NULL, 0, "crc32"), NMT_OK);
     st_file f;
-    ck_assert_int_eq(st_read(&f, old), NMT_OK);
-    ck_assert_int_eq(st_find(&f, "a")->shape[0], 1000);
-    st_free(&f);
+    ck_assert_int_eq(nmt_st_read(&f, old), NMT_OK);
+    ck_assert_int_eq(nmt_st_find(&f, "a")->shape[0], 1000);
+    nmt_st_free(&f);
     free(before);
     remove_tmp_dir();
 }
@@ -409,12 +409,12 @@ START_TEST(bad_write_arguments)
 {
     float a[2] = {0};
     nmt_named_tensor dup[2] = {{"a", 1, {1, 0}, a, NULL}, {"a", 1, {1, 0}, a + 1, NULL}};
-    ck_assert_int_eq(st_write("unused.safetensors", dup, 2, NULL, 0, NULL), NMT_ERR_ARG);
+    ck_assert_int_eq(nmt_st_write("unused.safetensors", dup, 2, NULL, 0, NULL), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "'a' appears twice"));
     nmt_named_tensor meta_name = {"__metadata__", 1, {1, 0}, a, NULL};
-    ck_assert_int_eq(st_write("unused.safetensors", &meta_name, 1, NULL, 0, NULL), NMT_ERR_ARG);
+    ck_assert_int_eq(nmt_st_write("unused.safetensors", &meta_name, 1, NULL, 0, NULL), NMT_ERR_ARG);
     nmt_meta clash = {"crc32", "0"};
-    ck_assert_int_eq(st_write("unused.safetensors", dup, 1, &clash, 1, "crc32"), NMT_ERR_ARG);
+    ck_assert_int_eq(nmt_st_write("unused.safetensors", dup, 1, &clash, 1, "crc32"), NMT_ERR_ARG);
     ck_assert_int_eq(access("unused.safetensors", F_OK), -1);
 }
 END_TEST
@@ -594,7 +594,7 @@ static void write_variant(const char *path, const nmt_model *m, const char *key,
         }
         kept[n_meta++] = meta[k];
     }
-    ck_assert_int_eq(st_write(path, t, n, kept, n_meta, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, n, kept, n_meta, "crc32"), NMT_OK);
 }
 
 static void expect_load_fails(const char *path, const char *want);
@@ -614,7 +614,7 @@ START_TEST(byte_tensors)
         {.name = "u", .ndim = 1, .shape = {5, 0}, .bytes = bytes},
     };
     const char *path = tmp_path("u.safetensors");
-    ck_assert_int_eq(st_write(path, t, 3, NULL, 0, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, 3, NULL, 0, "crc32"), NMT_OK);
     size_t n;
     unsigned char *raw = read_bytes(path, &n);
     uint64_t hlen = 0;
@@ -626,14 +626,14 @@ START_TEST(byte_tensors)
     free(hdr);
     ck_assert_mem_eq(raw + n - 5, bytes, 5);
     st_file f;
-    ck_assert_int_eq(st_read(&f, path), NMT_OK);
-    const st_tensor *u = st_find(&f, "u");
+    ck_assert_int_eq(nmt_st_read(&f, path), NMT_OK);
+    const st_tensor *u = nmt_st_find(&f, "u");
     ck_assert_int_eq(u->dtype, ST_U8);
-    ck_assert_int_eq(st_find(&f, "a")->dtype, ST_F32);
+    ck_assert_int_eq(nmt_st_find(&f, "a")->dtype, ST_F32);
     ck_assert_uint_eq(u->end - u->begin, 5);
     ck_assert_mem_eq(f.data + u->begin, bytes, 5);
     ck_assert_uint_eq(f.data_crc, crc32(0, raw + 8 + hlen, (uInt)(n - 8 - hlen)));
-    st_free(&f);
+    nmt_st_free(&f);
     free(raw);
 
     /* the header lists u first: held without "skip", a still lands on a
@@ -649,37 +649,37 @@ START_TEST(byte_tensors)
     unsigned char *img = image(json, data, sizeof data, &n);
     write_bytes(path, img, n);
     free(img);
-    ck_assert_int_eq(st_read_some(&f, path, keep_not_skip, NULL), NMT_OK);
-    const st_tensor *ta = st_find(&f, "a");
-    ck_assert_ptr_null(st_find(&f, "skip"));
+    ck_assert_int_eq(nmt_st_read_some(&f, path, keep_not_skip, NULL), NMT_OK);
+    const st_tensor *ta = nmt_st_find(&f, "a");
+    ck_assert_ptr_null(nmt_st_find(&f, "skip"));
     ck_assert_uint_eq(ta->begin % 4, 0);
     ck_assert_uint_ge(ta->begin, 5);
     ck_assert_mem_eq(f.data + ta->begin, a, 12);
-    ck_assert_mem_eq(f.data + st_find(&f, "u")->begin, bytes, 5);
-    st_free(&f);
+    ck_assert_mem_eq(f.data + nmt_st_find(&f, "u")->begin, bytes, 5);
+    nmt_st_free(&f);
 
     /* floats after an odd number of bytes */
     nmt_named_tensor late[2] = {t[2], t[0]};
-    ck_assert_int_eq(st_write(path, late, 2, NULL, 0, NULL), NMT_ERR_ARG);
+    ck_assert_int_eq(nmt_st_write(path, late, 2, NULL, 0, NULL), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "write byte tensors last"));
     static const char unaligned[] =
         "{\"u\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[0,5]},"
         "\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[5,17]}}";
     img = image(unaligned, data, 17, &n);
-    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "F32 tensor 'a' begins at byte 5"));
     free(img);
     /* a U8 tensor's bytes must match its shape too; other dtypes are refused */
     static const char wrong_size[] =
         "{\"u\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,5]}}";
     img = image(wrong_size, data, 5, &n);
-    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "hold 5 bytes but shape [4] needs 4"));
     free(img);
     static const char f16[] =
         "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}";
     img = image(f16, data, 4, &n);
-    ck_assert_int_eq(st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_st_parse(&f, img, n, "mem"), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "dtype 'F16'; only F32 (and U8)"));
     free(img);
     remove_tmp_dir();
@@ -882,7 +882,7 @@ static void write_tied_variant(const char *path, const nmt_model *m, const char 
         {"tgt_vocab", "<pad>\n<unk>\n<s>\n</s>\nhouse\n's\n\xe2\x80\x9e\n}\n{"},
         {"tied", tied},
     };
-    ck_assert_int_eq(st_write(path, t, n, meta, tied ? 12 : 11, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, n, meta, tied ? 12 : 11, "crc32"), NMT_OK);
 }
 
 /* Tied output embeddings on disk: metadata tied = true and no out.W; an
@@ -945,8 +945,8 @@ START_TEST(tied_model_files)
 }
 END_TEST
 
-/* st_read_some holds only the tensors asked for, across the pieces it reads
- * in (1 MiB), with the same bytes and CRC as st_read; what it skips is not
+/* nmt_st_read_some holds only the tensors asked for, across the pieces it reads
+ * in (1 MiB), with the same bytes and CRC as nmt_st_read; what it skips is not
  * found. */
 static int keep_not_skip(const char *name, void *ctx)
 {
@@ -972,17 +972,17 @@ START_TEST(read_some_holds_what_is_asked)
         {"skip2", 0, {0, 0}, sk, NULL},
     };
     const char *path = tmp_path("some.safetensors");
-    ck_assert_int_eq(st_write(path, t, 4, NULL, 0, "crc32"), NMT_OK);
+    ck_assert_int_eq(nmt_st_write(path, t, 4, NULL, 0, "crc32"), NMT_OK);
     st_file all, some;
-    ck_assert_int_eq(st_read(&all, path), NMT_OK);
-    ck_assert_int_eq(st_read_some(&some, path, keep_not_skip, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_st_read(&all, path), NMT_OK);
+    ck_assert_int_eq(nmt_st_read_some(&some, path, keep_not_skip, NULL), NMT_OK);
     ck_assert_uint_eq(some.data_crc, all.data_crc);
     ck_assert_uint_eq(some.data_size, all.data_size);
     ck_assert_int_eq(some.n_tensors, 4);
-    ck_assert_ptr_nonnull(st_find(&all, "skip1"));
-    ck_assert_ptr_null(st_find(&some, "skip1"));
-    ck_assert_ptr_null(st_find(&some, "skip2"));
-    const st_tensor *sa = st_find(&some, "a"), *sb = st_find(&some, "b");
+    ck_assert_ptr_nonnull(nmt_st_find(&all, "skip1"));
+    ck_assert_ptr_null(nmt_st_find(&some, "skip1"));
+    ck_assert_ptr_null(nmt_st_find(&some, "skip2"));
+    const st_tensor *sa = nmt_st_find(&some, "a"), *sb = nmt_st_find(&some, "b");
     ck_assert_ptr_nonnull(sa);
     ck_assert_ptr_nonnull(sb);
     ck_assert_uint_eq(sa->end - sa->begin, sizeof(float) * NA);
@@ -991,8 +991,8 @@ START_TEST(read_some_holds_what_is_asked)
     ck_assert_mem_eq(some.data + sb->begin, b, sizeof(float) * NB);
     /* held compactly: together they fill what was allocated for them */
     ck_assert_uint_eq((sa->begin < sb->begin ? sb->end : sa->end), sizeof(float) * (NA + NB));
-    st_free(&all);
-    st_free(&some);
+    nmt_st_free(&all);
+    nmt_st_free(&some);
     free(a);
     free(sk);
     free(b);

@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc2 = nmt_model_load(&m2, fuzz_file(0, data, size), NULL);
     CHECK(rc2 == rc || (rc != NMT_OK && rc2 != NMT_OK));
     /* ... and the same model, though the file reader holds only the model's
-     * tensors (st_read_some) */
+     * tensors (nmt_st_read_some) */
     if (rc == NMT_OK)
         CHECK(m2->n_params == m->n_params &&
               !memcmp(m2->params, m->params, m->n_params * sizeof *m->params) &&
