@@ -400,7 +400,7 @@ static int xterm256(const unsigned char rgb[3])
 /* Below this a coloured cell keeps the terminal's own background: the
  * lightest colours of the ramp are near white, which glares on a dark
  * terminal, and the eye looks for the dark cells anyway. */
-#define TEXT_BLANK_BELOW 0.05f
+#define TEXT_BLANK_BELOW 0.1f
 
 /* One cell of two columns: its shade, or with colour its background; a
  * gold link as "[]" over it (without colour "[" and the shade). */
@@ -446,7 +446,7 @@ int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt)
 static void put_legend(FILE *f, int indent, int width, const nmt_align_view *v)
 {
     static const float at[5] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
-    static const char *const colour_label[5] = {"<0.05", "0.25", "0.5", "0.75", "1"};
+    static const char *const colour_label[5] = {"<0.1", "0.25", "0.5", "0.75", "1"};
     fprintf(f, "%*sweight:", indent, "");
     int col = indent + 7;
     for (int k = 0; k < 6; k++) {

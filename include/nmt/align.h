@@ -141,7 +141,7 @@ int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color);
  *   shorter (down to 6 columns) and, where the source still does not fit, its
  *   columns are wrapped into bands, each under its own source words and headed
  *   "source words J-K of N";
- * - with colour, cells below 0.05 keep the terminal's own background (a
+ * - with colour, cells below 0.1 keep the terminal's own background (a
  *   white cell glares on a dark terminal), the others are coloured;
  * - gold links as "[]" in their cells (without colour "[" and the shade);
  * - the legend names the marks. */
