@@ -688,6 +688,23 @@ static void put_scores(FILE *f, const align_args *a, int mi, const model_result 
     fputc('\n', f);
 }
 
+/* Creates the pictures' folder or opens the stream -o names. */
+static int open_outputs(const align_args *a, sink *out)
+{
+    if (out->folder && mkdir(a->out, 0777) && errno != EEXIST) {
+        cli_error("%s: %s", a->out, strerror(errno));
+        return -1;
+    }
+    int fmt = a->format;
+    if (out->write && fmt != FMT_SVG && fmt != FMT_PNG && fmt != FMT_HTML) {
+        if (!(out->out = open_out(a->out, "w")))
+            return -1;
+        out->color = pick_color(a->color, out->out);
+        out->width = pick_width(a->width, out->out);
+    }
+    return 0;
+}
+
 static int run(const align_args *a)
 {
     int status = 1, fmt = a->format;
@@ -719,29 +736,22 @@ static int run(const align_args *a)
             cli_error("not writing a picture to the terminal: give -o FILE");
             goto done;
         }
-        if (in.n > 1) {
-            if (mkdir(a->out, 0777) && errno != EEXIST) {
-                cli_error("%s: %s", a->out, strerror(errno));
-                goto done;
-            }
-            out.folder = 1;
-        }
+        out.folder = in.n > 1;
     }
     if (fmt == FMT_HTML && !(out.html = html_create(in.n, a->n_models))) {
         cli_error("out of memory");
         goto done;
-    }
-    if (write && !pictures && fmt != FMT_HTML && !(out.out = open_out(a->out, "w")))
-        goto done;
-    if (out.out) {
-        out.color = pick_color(a->color, out.out);
-        out.width = pick_width(a->width, out.out);
     }
 
     for (int mi = 0; mi < a->n_models; mi++) {
         nmt_model *m = load_model(a->model[mi]);
         if (!m)
             goto done;
+        /* the output only once a model loaded: a refused model leaves nothing */
+        if (mi == 0 && open_outputs(a, &out)) {
+            nmt_model_free(m);
+            goto done;
+        }
         nmt_bleu_opts bo;
         nmt_bleu_opts_init(&bo);
         int rc = a->ref && nmt_bleu_create(&res[mi].bleu, &bo);
