@@ -20,6 +20,11 @@ nmt_deps_check() {
     if [ "${NMT_NEED_TORCH:-0}" = 1 ]; then
         nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
     fi
+    # the browser suite drives Debian's chromium headless
+    if [ "${NMT_NEED_CHROMIUM:-0}" = 1 ]; then
+        command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+            [ -n "${NMT_CHROMIUM:-}" ] || missing+=(chromium)
+    fi
     printf '%s\n' "${missing[@]}"
 }
 
@@ -109,6 +114,17 @@ nmt_suites_need_torch() {
         case $s in
         parity | cli) return 0 ;;
         esac
+    done
+    return 1
+}
+
+# Whether the meson suites asked for ($@; none: all of them) need chromium:
+# the browser suite (tests/browser/).
+nmt_suites_need_chromium() {
+    [ $# -eq 0 ] && return 0
+    local s
+    for s in "$@"; do
+        [ "$s" = browser ] && return 0
     done
     return 1
 }

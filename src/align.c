@@ -222,10 +222,18 @@ static void put_json_tokens(FILE *f, const char *const *tok, int n)
 
 int nmt_align_write_json(FILE *f, const nmt_alignment *a)
 {
+    return nmt_align_write_json_view(f, a, NULL);
+}
+
+int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v)
+{
     int rc = check_alignment(a);
     if (rc)
         return rc;
-    fputs("{\"source\": ", f);
+    fputc('{', f);
+    if (v && v->line > 0)
+        fprintf(f, "\"line\": %ld, ", v->line);
+    fputs("\"source\": ", f);
     put_json_tokens(f, a->src, a->n_src);
     fputs(", \"target\": ", f);
     put_json_tokens(f, a->tgt, a->n_tgt);
@@ -237,7 +245,14 @@ int nmt_align_write_json(FILE *f, const nmt_alignment *a)
             fprintf(f, j ? ", %.9g" : "%.9g", (double)a->att[(size_t)i * a->n_src + j]);
         fputc(']', f);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+    if (v && v->has_gold) {
+        fputs(", \"gold\": [", f);
+        for (size_t k = 0; k < v->n_gold; k++)
+            fprintf(f, k ? ", [%d, %d]" : "[%d, %d]", v->gold[k].src, v->gold[k].tgt);
+        fputc(']', f);
+    }
+    fputs("}\n", f);
     return write_status(f);
 }
 
@@ -382,12 +397,23 @@ static int xterm256(const unsigned char rgb[3])
     return d_grey < d_cube ? 232 + g : best_cube;
 }
 
-static void put_cell(FILE *f, float w, nmt_color_mode color)
+/* Below this a coloured cell keeps the terminal's own background: the
+ * lightest colours of the ramp are near white, which glares on a dark
+ * terminal, and the eye looks for the dark cells anyway. */
+#define TEXT_BLANK_BELOW 0.1f
+
+/* One cell of two columns: its shade, or with colour its background; a
+ * gold link as "[]" over it (without colour "[" and the shade). */
+static void put_cell(FILE *f, float w, nmt_color_mode color, int gold)
 {
     int s = shade_of(w);
     if (color == NMT_COLOR_NONE) {
-        fputs(shades[s], f);
-        fputs(shades[s], f);
+        fputs(gold ? "[" : shades[s], f);
+        fputs(gold && s == 0 ? "]" : shades[s], f);
+        return;
+    }
+    if (w < TEXT_BLANK_BELOW) {
+        fputs(gold ? "\x1b[1m[]\x1b[0m" : "  ", f);
         return;
     }
     unsigned char rgb[3];
@@ -397,16 +423,106 @@ static void put_cell(FILE *f, float w, nmt_color_mode color)
     else
         fprintf(f, "\x1b[48;5;%dm", xterm256(rgb));
     /* The background carries the weight; a white '·' marks strong cells so
-     * the peak of each row is found even on a terminal with odd colours. */
-    fputs(s >= 3 ? "\x1b[97m··" : "  ", f);
+     * the peak of each row is found even on a terminal with odd colours.
+     * Marks are white on dark cells, black on light ones. */
+    const char *fg = w >= 0.4f ? "\x1b[97m" : "\x1b[30m";
+    if (gold)
+        fprintf(f, "\x1b[1m%s[]", fg);
+    else
+        fputs(s >= 3 ? "\x1b[97m··" : "  ", f);
     fputs("\x1b[0m", f);
+}
+
+int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt)
+{
+    for (size_t k = 0; v && k < v->n_gold; k++)
+        if (v->gold[k].src == src && v->gold[k].tgt == tgt)
+            return 1;
+    return 0;
+}
+
+/* The legend: the shades (or colours) and what they mean, and the marks,
+ * wrapped to the width (when not 0) after `indent` columns. */
+static void put_legend(FILE *f, int indent, int width, const nmt_align_view *v)
+{
+    static const float at[5] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
+    static const char *const colour_label[5] = {"<0.1", "0.25", "0.5", "0.75", "1"};
+    fprintf(f, "%*sweight:", indent, "");
+    int col = indent + 7;
+    for (int k = 0; k < 6; k++) {
+        char label[32];
+        if (k == 5)
+            snprintf(label, sizeof label, "%s", v->has_gold ? " [] gold link" : "");
+        else if (v->color != NMT_COLOR_NONE)
+            snprintf(label, sizeof label, " %s", colour_label[k]);
+        else
+            snprintf(label, sizeof label, k < 4 ? " %.2g-%.2g" : " %.2g-1",
+                     (double)(k ? shade_bounds[k - 1] : 0.0f),
+                     (double)(k < 4 ? shade_bounds[k] : 1.0f));
+        int need = k < 5 ? 3 + utf8_width(label) : utf8_width(label);
+        if (!need)
+            break;
+        if (width > 0 && col + need > width) {
+            fprintf(f, "\n%*s", indent + 7, "");
+            col = indent + 7;
+        }
+        if (k < 5) {
+            fputc(' ', f);
+            if (v->color == NMT_COLOR_NONE)
+                fprintf(f, "%s%s", shades[k], shades[k]);
+            else
+                put_cell(f, at[k], v->color, 0);
+        }
+        fputs(label, f);
+        col += need;
+    }
+    fputc('\n', f);
 }
 
 int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color)
 {
+    nmt_align_view v = {.color = color};
+    return nmt_align_write_text_view(f, a, &v);
+}
+
+/* The source columns [j0, j1) under their words, with every target row. */
+static void put_band(FILE *f, const nmt_alignment *a, const nmt_align_view *v, int j0, int j1,
+                     int label, int rows)
+{
+    /* Source words written downwards, one letter per row, above their
+     * column; the margin left of them is as wide as the target labels. */
+    for (int k = 0; k < rows; k++) {
+        fprintf(f, "%*s │", label, "");
+        for (int j = j0; j < j1; j++) {
+            put_letter(f, a->src[j], k, rows);
+            fputc(' ', f);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%*s ┼", label, "");
+    for (int j = j0; j < j1; j++)
+        fputs("──", f);
+    fputc('\n', f);
+    for (int i = 0; i < a->n_tgt; i++) {
+        put_cut(f, a->tgt[i], label);
+        fputs(" │", f);
+        for (int j = j0; j < j1; j++) {
+            int gold = i < a->n_tgt - 1 && j < a->n_src - 1 && nmt_align_view_gold(v, j, i);
+            put_cell(f, a->att[(size_t)i * a->n_src + j], v->color, gold);
+        }
+        fputc('\n', f);
+    }
+}
+
+enum { TEXT_LABEL_MIN = 6, LEGEND_COLS = 62 };
+
+int nmt_align_write_text_view(FILE *f, const nmt_alignment *a, const nmt_align_view *view)
+{
     int rc = check_alignment(a);
     if (rc)
         return rc;
+    nmt_align_view none = {0};
+    const nmt_align_view *v = view ? view : &none;
     int label = 1, rows = 1;
     for (int i = 0; i < a->n_tgt; i++) {
         int w = utf8_width(a->tgt[i]);
@@ -419,38 +535,33 @@ int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color)
     label = label > TEXT_LABEL_MAX ? TEXT_LABEL_MAX : label;
     rows = rows > TEXT_HEADER_MAX ? TEXT_HEADER_MAX : rows;
 
-    /* Source words written downwards, one letter per row, above their
-     * column; the margin left of them is as wide as the target labels. */
-    for (int k = 0; k < rows; k++) {
-        fprintf(f, "%*s │", label, "");
-        for (int j = 0; j < a->n_src; j++) {
-            put_letter(f, a->src[j], k, rows);
-            fputc(' ', f);
-        }
-        fputc('\n', f);
+    /* A line is the label, " │" and two columns per source word. Within a
+     * width, the labels give way first (down to TEXT_LABEL_MIN), then the
+     * source is wrapped into bands of equal size. */
+    int per_band = a->n_src;
+    if (v->width > 0) {
+        int want = a->n_src < 12 ? a->n_src : 12;
+        while (label > TEXT_LABEL_MIN && label + 2 + 2 * want > v->width)
+            label--;
+        int fit = (v->width - label - 2) / 2;
+        per_band = fit < 1 ? 1 : fit < a->n_src ? fit : a->n_src;
     }
-    fprintf(f, "%*s ┼", label, "");
-    for (int j = 0; j < a->n_src; j++)
-        fputs("──", f);
+    int bands = (a->n_src + per_band - 1) / per_band;
+    per_band = (a->n_src + bands - 1) / bands;
+
+    if (v->title)
+        fprintf(f, "%s\n", v->title);
+    for (int b = 0; b < bands; b++) {
+        int j0 = b * per_band, j1 = j0 + per_band < a->n_src ? j0 + per_band : a->n_src;
+        if (bands > 1)
+            fprintf(f, "source words %d-%d of %d\n", j0 + 1, j1, a->n_src);
+        put_band(f, a, v, j0, j1, label, rows);
+    }
+    int indent = label + 2;
+    if (v->width > 0 && indent + LEGEND_COLS > v->width)
+        indent = 0;
+    put_legend(f, indent, v->width, v);
     fputc('\n', f);
-    for (int i = 0; i < a->n_tgt; i++) {
-        put_cut(f, a->tgt[i], label);
-        fputs(" │", f);
-        for (int j = 0; j < a->n_src; j++)
-            put_cell(f, a->att[(size_t)i * a->n_src + j], color);
-        fputc('\n', f);
-    }
-    fprintf(f, "%*s  weight:", label, "");
-    for (int s = 0; s < 5; s++) {
-        float lo = s ? shade_bounds[s - 1] : 0.0f;
-        if (color == NMT_COLOR_NONE)
-            fprintf(f, " %s%s", shades[s], shades[s]);
-        else
-            fputc(' ', f), put_cell(f, s ? lo + 0.01f : 0.0f, color);
-        fprintf(f, s < 4 ? " %.2g-%.2g" : " %.2g-1", (double)lo,
-                (double)(s < 4 ? shade_bounds[s] : 1.0f));
-    }
-    fputs("\n\n", f);
     return write_status(f);
 }
 

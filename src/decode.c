@@ -79,6 +79,15 @@ void nmt_decode_opts_default(nmt_decode_opts *o)
     o->attention = 0;
 }
 
+void nmt_decode_opts_standard(nmt_decode_opts *o)
+{
+    nmt_decode_opts_default(o);
+    o->beam = NMT_DEFAULT_BEAM;
+    o->alpha = NMT_DEFAULT_ALPHA;
+    o->max_ratio = NMT_DEFAULT_MAX_RATIO;
+    o->max_extra = NMT_DEFAULT_MAX_EXTRA;
+}
+
 void nmt_decoder_free(nmt_decoder *d)
 {
     if (!d)

@@ -134,33 +134,78 @@ static const char *const sheet[] = {
 
 enum { SHEET_PER_BAND = 8, SHEET_ROWS = 9 };
 
-/* Accents, 2 rows each, drawn just above the letter. */
-static const char *const accent_art[][2] = {
-    ['a'] = {"...#.", "..#.."}, /* acute */
-    ['g'] = {".#...", "..#.."}, /* grave */
-    ['c'] = {"..#..", ".#.#."}, /* circumflex */
-    ['u'] = {".....", ".#.#."}, /* diaeresis */
-    ['t'] = {".##.#", "#..#."}, /* tilde */
-    ['r'] = {"..#..", ".#.#."}, /* ring: at this size, like a small circumflex */
-    ['v'] = {".#.#.", "..#.."}, /* caron */
-    ['m'] = {".....", "####."}, /* macron */
-    ['b'] = {"#...#", ".###."}, /* breve */
-    ['d'] = {".....", "..#.."}, /* dot above */
-    ['h'] = {".#.#.", "#.#.."}, /* double acute */
+/* Accents drawn just above the letter, 2 rows (the ring 3), and the marks
+ * drawn below the baseline in the descender rows: cedilla 'C', ogonek 'O'. */
+static const char *const accent_art[][3] = {
+    ['a'] = {"...#.", "..#..", NULL}, /* acute */
+    ['g'] = {".#...", "..#..", NULL}, /* grave */
+    ['c'] = {"..#..", ".#.#.", NULL}, /* circumflex */
+    ['u'] = {".....", ".#.#.", NULL}, /* diaeresis */
+    ['t'] = {".##.#", "#..#.", NULL}, /* tilde */
+    ['r'] = {"..#..", ".#.#.", "..#.."}, /* ring (å, ů) */
+    ['v'] = {".#.#.", "..#..", NULL}, /* caron */
+    ['m'] = {".....", "####.", NULL}, /* macron */
+    ['b'] = {"#...#", ".###.", NULL}, /* breve */
+    ['d'] = {".....", "..#..", NULL}, /* dot above */
+    ['h'] = {".#.#.", "#.#..", NULL}, /* double acute */
+    ['C'] = {"..#..", ".##..", NULL}, /* cedilla, below */
+    ['O'] = {"..#..", "...##", NULL}, /* ogonek, below */
 };
 
+/* Letters that are not a base letter with an accent, each drawn whole for
+ * this project on the full 5 x 12 cell (rows 0-2 above the capitals, 3-9
+ * the letter with its baseline under row 9, 10-11 descenders): the German
+ * sharp s, the ligatures of French and Danish, and the arrows the pictures
+ * label their axes with. */
+static const struct {
+    uint32_t cp;
+    const char *rows[FONT_ROWS];
+} whole[] = {
+    {0xDF, /* ß */ {".....", ".....", ".....", ".##..", "#..#.", "#..#.", "#.##.", "#...#",
+                    "#...#", "#.##.", "#....", "....."}},
+    {0xE6, /* æ */ {".....", ".....", ".....", ".....", ".....", "##.#.", "..#.#", ".####",
+                    "#.#..", ".#.##", ".....", "....."}},
+    {0xC6, /* Æ */ {".....", ".....", ".....", ".####", "#.#..", "#.#..", "####.", "#.#..",
+                    "#.#..", "#.###", ".....", "....."}},
+    {0x153, /* œ */ {".....", ".....", ".....", ".....", ".....", ".#.#.", "#.#.#", "#.###",
+                     "#.#..", ".#.##", ".....", "....."}},
+    {0x152, /* Œ */ {".....", ".....", ".....", ".####", "#.#..", "#.#..", "#.##.", "#.#..",
+                     "#.#..", ".####", ".....", "....."}},
+    {0x2192, /* → */ {".....", ".....", ".....", ".....", "..#..", "...#.", "#####", "...#.",
+                      "..#..", ".....", ".....", "....."}},
+    {0x2193, /* ↓ */ {".....", ".....", ".....", "..#..", "..#..", "..#..", "..#..", "#.#.#",
+                      ".###.", "..#..", ".....", "....."}},
+};
+
+static int whole_glyph(uint32_t cp, uint8_t bits[FONT_ROWS])
+{
+    for (size_t k = 0; k < sizeof whole / sizeof whole[0]; k++) {
+        if (whole[k].cp != cp)
+            continue;
+        for (int r = 0; r < FONT_ROWS; r++) {
+            uint8_t b = 0;
+            for (int x = 0; x < FONT_COLS; x++)
+                b = (uint8_t)(b << 1 | (whole[k].rows[r][x] == '#'));
+            bits[r] = b;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Base letters and accents of U+00C0..U+00FF and U+0100..U+017F. '*' marks
- * the letters drawn as two (Æ æ ß Œ œ Ĳ ĳ), handled in fold(). */
+ * the letters drawn whole (Æ æ ß Œ œ) or as two (Ĳ ĳ), handled in
+ * nmt_font_glyph(). */
 static const char latin1_base[] = "AAAAAA*CEEEEIIIIDNOOOOOxOUUUUYP*"
                                   "aaaaaa*ceeeeiiiidnooooo/ouuuuypy";
-static const char latin1_accent[] = "gactur--gacugacu-tgactu--gacua--"
-                                    "gactur--gacugacu-tgactu--gacua-u";
+static const char latin1_accent[] = "gactur-Cgacugacu-tgactu--gacua--"
+                                    "gactur-Cgacugacu-tgactu--gacua-u";
 static const char latin_a_base[] =
     "AaAaAaCcCcCcCcDdDdEeEeEeEeEeGgGgGgGgHhHhIiIiIiIiIi**JjKkkLlLlLlLlLlNnNnNnnNn"
     "OoOoOo**RrRrRrSsSsSsSsTtTtTtUuUuUuUuUuUuWwYyYZzZzZzs";
 static const char latin_a_accent[] =
-    "mmbb--aaccddvvvv--mmbbdd--vvccbbdd--cc--ttmmbb--d---cc---aa--vv----aa--vv---"
-    "mmbbhh--aa--vvaacc--vv--vv--ttmmbbrrhh--ccccuaaddvv-";
+    "mmbbOOaaccddvvvv--mmbbddOOvvccbbddC-cc--ttmmbbOOd---ccCC-aaCCvv----aaCCvv---"
+    "mmbbhh--aaCCvvaaccCCvvCCvv--ttmmbbrrhhOOccccuaaddvv-";
 
 _Static_assert(sizeof latin1_base == 65 && sizeof latin1_accent == 65, "Latin-1 tables");
 _Static_assert(sizeof latin_a_base == 129 && sizeof latin_a_accent == 129, "Latin-A tables");
@@ -182,21 +227,24 @@ static void ascii_glyph(char c, uint8_t bits[FONT_ROWS])
 
 static void add_accent(char accent, char base, uint8_t bits[FONT_ROWS])
 {
-    if (accent == '-' || !accent_art[(unsigned char)accent][0])
+    const char *const *art = accent_art[(unsigned char)accent];
+    if (accent == '-' || !art[0])
         return;
     /* Above a capital or an ascender the accent sits in the free rows on top;
      * above a lower-case letter, in its (empty) ascender rows. An i loses
-     * its dot first. */
+     * its dot first. Cedillas and ogoneks go in the descender rows. */
     int top = base >= 'a' && base <= 'z' && base != 'b' && base != 'd' && base != 'h' &&
                       base != 'k' && base != 'l' && base != 't' && base != 'f'
                   ? FONT_ACCENT - 1
                   : 0;
-    if (base == 'i' || base == 'j')
+    if (accent == 'C' || accent == 'O')
+        top = FONT_ROWS - 2;
+    else if ((base == 'i' || base == 'j') && top)
         bits[FONT_ACCENT] = 0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < 3 && art[r]; r++) {
         uint8_t b = 0;
         for (int x = 0; x < FONT_COLS; x++)
-            b = (uint8_t)(b << 1 | (accent_art[(unsigned char)accent][r][x] == '#'));
+            b = (uint8_t)(b << 1 | (art[r][x] == '#'));
         bits[top + r] |= b;
     }
 }
@@ -222,12 +270,9 @@ int nmt_font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS])
         base = latin_a_base[cp - 0x100];
         accent = latin_a_accent[cp - 0x100];
     }
+    if (whole_glyph(cp, bits))
+        return 1;
     switch (cp) {
-    case 0xC6: return two_letters("AE", bits);
-    case 0xE6: return two_letters("ae", bits);
-    case 0xDF: return two_letters("ss", bits);
-    case 0x152: return two_letters("OE", bits);
-    case 0x153: return two_letters("oe", bits);
     case 0x132: return two_letters("IJ", bits);
     case 0x133: return two_letters("ij", bits);
     case 0xA0: base = ' '; break;

@@ -10,13 +10,14 @@
 enum { FONT_COLS = 5, FONT_ACCENT = 3, FONT_ROWS = FONT_ACCENT + 9, FONT_ADVANCE = 6 };
 
 /* Draws one code point into bits[FONT_ROWS] (bit 4 = leftmost column) and
- * returns the number of glyph cells it takes (1, or 2 for ß → "ss", æ → "ae"
- * and the like: bits must then have room for 2 * FONT_ROWS rows, the second
- * glyph following the first). ASCII is drawn as itself; Latin-1 and Latin
+ * returns the number of glyph cells it takes (1, or 2 for Ĳ → "IJ" and "…":
+ * bits must then have room for 2 * FONT_ROWS rows, the second glyph
+ * following the first). ASCII is drawn as itself; ß, æ, Æ, œ, Œ and the
+ * arrows → ↓ as glyphs of their own; the other Latin-1 and Latin
  * Extended-A letters as their base letter with the accent drawn above
- * (ä → a with two dots, é, è, â, ñ, å, č, ő ...; cedillas and ogoneks are
- * left off); typographic quotes and dashes as their ASCII look-alikes; any
- * other character as a hollow box. */
+ * (ä → a with two dots, é, è, â, ñ, č, ř, ő, a ring on å and ů ...) or the
+ * cedilla or ogonek below (ç, ş, ą, ę); typographic quotes and dashes as
+ * their ASCII look-alikes; any other character as a hollow box. */
 int nmt_font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS]);
 
 /* Decodes one UTF-8 sequence at *s, advancing it; bad bytes give U+FFFD. */

@@ -116,7 +116,12 @@ enum {
     PAD = 14,
     MAX_CHARS = 24,                   /* longer words are cut */
     MAX_TITLE = 120,
+    TICK = 4,                         /* the colour bar's tick marks */
+    TICK_GAP = 8,                     /* between a tick and its number */
 };
+
+#define AXIS_SOURCE "source \u2192"
+#define AXIS_TARGET "target \u2193"
 
 static const unsigned char ink[3] = {34, 34, 34};
 static const unsigned char grid_grey[3] = {228, 228, 228};
@@ -184,8 +189,71 @@ static void draw_text(nmt_image *img, int x, int y, const char *s, int max_cells
 
 /* ---- the heatmap ---------------------------------------------------------- */
 
+static const unsigned char gold_amber[3] = {240, 160, 0};
+static const unsigned char axis_grey[3] = {136, 136, 136};
+static const unsigned char white[3] = {255, 255, 255};
+static const unsigned char dot_black[3] = {17, 17, 17};
+
+/* A disc of radius r around (cx, cy). */
+static void disc(nmt_image *img, double cx, double cy, double r, const unsigned char rgb[3])
+{
+    for (int y = (int)(cy - r) - 1; y <= (int)(cy + r) + 1; y++)
+        for (int x = (int)(cx - r) - 1; x <= (int)(cx + r) + 1; x++)
+            if ((x + 0.5 - cx) * (x + 0.5 - cx) + (y + 0.5 - cy) * (y + 0.5 - cy) <= r * r)
+                fill(img, x, y, 1, 1, rgb);
+}
+
+/* An outline t pixels thick just inside the box (x, y, w, h). */
+static void outline(nmt_image *img, int x, int y, int w, int h, int t, const unsigned char rgb[3])
+{
+    fill(img, x, y, w, t, rgb);
+    fill(img, x, y + h - t, w, t, rgb);
+    fill(img, x, y, t, h, rgb);
+    fill(img, x + w - t, y, t, h, rgb);
+}
+
+static const char model_legend[] = "the model's link (the source word it attends to most)";
+
+/* Gold links outlined in amber, the model's links as dots ringed in white,
+ * as the SVG draws them, and their legend at (lx, ly). */
+static int draw_marks(nmt_image *img, const nmt_alignment *a, const nmt_align_view *v, int gx,
+                      int gy, int lx, int ly)
+{
+    nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
+    if (!hard)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int n_hard = nmt_align_hard(a, hard);
+    for (size_t k = 0; k < v->n_gold; k++) {
+        const nmt_link *l = &v->gold[k];
+        if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1)
+            continue;
+        outline(img, gx + l->src * CELL + 2, gy + l->tgt * CELL + 2, CELL - 4, CELL - 4, 3,
+                gold_amber);
+    }
+    for (int k = 0; k < n_hard; k++) {
+        double cx = gx + (hard[k].src + 0.5) * CELL, cy = gy + (hard[k].tgt + 0.5) * CELL;
+        disc(img, cx, cy, 5.0, white);
+        disc(img, cx, cy, 3.6, dot_black);
+    }
+    free(hard);
+    outline(img, lx, ly, 16, 16, 3, gold_amber);
+    draw_text(img, lx + 24, ly + 8 - LINE / 2 - SCALE, "gold link", MAX_TITLE, 0, ink);
+    int mx = lx + 24 + text_px("gold link", MAX_TITLE) + 24;
+    disc(img, mx + 8, ly + 8, 3.6, dot_black);
+    draw_text(img, mx + 22, ly + 8 - LINE / 2 - SCALE, model_legend, MAX_TITLE, 0, ink);
+    return NMT_OK;
+}
+
 int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
 {
+    nmt_align_view v = {.title = title};
+    return nmt_heatmap_image_view(img, a, &v);
+}
+
+int nmt_heatmap_image_view(nmt_image *img, const nmt_alignment *a, const nmt_align_view *v)
+{
+    const char *title = v ? v->title : NULL;
+    int marks = v && v->has_gold;
     img->rgb = NULL;
     img->width = img->height = 0;
     if (!a || a->n_src < 1 || a->n_tgt < 1 || !a->src || !a->tgt || !a->att)
@@ -195,7 +263,7 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
                              a->n_tgt, a->n_src);
     if (!title)
         title = "Attention";
-    int src_label = 0, tgt_label = 0;
+    int src_label = 0, tgt_label = text_px(AXIS_SOURCE, MAX_CHARS);
     for (int j = 0; j < a->n_src; j++) {
         int px = text_px(a->src[j], MAX_CHARS);
         src_label = px > src_label ? px : src_label;
@@ -205,16 +273,27 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
         tgt_label = px > tgt_label ? px : tgt_label;
     }
 
-    /* Title, turned source words, grid; target words left, colour bar right. */
+    /* Title, turned source words, grid; target words left, colour bar right;
+     * the axis names where the eye starts reading each axis, as in the SVG;
+     * the marks' legend below. */
     int grid_w = a->n_src * CELL, grid_h = a->n_tgt * CELL;
     int gx = PAD + tgt_label + 10, gy = PAD + LINE + 12 + src_label + 8;
     int bar_h = grid_h > 120 ? grid_h : 120, bar_w = 16;
     int bar_x = gx + grid_w + 22;
-    int width = bar_x + bar_w + 8 + text_px("0.5", MAX_CHARS) + PAD;
+    int tick_x = bar_x + bar_w + TICK + TICK_GAP;
+    int width = tick_x + text_px("0.5", MAX_CHARS) + PAD;
     int title_w = PAD + text_px(title, MAX_TITLE) + 1 + PAD;
     if (width < title_w)
         width = title_w;
-    int height = gy + (grid_h > bar_h ? grid_h : bar_h) + PAD + LINE / 2;
+    int below = gy + (grid_h > bar_h ? grid_h : bar_h);
+    int height = below + 6 + LINE + PAD;
+    int legend_y = below + 6 + LINE + 8;
+    if (marks) {
+        int legend_w = PAD + 24 + text_px("gold link", MAX_TITLE) + 46 +
+                       text_px(model_legend, MAX_TITLE) + PAD;
+        width = width > legend_w ? width : legend_w;
+        height += 16 + 10;
+    }
 
     img->width = width;
     img->height = height;
@@ -228,6 +307,10 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     /* A bold title: the same text twice, one pixel apart. */
     draw_text(img, PAD, PAD, title, MAX_TITLE, 0, ink);
     draw_text(img, PAD + 1, PAD, title, MAX_TITLE, 0, ink);
+    draw_text(img, gx - 10 - text_px(AXIS_SOURCE, MAX_CHARS), gy - 8 - LINE + 2 * SCALE,
+              AXIS_SOURCE, MAX_CHARS, 0, axis_grey);
+    draw_text(img, gx - 10 - text_px(AXIS_TARGET, MAX_CHARS), below + 6, AXIS_TARGET, MAX_CHARS,
+              0, axis_grey);
     for (int j = 0; j < a->n_src; j++)
         draw_text(img, gx + j * CELL + (CELL - LINE) / 2, gy - 6, a->src[j], MAX_CHARS, 1, ink);
     for (int i = 0; i < a->n_tgt; i++)
@@ -250,6 +333,13 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     fill(img, gx - 1, gy + grid_h, grid_w + 2, 1, frame_grey);
     fill(img, gx - 1, gy - 1, 1, grid_h + 2, frame_grey);
     fill(img, gx + grid_w, gy - 1, 1, grid_h + 2, frame_grey);
+    if (marks) {
+        int rc = draw_marks(img, a, v, gx, gy, PAD, legend_y);
+        if (rc) {
+            nmt_image_free(img);
+            return rc;
+        }
+    }
 
     /* Colour bar, 1 at the top, from the same ramp as the cells. */
     for (int y = 0; y < bar_h; y++) {
@@ -264,18 +354,24 @@ int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title)
     static const char *const ticks[3] = {"1", "0.5", "0"};
     for (int t = 0; t < 3; t++) {
         int y = gy + t * (bar_h - 1) / 2;
-        fill(img, bar_x + bar_w, y, 5, 1, ink);
-        /* Centre the digits (glyph rows 0-6) on the tick. */
-        draw_text(img, bar_x + bar_w + 8, y - (FONT_ACCENT + 3) * SCALE - 1, ticks[t], MAX_CHARS,
-                  0, ink);
+        fill(img, bar_x + bar_w, y, TICK, 1, ink);
+        /* Centre the digits (glyph rows 0-6) on the tick, a clear gap after
+         * it so that the tick does not read as a minus sign. */
+        draw_text(img, tick_x, y - (FONT_ACCENT + 3) * SCALE - 1, ticks[t], MAX_CHARS, 0, ink);
     }
     return NMT_OK;
 }
 
 int nmt_png_heatmap(FILE *f, const nmt_alignment *a, const char *title)
 {
+    nmt_align_view v = {.title = title};
+    return nmt_png_heatmap_view(f, a, &v);
+}
+
+int nmt_png_heatmap_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v)
+{
     nmt_image img;
-    int rc = nmt_heatmap_image(&img, a, title);
+    int rc = nmt_heatmap_image_view(&img, a, v);
     if (!rc)
         rc = nmt_png_write(f, &img);
     nmt_image_free(&img);

@@ -7,6 +7,7 @@
 #include "nmt/svg.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nmt/error.h"
@@ -71,8 +72,57 @@ static void put_title(FILE *f, double x, double y, const char *title)
 
 /* ---- heatmap -------------------------------------------------------------- */
 
+/* The colours of the marks, shared with the PNG: gold links outlined in
+ * amber, the model's own links as a black dot ringed in white, both seen on
+ * white and on navy cells. */
+#define GOLD_COLOUR "#f0a000"
+
+/* The marks of a view: an outline on every gold link, a dot on the model's
+ * links (nmt_align_hard), then their legend from (lx, ly). */
+static int put_marks(FILE *f, const nmt_alignment *a, const nmt_align_view *v, double gx,
+                     double gy, double lx, double ly)
+{
+    nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
+    if (!hard)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int n_hard = nmt_align_hard(a, hard);
+    fprintf(f, "<g class=\"gold\" fill=\"none\" stroke=\"%s\" stroke-width=\"3\">\n",
+            GOLD_COLOUR);
+    for (size_t k = 0; k < v->n_gold; k++) {
+        const nmt_link *l = &v->gold[k];
+        if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1)
+            continue;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+                gx + l->src * CELL + 2.5, gy + l->tgt * CELL + 2.5, CELL - 5, CELL - 5);
+    }
+    fputs("</g>\n<g class=\"model\" fill=\"#111111\" stroke=\"#ffffff\" "
+          "stroke-width=\"1.5\">\n", f);
+    for (int k = 0; k < n_hard; k++)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"/>\n",
+                gx + (hard[k].src + 0.5) * CELL, gy + (hard[k].tgt + 0.5) * CELL);
+    fputs("</g>\n", f);
+    free(hard);
+    fprintf(f, "<g font-size=\"12\" fill=\"#444444\">\n"
+               "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"none\" "
+               "stroke=\"%s\" stroke-width=\"3\"/>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">gold link</text>\n"
+               "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#111111\"/>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">the model's link (the source word "
+               "it attends to most)</text>\n</g>\n",
+            lx, ly - 7, GOLD_COLOUR, lx + 22, ly, lx + 110, ly, lx + 122, ly);
+    return NMT_OK;
+}
+
 int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title)
 {
+    nmt_align_view v = {.title = title};
+    return nmt_svg_heatmap_view(f, a, &v);
+}
+
+int nmt_svg_heatmap_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v)
+{
+    const char *title = v ? v->title : NULL;
+    int marks = v && v->has_gold;
     if (!a || a->n_src < 1 || a->n_tgt < 1 || !a->src || !a->tgt || !a->att)
         return nmt_set_error(NMT_ERR_ARG, "an alignment needs at least \"</s>\" on each side");
     for (size_t k = 0; k < (size_t)a->n_src * (size_t)a->n_tgt; k++)
@@ -95,6 +145,12 @@ int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title)
     double bar_x = gx + grid_w + 24;
     double width = fmax(bar_x + bar_w + 40 + PAD, PAD + text_width(title, TITLE_PX) + PAD);
     double height = gy + fmax(grid_h, bar_h) + PAD + 16;
+    double legend_y = gy + fmax(grid_h, bar_h) + 34;
+    if (marks) {
+        height += 30;
+        width = fmax(width, PAD + 122 + text_width("the model's link (the source word it "
+                                                   "attends to most)", 12) + PAD);
+    }
 
     svg_open(f, width, height);
     put_title(f, PAD, PAD + TITLE_PX, title);
@@ -145,6 +201,11 @@ int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title)
     fputs("</g>\n", f);
     fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                "stroke=\"#999999\"/>\n", gx, gy, grid_w, grid_h);
+    if (marks) {
+        int rc = put_marks(f, a, v, gx, gy, PAD, legend_y);
+        if (rc)
+            return rc;
+    }
 
     /* Colour bar: 1 at the top, 0 at the bottom, sampled from the same ramp
      * as the cells so the two cannot disagree. */

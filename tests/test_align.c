@@ -464,6 +464,21 @@ END_TEST
 
 /* ---- terminal heatmap ----------------------------------------------------- */
 
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+static nmt_align_view text_view;
+static int json_with_view(FILE *f, const nmt_alignment *a)
+{
+    return nmt_align_write_json_view(f, a, &text_view);
+}
+#define capture_json_view(a, rc) capture(json_with_view, (a), (rc))
+
 static int text_plain(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_NONE); }
 static int text_256(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_256); }
 static int text_true(FILE *f, const nmt_alignment *a) { return nmt_align_write_text(f, a, NMT_COLOR_TRUE); }
@@ -519,6 +534,157 @@ START_TEST(text_heatmap_cuts_long_words)
 }
 END_TEST
 
+/* The display width of one line of the heatmap: code points, escape
+ * sequences left out. */
+static int line_width(const char *p, const char *end)
+{
+    int w = 0;
+    while (p < end) {
+        if (*p == '\x1b') {
+            while (p < end && *p != 'm')
+                p++;
+            p++;
+            continue;
+        }
+        w += ((unsigned char)*p & 0xc0) != 0x80;
+        p++;
+    }
+    return w;
+}
+
+static int widest_line(const char *s)
+{
+    int most = 0;
+    for (const char *p = s; *p;) {
+        const char *nl = strchr(p, '\n');
+        if (!nl)
+            nl = p + strlen(p);
+        int w = line_width(p, nl);
+        most = w > most ? w : most;
+        p = *nl ? nl + 1 : nl;
+    }
+    return most;
+}
+
+/* A 47-word source (the finding: 104 columns, wrapped by an 80-column
+ * terminal) within 80 columns: bands of columns under their own words. */
+static int text_with_view(FILE *f, const nmt_alignment *a)
+{
+    return nmt_align_write_text_view(f, a, &text_view);
+}
+
+START_TEST(text_heatmap_fits_the_width)
+{
+    enum { NS = 48, NT = 30 };
+    static char words[NS][16];
+    const char *src[NS], *tgt[NT];
+    static float att[NT * NS];
+    for (int j = 0; j < NS; j++) {
+        snprintf(words[j], sizeof words[j], j == NS - 1 ? "</s>" : "word%d", j + 1);
+        src[j] = words[j];
+    }
+    for (int i = 0; i < NT; i++) {
+        tgt[i] = i == NT - 1 ? "</s>" : "Zielwortlänge";
+        for (int j = 0; j < NS; j++)
+            att[i * NS + j] = j == i ? 1.0f : 0.0f;
+    }
+    nmt_alignment a = {NS, NT, src, tgt, att};
+    int rc;
+    for (int color = 0; color < 3; color++) {
+        text_view = (nmt_align_view){.width = 0, .color = (nmt_color_mode)color};
+        char *s = capture(text_with_view, &a, &rc);
+        ck_assert_int_eq(rc, NMT_OK);
+        ck_assert_int_gt(widest_line(s), 100); /* no limit: one band */
+        ck_assert_ptr_null(strstr(s, "source words"));
+        free(s);
+        for (int width = 40; width <= 120; width += 40) {
+            text_view = (nmt_align_view){.width = width, .color = (nmt_color_mode)color,
+                                         .title = "line 7"};
+            s = capture(text_with_view, &a, &rc);
+            ck_assert_int_eq(rc, NMT_OK);
+            ck_assert_msg(widest_line(s) <= width, "%d columns in %d", widest_line(s), width);
+            ck_assert(!strncmp(s, "line 7\n", 7));
+            if (width < 100) {
+                ck_assert_ptr_nonnull(strstr(s, "source words 1-"));
+                ck_assert_ptr_nonnull(strstr(s, " of 48\n"));
+            }
+            /* every target row in every band */
+            int bands = count(s, "┼");
+            ck_assert_int_eq(count(s, "│"), bands * (6 + NT)); /* "word47": 6 header rows */
+            free(s);
+        }
+    }
+}
+END_TEST
+
+/* With colour, a weight near 0 keeps the terminal's background: no
+ * background escape for the cell at all. */
+START_TEST(text_heatmap_keeps_the_terminal_background)
+{
+    static const char *const s1[] = {"a", "b", "</s>"};
+    static const char *const t1[] = {"x", "</s>"};
+    static const float att[] = {0.0f, 1.0f, 0.0f, 0.01f, 0.0f, 0.99f};
+    nmt_alignment a = {3, 2, s1, t1, att};
+    int rc;
+    for (int color = 1; color < 3; color++) {
+        text_view = (nmt_align_view){.color = (nmt_color_mode)color};
+        char *s = capture(text_with_view, &a, &rc);
+        ck_assert_int_eq(rc, NMT_OK);
+        /* row x: the first cell plain, then the coloured one */
+        const char *row = strstr(s, "x    │");
+        ck_assert_ptr_nonnull(row);
+        ck_assert(!strncmp(row + strlen("x    │"), "  \x1b[48;", 7));
+        /* and never a white background */
+        ck_assert_ptr_null(strstr(s, "\x1b[48;2;255;255;255m"));
+        ck_assert_ptr_null(strstr(s, "\x1b[48;5;231m"));
+        ck_assert_ptr_null(strstr(s, "\x1b[48;5;255m"));
+        free(s);
+    }
+}
+END_TEST
+
+/* Gold links are drawn in their cells, with a legend entry; links past
+ * the words are not drawn. */
+START_TEST(text_heatmap_marks_gold_links)
+{
+    nmt_link gold[] = {{0, 1}, {2, 0}, {9, 9}};
+    text_view = (nmt_align_view){.gold = gold, .n_gold = 3, .has_gold = 1};
+    int rc;
+    char *s = capture(text_with_view, &pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    /* pair: rows a, dog, </s> ... see above; (2, 0) on row "a", (0, 1) on "dog" */
+    ck_assert_ptr_nonnull(strstr(s, "a        │▓▓░░[░░░\n"));
+    ck_assert_ptr_nonnull(strstr(s, "dog      │[]██░░  \n"));
+    ck_assert_ptr_nonnull(strstr(s, "[] gold link"));
+    ck_assert_int_eq(count(s, "["), 3); /* two cells and the legend */
+    free(s);
+    text_view = (nmt_align_view){.gold = gold, .n_gold = 3, .has_gold = 1,
+                                 .color = NMT_COLOR_TRUE};
+    s = capture(text_with_view, &pair, &rc);
+    ck_assert_int_eq(count(s, "[]"), 3);
+    free(s);
+}
+END_TEST
+
+/* JSON Lines with the line number and the gold links. */
+START_TEST(json_view_adds_line_and_gold)
+{
+    nmt_link gold[] = {{0, 1}, {2, 0}};
+    text_view = (nmt_align_view){.line = 42, .gold = gold, .n_gold = 2, .has_gold = 1};
+    int rc;
+    char *s = capture_json_view(&pair, &rc);
+    ck_assert_int_eq(rc, NMT_OK);
+    ck_assert(!strncmp(s, "{\"line\": 42, \"source\": [", strlen("{\"line\": 42, \"source\": [")));
+    ck_assert_ptr_nonnull(strstr(s, "]], \"gold\": [[0, 1], [2, 0]]}\n"));
+    free(s);
+    text_view = (nmt_align_view){.has_gold = 1};
+    s = capture_json_view(&pair, &rc);
+    ck_assert(!strncmp(s, "{\"source\": [", strlen("{\"source\": [")));
+    ck_assert_ptr_nonnull(strstr(s, "]], \"gold\": []}\n"));
+    free(s);
+}
+END_TEST
+
 START_TEST(heat_ramp_darkens_steadily)
 {
     unsigned char rgb[3];
@@ -543,14 +709,6 @@ START_TEST(heat_ramp_darkens_steadily)
 END_TEST
 
 /* ---- SVG ------------------------------------------------------------------ */
-
-static int count(const char *s, const char *what)
-{
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, what)); p++)
-        n++;
-    return n;
-}
 
 static int svg_heatmap_titled(FILE *f, const nmt_alignment *a) { return nmt_svg_heatmap(f, a, "pair <1> & \"co\""); }
 static int svg_heatmap_default(FILE *f, const nmt_alignment *a) { return nmt_svg_heatmap(f, a, NULL); }
@@ -654,6 +812,10 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, writers_refuse_nan);
     tcase_add_test(tc, text_heatmap_shades_and_colours);
     tcase_add_test(tc, text_heatmap_cuts_long_words);
+    tcase_add_test(tc, text_heatmap_fits_the_width);
+    tcase_add_test(tc, text_heatmap_keeps_the_terminal_background);
+    tcase_add_test(tc, text_heatmap_marks_gold_links);
+    tcase_add_test(tc, json_view_adds_line_and_gold);
     tcase_add_test(tc, heat_ramp_darkens_steadily);
     suite_add_tcase(s, tc);
     tc = tcase_create("svg");

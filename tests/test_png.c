@@ -231,11 +231,7 @@ START_TEST(font_folds_accented_letters)
     nmt_font_glyph('i', i0);
     nmt_font_glyph(0xED, i1);
     ck_assert(memcmp(i0 + FONT_ACCENT + 1, i1 + FONT_ACCENT + 1, FONT_ROWS - FONT_ACCENT - 1) == 0);
-    /* ß is drawn as "ss", č as c with a caron. */
-    uint8_t ss[2 * FONT_ROWS], s[2 * FONT_ROWS];
-    ck_assert_int_eq(nmt_font_glyph(0xDF, ss), 2);
-    nmt_font_glyph('s', s);
-    ck_assert(memcmp(ss, s, FONT_ROWS) == 0 && memcmp(ss + FONT_ROWS, s, FONT_ROWS) == 0);
+    /* č is c with a caron. */
     uint8_t c[2 * FONT_ROWS], cv[2 * FONT_ROWS];
     nmt_font_glyph('c', c);
     nmt_font_glyph(0x10D, cv);
@@ -250,6 +246,134 @@ START_TEST(font_folds_accented_letters)
     ck_assert_int_eq(nmt_font_glyph(0x4E2D, box), 1); /* 中 */
     ck_assert_int_eq(box[FONT_ACCENT], 0x1f);
     ck_assert_int_eq(box[FONT_ACCENT + 1], 0x11);
+}
+END_TEST
+
+/* The letters of German, French and Czech text are drawn as themselves:
+ * one glyph each, not folded onto other letters. */
+START_TEST(font_draws_european_letters)
+{
+    uint8_t g[2 * FONT_ROWS], other[2 * FONT_ROWS];
+    /* ß, æ, œ and their capitals: one cell of their own, not "ss", "ae", "oe" */
+    static const struct { uint32_t cp; const char *folded; } whole[] = {
+        {0xDF, "sb"}, {0xE6, "ae"}, {0xC6, "AE"}, {0x153, "oe"}, {0x152, "OE"},
+    };
+    for (size_t k = 0; k < sizeof whole / sizeof whole[0]; k++) {
+        ck_assert_int_eq(nmt_font_glyph(whole[k].cp, g), 1);
+        ck_assert_int_gt(ink_rows(g, FONT_ACCENT, FONT_ACCENT + 7), 4);
+        for (const char *p = whole[k].folded; *p; p++) {
+            nmt_font_glyph((uint32_t)*p, other);
+            ck_assert_msg(memcmp(g, other, FONT_ROWS) != 0, "U+%04X looks like '%c'",
+                          (unsigned)whole[k].cp, *p);
+        }
+    }
+    /* ß reaches the ascender row like b, s does not */
+    nmt_font_glyph(0xDF, g);
+    ck_assert_int_ne(g[FONT_ACCENT], 0);
+    /* every letter of the three alphabets: one cell, ink, and unlike its
+     * base letter and unlike every other letter of the list */
+    static const uint32_t letters[] = {
+        0xE4, 0xF6, 0xFC, 0xC4, 0xD6, 0xDC, 0xDF,                               /* de */
+        0xE9, 0xE8, 0xEA, 0xE0, 0xE2, 0xE7, 0x153, 0xE6, 0xEB, 0xEF, 0xEE, 0xF4, /* fr */
+        0xFB, 0xF9, 0xFF, 0xC9, 0xC8, 0xC7, 0x152, 0xC6,
+        0x10D, 0x159, 0x161, 0x17E, 0xFD, 0xE1, 0xED, 0xFA, 0x16F, 0x11B, 0x148, /* cs */
+        0x165, 0x10F, 0x10C, 0x158, 0x160, 0x17D, 0xDD, 0xC1, 0xCD, 0xDA, 0x16E, 0x11A,
+        0x147, 0x164, 0x10E,
+    };
+    enum { N = sizeof letters / sizeof letters[0] };
+    uint8_t all[N][2 * FONT_ROWS];
+    for (int k = 0; k < N; k++) {
+        ck_assert_int_eq(nmt_font_glyph(letters[k], all[k]), 1);
+        for (int j = 0; j < k; j++)
+            ck_assert_msg(memcmp(all[j], all[k], FONT_ROWS) != 0, "U+%04X looks like U+%04X",
+                          (unsigned)letters[k], (unsigned)letters[j]);
+    }
+    /* ů has a ring, not û's circumflex; ç a cedilla below the baseline */
+    uint8_t u_ring[2 * FONT_ROWS], u_circ[2 * FONT_ROWS], c[2 * FONT_ROWS], cc[2 * FONT_ROWS];
+    nmt_font_glyph(0x16F, u_ring);
+    nmt_font_glyph(0xFB, u_circ);
+    ck_assert(memcmp(u_ring, u_circ, FONT_ROWS) != 0);
+    ck_assert_int_eq(ink_rows(u_ring, FONT_ACCENT - 1, FONT_ACCENT + 2), 3); /* 3 rows */
+    nmt_font_glyph('c', c);
+    nmt_font_glyph(0xE7, cc);
+    ck_assert_int_eq(ink_rows(c, FONT_ACCENT + 7, FONT_ROWS), 0);
+    ck_assert_int_gt(ink_rows(cc, FONT_ACCENT + 7, FONT_ROWS), 0);
+    ck_assert(memcmp(c, cc, FONT_ACCENT + 7) == 0);
+    /* the arrows of the axis names */
+    ck_assert_int_eq(nmt_font_glyph(0x2192, g), 1);
+    ck_assert_int_ne(g[FONT_ACCENT + 3], 0);
+    ck_assert_int_eq(nmt_font_glyph(0x2193, other), 1);
+    ck_assert(memcmp(g, other, FONT_ROWS) != 0);
+}
+END_TEST
+
+/* A rendered label: "Straße" is six glyph cells, not seven ("Strasse"), and its
+ * pixels differ from those of "Strase"; the axis names are there in grey; the
+ * colour bar's numbers stand clear of the tick marks. */
+static unsigned char *render(const char *word, int *w, int *h, const nmt_align_view *v)
+{
+    const char *src[] = {word, "</s>"}, *tgt[] = {"x", "</s>"};
+    static const float att[] = {0.9f, 0.1f, 0.2f, 0.8f};
+    nmt_alignment a = {2, 2, src, tgt, att};
+    nmt_image img;
+    ck_assert_int_eq(nmt_heatmap_image_view(&img, &a, v), NMT_OK);
+    *w = img.width;
+    *h = img.height;
+    return img.rgb;
+}
+
+START_TEST(heatmap_png_draws_labels_and_marks)
+{
+    static const unsigned char ink[3] = {34, 34, 34}, grey[3] = {136, 136, 136};
+    static const unsigned char amber[3] = {240, 160, 0}, white[3] = {255, 255, 255};
+    nmt_align_view plain = {.title = "t"};
+    int w1, h1, w2, h2, w3, h3;
+    unsigned char *fuss = render("Straße", &w1, &h1, &plain);
+    unsigned char *fus = render("Strase", &w2, &h2, &plain);
+    unsigned char *fusss = render("Strasse", &w3, &h3, &plain);
+    /* the turned source word: Straße as tall as Strase, shorter than Strasse */
+    ck_assert_int_eq(h1, h2);
+    ck_assert_int_lt(h1, h3);
+    ck_assert(memcmp(fuss, fus, (size_t)w1 * h1 * 3) != 0);
+    ck_assert_uint_gt(count_colour(fuss, w1, h1, ink), count_colour(fus, w2, h2, ink));
+    /* "source →" and "target ↓" in grey: 8 glyphs each, dozens of pixels */
+    ck_assert_uint_gt(count_colour(fuss, w1, h1, grey), 150);
+    /* the tick marks: no ink in the gap between a tick's end and its number */
+    int bar_right = -1;
+    for (int x = w1 - 1; x >= 0 && bar_right < 0; x--) {
+        unsigned char navy[3];
+        nmt_heat_rgb(1.0f, navy);
+        for (int y = 0; y < h1; y++)
+            if (!memcmp(fuss + 3 * ((size_t)y * w1 + x), navy, 3)) {
+                bar_right = x;
+                break;
+            }
+    }
+    ck_assert_int_gt(bar_right, 0);
+    int ticks = 0;
+    for (int y = 0; y < h1; y++) {
+        const unsigned char *px = fuss + 3 * ((size_t)y * w1 + bar_right + 2);
+        if (memcmp(px, ink, 3))
+            continue;
+        ticks++;
+        /* the tick is 4 px long, then at least 6 px of white */
+        for (int x = bar_right + 6; x < bar_right + 12; x++)
+            ck_assert(!memcmp(fuss + 3 * ((size_t)y * w1 + x), white, 3));
+    }
+    ck_assert_int_eq(ticks, 3);
+    /* no marks without gold; with gold an amber outline and a legend */
+    ck_assert_uint_eq(count_colour(fuss, w1, h1, amber), 0);
+    nmt_link gold = {0, 0};
+    nmt_align_view marked = {.title = "t", .gold = &gold, .n_gold = 1, .has_gold = 1};
+    int w4, h4;
+    unsigned char *m = render("Straße", &w4, &h4, &marked);
+    ck_assert_int_gt(h4, h1);
+    /* one cell's outline (24 x 24 less 18 x 18) and the legend's (16 x 16 less 10 x 10) */
+    ck_assert_uint_eq(count_colour(m, w4, h4, amber), (24 * 24 - 18 * 18) + (16 * 16 - 10 * 10));
+    free(m);
+    free(fuss);
+    free(fus);
+    free(fusss);
 }
 END_TEST
 
@@ -277,6 +401,8 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, heatmap_png_decodes_to_its_size);
     tcase_add_test(tc, font_has_every_ascii_glyph);
     tcase_add_test(tc, font_folds_accented_letters);
+    tcase_add_test(tc, font_draws_european_letters);
+    tcase_add_test(tc, heatmap_png_draws_labels_and_marks);
     tcase_add_test(tc, font_decodes_utf8);
     suite_add_tcase(s, tc);
     return s;

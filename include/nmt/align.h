@@ -30,6 +30,33 @@ typedef struct nmt_link {
     int tgt;
 } nmt_link;
 
+/* ---- how a pair is shown ------------------------------------------------- */
+
+typedef enum {
+    NMT_COLOR_NONE = 0,      /* shaded blocks ' ░▒▓█' only */
+    NMT_COLOR_256 = 1,       /* xterm 256-colour backgrounds, plus the blocks' order */
+    NMT_COLOR_TRUE = 2,      /* 24-bit backgrounds */
+} nmt_color_mode;
+
+/* How one pair is shown by the heatmaps (text, SVG, PNG) and JSON Lines;
+ * zero everywhere ({0}) is the plain picture. */
+typedef struct nmt_align_view {
+    long line;            /* the pair's line in its corpus (1-based); 0: unknown */
+    const char *title;    /* pictures: NULL for "Attention"; text: a header line
+                           * above the heatmap, or none when NULL */
+    const nmt_link *gold; /* gold links (source-target word indices, as Pharaoh),
+                           * drawn on their cells; links outside the matrix or
+                           * on "</s>" are not drawn */
+    size_t n_gold;
+    int has_gold;         /* 1: gold links were given (perhaps none for this
+                           * pair): JSON writes "gold", pictures a legend */
+    int width;            /* text: columns to fit (0: no limit) */
+    nmt_color_mode color; /* text */
+} nmt_align_view;
+
+/* Whether (src, tgt) is one of the view's gold links. */
+int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
+
 /* ---- attention from a model ---------------------------------------------- */
 
 /* The attention of one pair under teacher forcing: encodes the source (n_src
@@ -82,6 +109,11 @@ int nmt_align_write_tsv(FILE *f, const nmt_alignment *a);
  * float. This is also what `nmt translate --alignments F` writes. */
 int nmt_align_write_json(FILE *f, const nmt_alignment *a);
 
+/* The same object with, first, "line": N (when v->line > 0) and, last,
+ * "gold": [[i, j], ...] (when v->has_gold), i the source and j the target
+ * word of each gold link. */
+int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
+
 /* Hard links from the attention: every target word but the final "</s>" is
  * linked to the source word (not "</s>") it attends to most; on a tie the
  * lower source index wins. Writes at most n_tgt - 1 links into `links`
@@ -95,11 +127,6 @@ int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a);
 
 /* ---- terminal heatmap ----------------------------------------------------- */
 
-typedef enum {
-    NMT_COLOR_NONE = 0,      /* shaded blocks ' ░▒▓█' only */
-    NMT_COLOR_256 = 1,       /* xterm 256-colour backgrounds, plus the blocks' order */
-    NMT_COLOR_TRUE = 2,      /* 24-bit backgrounds */
-} nmt_color_mode;
 
 /* Target words down the left (cut to 14 columns), source words across,
  * written vertically above their columns (cut to 12 letters) so that each
@@ -107,6 +134,18 @@ typedef enum {
  * columns. Each cell shows the weight as a shade; with colour, as a
  * background from white to dark blue as well. A legend line follows. */
 int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color);
+
+/* The same heatmap, shown as the view says:
+ * - the title, when given, on a line of its own above it;
+ * - at most v->width columns per line (when not 0): the target words are cut
+ *   shorter (down to 6 columns) and, where the source still does not fit, its
+ *   columns are wrapped into bands, each under its own source words and headed
+ *   "source words J-K of N";
+ * - with colour, cells below 0.1 keep the terminal's own background (a
+ *   white cell glares on a dark terminal), the others are coloured;
+ * - gold links as "[]" in their cells (without colour "[" and the shade);
+ * - the legend names the marks. */
+int nmt_align_write_text_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
 
 /* ---- quality against gold ------------------------------------------------- */
 

@@ -44,6 +44,21 @@ typedef struct nmt_decode_opts {
 /* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1, attention 0. */
 void nmt_decode_opts_default(nmt_decode_opts *o);
 
+/* The search every command that translates for a person uses by default
+ * (`nmt translate`, `nmt compare`, `nmt align`), so that they show the same
+ * translation of the same input. Alpha 0.6 gave the best Multi30k val BLEU
+ * of 0, 0.6 and 1 at beam 5 for both a GRU attention and a no-attention
+ * model (25.50 vs 25.22/25.19; 17.80 vs 17.49/17.76). */
+#define NMT_DEFAULT_BEAM 5
+#define NMT_DEFAULT_ALPHA 0.6f
+#define NMT_DEFAULT_MAX_RATIO 2.0f
+#define NMT_DEFAULT_MAX_EXTRA 10
+
+/* nmt_decode_opts_default with the search above: beam NMT_DEFAULT_BEAM,
+ * alpha NMT_DEFAULT_ALPHA and the length limit NMT_DEFAULT_MAX_RATIO x
+ * source tokens + NMT_DEFAULT_MAX_EXTRA. */
+void nmt_decode_opts_standard(nmt_decode_opts *o);
+
 /* One translation of one source sentence. */
 typedef struct nmt_hypothesis {
     const int32_t *ids; /* [len] target ids, without </s> (owned by the decoder) */

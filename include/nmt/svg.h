@@ -18,6 +18,12 @@
  * cell carries a tooltip ("source → target: weight"). */
 int nmt_svg_heatmap(FILE *f, const nmt_alignment *a, const char *title);
 
+/* The same with v->title, and when v->has_gold the marks: each gold link
+ * (v->gold) outlined in amber (class "gold"), each of the model's own links
+ * (nmt_align_hard) a black dot ringed in white (class "model"), and a
+ * legend of both under the grid. */
+int nmt_svg_heatmap_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
+
 /* One line of a chart: n points (x[k], y[k]); a NaN y leaves a gap (an empty
  * length bucket, say). */
 typedef struct nmt_svg_series {

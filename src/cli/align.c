@@ -1,24 +1,31 @@
 /* nmt align: the attention matrix of each sentence pair, as a terminal
- * heatmap, TSV, JSON Lines, Pharaoh links, SVG or PNG pictures, and the
- * alignment error rate against gold links.
+ * heatmap, TSV, JSON Lines, Pharaoh links, SVG or PNG pictures, or one HTML
+ * page for a whole test set (cli/align_html.c), and the alignment error rate
+ * against gold links.
  *
  * With --tgt the given target is forced through the decoder (teacher
- * forcing). Without it the model translates first (greedy, or beam search
- * with --beam) and its own output is then forced the same way: that replays
- * exactly the decoder states of the translation, so the attention is the one
- * the translation was made with, and no second decoder is needed here. */
+ * forcing). Without it the model translates first (with the search of nmt
+ * translate: beam NMT_DEFAULT_BEAM unless --beam says otherwise) and its own
+ * output is then forced the same way: that replays exactly the decoder
+ * states of the translation, so the attention is the one the translation was
+ * made with, and no second decoder is needed here. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/align_html.h"
+#include "cli/align_input.h"
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "cli/unknown.h"
 #include "nmt/align.h"
+#include "nmt/bleu.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
@@ -28,111 +35,106 @@
 #include "nmt/units.h"
 #include "nmt/vocab.h"
 
-enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG };
-static const char *const format_names[] = {"text", "tsv", "json", "pharaoh", "svg", "png", NULL};
+enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG, FMT_HTML };
+static const char *const format_names[] = {"text", "tsv",  "json", "pharaoh",
+                                           "svg",  "png",  "html", NULL};
 static const char *const color_names[] = {"auto", "always", "never", NULL};
 enum { UNITS_DEFAULT = -1, UNITS_PIECES = 0, UNITS_WORDS = 1 };
 static const char *const unit_names[] = {"pieces", "words", NULL};
+enum { MAX_MODELS = 8 };
+
+static const struct {
+    const char *ext;
+    int fmt;
+} by_ext[] = {
+    {".svg", FMT_SVG},   {".png", FMT_PNG},  {".json", FMT_JSON},      {".jsonl", FMT_JSON},
+    {".tsv", FMT_TSV},   {".txt", FMT_TEXT}, {".align", FMT_PHARAOH}, {".html", FMT_HTML},
+    {".htm", FMT_HTML},
+};
+#define KNOWN_EXTENSIONS ".txt .tsv .json .jsonl .align .svg .png .html"
 
 static void help(void)
 {
     printf(
-        "Usage: nmt align -m MODEL [--src FILE] [--tgt FILE] [--format FMT] [-o OUT]\n"
-        "                 [--gold FILE] [--beam K] [--color WHEN]\n\n"
+        "Usage: nmt align -m MODEL [-m MODEL2 ...] [--src FILE] [--tgt FILE] [--line N]\n"
+        "                 [--format FMT] [-o OUT] [--gold FILE] [--ref FILE] [--beam K]\n\n"
         "The attention of an attention model over each sentence pair: which source\n"
         "words the decoder looked at while it produced each target word. Both sides\n"
         "include the final </s>, so each row of weights sums to 1.\n\n"
         "With --tgt, the pairs are the lines of --src and --tgt and the given target\n"
         "is forced through the decoder. Without it, the model translates each source\n"
-        "(greedy, or beam search with --beam) and the attention is that of its own\n"
-        "translation. Sources come from --src or standard input; plain text or gzip.\n\n"
+        "with the search of nmt translate (beam %d, alpha %.1f, unless --beam says\n"
+        "otherwise), so both show the same translation, and the attention is that of\n"
+        "its own translation. Sources come from --src or standard input; plain text\n"
+        "or gzip.\n\n"
         "Options:\n"
-        "  -m, --model FILE     the model (a .safetensors file written by nmt)\n"
+        "  -m, --model FILE     the model (a .safetensors file written by nmt); give it\n"
+        "                       up to %d times with --format html to see the models side\n"
+        "                       by side\n"
         "  -s, --src FILE       source sentences, one a line ('-': standard input)\n"
         "  -t, --tgt FILE       target sentences, line by line with the sources\n"
+        "  -l, --line N         only these lines (1-based, as the files number them):\n"
+        "                       N, N-M, or a list of both (3,10-12); the pictures,\n"
+        "                       headers and files carry the line number\n"
         "  -f, --format FMT     text     a heatmap for the terminal: target words down,\n"
         "                                source words across (written downwards),\n"
-        "                                shades ' ░▒▓█', with colour on a terminal\n"
+        "                                shades ' ░▒▓█', with colour on a terminal;\n"
+        "                                each pair headed by its line number, fitted\n"
+        "                                to the terminal's width\n"
         "                       tsv      per pair a header row of source tokens, one row\n"
         "                                per target token with its weights, a blank line\n"
-        "                       json     JSON Lines: {\"source\", \"target\", \"attention\"}\n"
+        "                       json     JSON Lines: {\"line\", \"source\", \"target\",\n"
+        "                                \"attention\"}, and \"gold\" with --gold\n"
         "                       pharaoh  hard links i-j (source-target, 0-based, </s>\n"
         "                                left out): each target word to the source word\n"
         "                                it attends most (the lower index on a tie)\n"
         "                       svg, png a heatmap picture per pair\n"
-        "                       Default: from the -o name's extension (.svg .png .json\n"
-        "                       .jsonl .tsv .txt), else text on a terminal, else tsv.\n"
+        "                       html     one self-contained page for the whole set: a\n"
+        "                                sortable, filterable list of the sentences\n"
+        "                                (length, AER with --gold, BLEU with --ref) and\n"
+        "                                the heatmaps of the one chosen, one per model\n"
+        "                       Default: from the -o name's extension (" KNOWN_EXTENSIONS
+        "),\n"
+        "                       else text on a terminal, else tsv. Another extension\n"
+        "                       needs --format.\n"
         "  -o, --output OUT     where to write (default standard output). For svg and png\n"
         "                       with several pairs, OUT is a folder (created if needed)\n"
-        "                       that gets pair-0001.svg, pair-0002.svg, ...\n"
-        "  -g, --gold FILE      gold alignments, one Pharaoh line per pair (i-j, or i?j,\n"
-        "                       all counted as sure links): prints the alignment error\n"
-        "                       rate, precision and recall of the model's hard links,\n"
-        "                       summed over all pairs. Alignments are then written only\n"
-        "                       if --format or -o asks for them.\n"
-        "  -b, --beam K         beam size for the model's own translation (default 1:\n"
-        "                       greedy)\n"
+        "                       that gets line-0001.svg, line-0002.svg, ... (by line)\n"
+        "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src (i-j,\n"
+        "                       or i?j, all counted as sure links): prints the alignment\n"
+        "                       error rate, precision and recall of the model's hard\n"
+        "                       links, summed over the pairs, and draws the gold links\n"
+        "                       on the heatmaps (text, svg, png, html; json lists them).\n"
+        "                       Alignments are then written only if --format or -o\n"
+        "                       asks for them.\n"
+        "  -r, --ref FILE       reference translations, line by line with the sources\n"
+        "                       (html, without --tgt): each translation's sentence BLEU\n"
+        "                       (sacreBLEU's sentence_bleu) in the list\n"
+        "  -b, --beam K         beam size for the model's own translation (default %d,\n"
+        "                       as nmt translate; 1 is greedy)\n"
         "  -u, --units U        for a model that reads subwords: pieces (default) shows\n"
         "                       the SentencePiece pieces the model reads and writes;\n"
         "                       words groups them into words (a piece starting with\n"
         "                       \u2581 begins one): a target word's row is the mean of\n"
         "                       its pieces' rows, a source word's column the sum of its\n"
         "                       pieces' columns, so each row still sums to 1. Pharaoh\n"
-        "                       links are of words unless --units pieces is given, and\n"
-        "                       --gold always compares words. A model that reads words\n"
-        "                       has words only\n"
+        "                       links and pictures with --gold are of words unless\n"
+        "                       --units pieces is given, and --gold always compares\n"
+        "                       words. A model that reads words has words only\n"
+        "      --width N        text: the columns to fit (default: $COLUMNS, else the\n"
+        "                       terminal's width; 0: no limit). Long sources are\n"
+        "                       wrapped into bands of columns, each under its words\n"
         "      --threads N      threads for the matrix products (default: every core\n"
         "                       this process may use)\n"
         "      --color WHEN     auto (default: when writing text to a terminal, and\n"
         "                       NO_COLOR is not set), always or never; 24-bit colour\n"
-        "                       when COLORTERM says truecolor, else 256 colours\n"
+        "                       when COLORTERM says truecolor, else 256 colours;\n"
+        "                       weights below 0.1 keep the terminal's background\n"
         "  -h, --help           this help\n\n"
         "AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|, recall = |A∩S| / |S|\n"
         "(A the model's links, S the gold ones). With no model links precision is 1,\n"
-        "with no gold links recall is 1, with neither AER is 0.\n");
-}
-
-/* Every line of a file (plain or gzip), kept: svg and png need the number of
- * pairs before the first is written. */
-typedef struct lines {
-    char **line;
-    size_t n, cap;
-} lines;
-
-static void lines_free(lines *l)
-{
-    for (size_t k = 0; k < l->n; k++)
-        free(l->line[k]);
-    free(l->line);
-}
-
-static int lines_read(lines *l, const char *path)
-{
-    nmt_reader *r;
-    if (nmt_reader_open(&r, path))
-        return -1;
-    const char *text;
-    size_t len;
-    int rc;
-    while ((rc = nmt_reader_next(r, &text, &len)) == 1) {
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 64;
-            char **grown = realloc(l->line, cap * sizeof *grown);
-            if (!grown) {
-                rc = nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
-                break;
-            }
-            l->line = grown;
-            l->cap = cap;
-        }
-        if (!(l->line[l->n] = strdup(text))) {
-            rc = nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
-            break;
-        }
-        l->n++;
-    }
-    nmt_reader_close(r);
-    return rc < 0 ? -1 : 0;
+        "with no gold links recall is 1, with neither AER is 0.\n",
+        NMT_DEFAULT_BEAM, (double)NMT_DEFAULT_ALPHA, MAX_MODELS, NMT_DEFAULT_BEAM);
 }
 
 /* One pair being aligned: tokens (strings owned by the nmt_tokens or the
@@ -143,6 +145,7 @@ typedef struct pair_buf {
     int32_t *src_ids, *tgt_ids; /* [n_src], [n_tgt] ids, each ending in </s> */
     int n_src, n_tgt;
     float *att;                 /* [n_tgt, n_src] */
+    nmt_link *hard;             /* [n_tgt] */
 } pair_buf;
 
 static int resize(void *p, size_t n, size_t size)
@@ -169,51 +172,114 @@ static void pair_free(pair_buf *b)
     free(b->src_ids);
     free(b->tgt_ids);
     free(b->att);
+    free(b->hard);
+    memset(b, 0, sizeof *b);
 }
 
 typedef struct align_args {
-    const char *model, *src, *tgt, *out, *gold;
-    int format, format_given, beam, color, threads, units;
+    const char *model[MAX_MODELS];
+    int n_models;
+    const char *src, *tgt, *out, *gold, *ref, *line_spec;
+    int format, format_given, beam, color, threads, units, width;
 } align_args;
+
+
+/* ---- options and the output ---------------------------------------------- */
+
+/* The format an output name's extension asks for: a FMT_*, -1 for a name
+ * without one, -2 for an extension no format has. */
+static int ext_format(const char *out)
+{
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return -1;
+    for (size_t k = 0; k < sizeof by_ext / sizeof by_ext[0]; k++)
+        if (!strcmp(dot, by_ext[k].ext))
+            return by_ext[k].fmt;
+    return -2;
+}
+
+/* Settles the format from --format and -o, refusing names that say another
+ * format or none. Returns 0, or 2 after saying what is wrong. */
+static int settle_format(align_args *a)
+{
+    int to_stdout = !a->out || !strcmp(a->out, "-");
+    if (to_stdout) {
+        if (!a->format_given)
+            a->format = isatty(STDOUT_FILENO) ? FMT_TEXT : FMT_TSV;
+        return 0;
+    }
+    int e = ext_format(a->out);
+    if (!a->format_given) {
+        if (e >= 0) {
+            a->format = e;
+            return 0;
+        }
+        if (e == -2)
+            cli_error("-o %s: unknown extension '%s': give --format FMT, or a name ending in "
+                      "one of " KNOWN_EXTENSIONS, a->out, strrchr(a->out, '.'));
+        else
+            cli_error("-o %s: no extension to tell the format by: give --format FMT, or a name "
+                      "ending in one of " KNOWN_EXTENSIONS, a->out);
+        return 2;
+    }
+    if (e >= 0 && e != a->format) {
+        cli_error("--format %s does not match -o %s: change one of them",
+                  format_names[a->format], a->out);
+        return 2;
+    }
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, align_args *a)
 {
+    enum { OPT_WIDTH = 256 };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'}, {"gold", required_argument, NULL, 'g'},
-        {"beam", required_argument, NULL, 'b'},   {"color", required_argument, NULL, 'C'},
+        CLI_OPTION_BEAM,                          {"color", required_argument, NULL, 'C'},
         {"colour", required_argument, NULL, 'C'}, {"units", required_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},         {"threads", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},         CLI_OPTION_THREADS,
+        {"line", required_argument, NULL, 'l'},   {"ref", required_argument, NULL, 'r'},
+        {"width", required_argument, NULL, OPT_WIDTH},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
     a->src = "-";
-    a->beam = 1;
+    a->beam = NMT_DEFAULT_BEAM;
     a->format = -1;
     a->threads = cli_default_threads();
     a->units = UNITS_DEFAULT;
+    a->width = -1;
+    const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:l:r:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'm': a->model = optarg; break;
+        case 'm':
+            if (a->n_models == MAX_MODELS) {
+                cli_error("-m: at most %d models", MAX_MODELS);
+                return 2;
+            }
+            a->model[a->n_models++] = optarg;
+            break;
         case 's': a->src = optarg; break;
         case 't': a->tgt = optarg; break;
         case 'o': a->out = optarg; break;
         case 'g': a->gold = optarg; break;
+        case 'r': a->ref = optarg; break;
+        case 'l': a->line_spec = optarg; break;
         case 'f':
             if ((a->format = opt_choice("--format", optarg, format_names)) < 0)
                 return 2;
             a->format_given = 1;
             break;
-        case 'b':
-            if (opt_int("--beam", optarg, 1, 100, &a->beam))
-                return 2;
-            break;
-        case 'T':
-            if (opt_int("--threads", optarg, 1, 1024, &a->threads))
+        case OPT_WIDTH:
+            if (opt_int("--width", optarg, 0, 100000, &a->width))
                 return 2;
             break;
         case 'C':
@@ -228,16 +294,22 @@ static int parse_args(int argc, char **argv, align_args *a)
         case ':':
             cli_error("option '%s' needs a value", argv[optind - 1]);
             return cli_usage_error();
-        default:
-            cli_error("unknown option '%s'", argv[optind - 1]);
-            return cli_usage_error();
+        default: {
+            int r = cli_model_option(c, optarg, &shared);
+            if (r == 1) {
+                cli_error("unknown option '%s'", argv[optind - 1]);
+                return cli_usage_error();
+            }
+            if (r)
+                return 2;
+        }
         }
     }
     if (optind < argc) {
         cli_error("unexpected argument '%s'", argv[optind]);
         return cli_usage_error();
     }
-    if (!a->model) {
+    if (!a->n_models) {
         cli_error("which model? give -m FILE");
         return cli_usage_error();
     }
@@ -249,25 +321,23 @@ static int parse_args(int argc, char **argv, align_args *a)
         cli_error("--gold links words to words: it cannot be used with --units pieces");
         return 2;
     }
-    return -1; /* go on */
-}
-
-/* The format when none is asked for: from -o's extension, else text for a
- * terminal and tsv otherwise. */
-static int default_format(const char *out)
-{
-    static const struct { const char *ext; int fmt; } by_ext[] = {
-        {".svg", FMT_SVG}, {".png", FMT_PNG}, {".json", FMT_JSON}, {".jsonl", FMT_JSON},
-        {".tsv", FMT_TSV}, {".txt", FMT_TEXT}, {".align", FMT_PHARAOH},
-    };
-    if (out) {
-        const char *dot = strrchr(out, '.');
-        for (size_t k = 0; dot && k < sizeof by_ext / sizeof by_ext[0]; k++)
-            if (!strcmp(dot, by_ext[k].ext))
-                return by_ext[k].fmt;
-        return FMT_TSV;
+    int rc = settle_format(a);
+    if (rc)
+        return rc;
+    if (a->n_models > 1 && a->format != FMT_HTML) {
+        cli_error("-m given %d times: several models are shown side by side by --format html "
+                  "only", a->n_models);
+        return 2;
     }
-    return isatty(STDOUT_FILENO) ? FMT_TEXT : FMT_TSV;
+    if (a->ref && a->tgt) {
+        cli_error("--ref scores the model's own translations: it cannot be used with --tgt");
+        return 2;
+    }
+    if (a->ref && a->format != FMT_HTML) {
+        cli_error("--ref: the sentences' BLEU is shown by --format html only");
+        return 2;
+    }
+    return -1; /* go on */
 }
 
 static nmt_color_mode pick_color(int when, FILE *f)
@@ -284,6 +354,76 @@ static nmt_color_mode pick_color(int when, FILE *f)
         return NMT_COLOR_TRUE;
     return NMT_COLOR_256;
 }
+
+/* The columns a text heatmap may take: --width, else $COLUMNS, else the
+ * terminal's width, else no limit. */
+static int pick_width(int given, FILE *f)
+{
+    if (given >= 0)
+        return given;
+    const char *env = getenv("COLUMNS");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (!*end && v > 0 && v < 100000)
+            return (int)v;
+    }
+    struct winsize ws;
+    if (isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 0;
+}
+
+/* Opens -o or names standard output. */
+static FILE *open_out(const char *path, const char *mode)
+{
+    if (!path || !strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, mode);
+    if (!f)
+        cli_error("%s: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    if (f == stdout)
+        bad |= fflush(f) != 0;
+    else
+        bad |= fclose(f) != 0;
+    if (bad) {
+        cli_error("%s: write failed", path && strcmp(path, "-") ? path : "standard output");
+        return -1;
+    }
+    return 0;
+}
+
+/* One picture, into the folder (several pairs) or the single file. */
+static int write_picture(const align_args *a, const nmt_alignment *al, const nmt_align_view *v,
+                         int folder)
+{
+    char path_buf[4096];
+    const char *path = a->out;
+    if (folder) {
+        snprintf(path_buf, sizeof path_buf, "%s/line-%04ld.%s", a->out, v->line,
+                 a->format == FMT_SVG ? "svg" : "png");
+        path = path_buf;
+    }
+    FILE *f = open_out(path, "wb");
+    if (!f)
+        return -1;
+    int rc = a->format == FMT_SVG ? nmt_svg_heatmap_view(f, al, v) : nmt_png_heatmap_view(f, al, v);
+    if (rc) {
+        cli_lib_error();
+        if (f != stdout)
+            fclose(f);
+        return -1;
+    }
+    return close_out(f, path);
+}
+
+/* ---- aligning ------------------------------------------------------------ */
 
 /* Splits a line into the model's units and looks them up; the units as
  * written are what the pictures show (an unknown word keeps its spelling),
@@ -316,256 +456,366 @@ static void count_unknown(const int32_t *ids, int n, size_t *unk, size_t *units)
     *units += n > 0 ? (size_t)(n - 1) : 0;
 }
 
-/* Opens -o or names standard output. */
-static FILE *open_out(const char *path, const char *mode)
+/* Where the alignments go: a stream (text, tsv, json, pharaoh), pictures,
+ * or the page. */
+typedef struct sink {
+    int write;          /* 0: --gold alone, the scores only */
+    FILE *out;          /* streams */
+    nmt_color_mode color;
+    int width;
+    int folder;         /* pictures: one file per pair in the folder -o */
+    html_doc *html;
+} sink;
+
+/* What one model did over the pairs. */
+typedef struct model_result {
+    nmt_aer aer;
+    nmt_bleu *bleu; /* corpus BLEU of its translations, with --ref */
+    size_t unk[2], units[2];
+} model_result;
+
+/* The model's target for pair b: the given line, or its own translation
+ * (whose text, for BLEU, goes to *hyp when hyp is not NULL). */
+static int make_target(const align_args *a, const inputs *in, size_t line, const nmt_model *m,
+                       nmt_decoder *dec, pair_buf *b, model_result *r, char **hyp)
 {
-    if (!path || !strcmp(path, "-"))
-        return stdout;
-    FILE *f = fopen(path, mode);
-    if (!f)
-        cli_error("%s: %s", path, strerror(errno));
-    return f;
+    if (a->tgt) {
+        if (side_from_text(&b->tgt_tok, in->tgt.line[line], m, m->tgt_vocab, &b->tgt,
+                           &b->tgt_ids, &b->n_tgt))
+            return -1;
+        count_unknown(b->tgt_ids, b->n_tgt, &r->unk[1], &r->units[1]);
+        return 0;
+    }
+    if (nmt_decode(dec, b->src_ids, &b->n_src, 1, b->n_src))
+        return -1;
+    const nmt_hypothesis *h = nmt_decoder_result(dec, 0, 0);
+    if (side_resize(&b->tgt, &b->tgt_ids, h->len + 1))
+        return -1;
+    for (int i = 0; i < h->len; i++) {
+        b->tgt_ids[i] = h->ids[i];
+        b->tgt[i] = nmt_vocab_token(m->tgt_vocab, h->ids[i]);
+    }
+    /* A translation cut at the length limit still gets its </s> row: every
+     * matrix has the same shape of rows. */
+    b->tgt_ids[h->len] = NMT_EOS;
+    b->tgt[h->len] = "</s>";
+    b->n_tgt = h->len + 1;
+    if (hyp && !(*hyp = nmt_units_join_ids(m, h->ids, (size_t)h->len)))
+        return -1;
+    return 0;
 }
 
-static int close_out(FILE *f, const char *path)
+static const char *mode_name(const align_args *a, char *buf, size_t cap)
 {
-    int bad = ferror(f);
-    if (f == stdout)
-        bad |= fflush(f) != 0;
-    else
-        bad |= fclose(f) != 0;
-    if (bad) {
-        cli_error("%s: write failed", path && strcmp(path, "-") ? path : "standard output");
+    if (a->tgt)
+        return "given target";
+    if (a->beam == 1)
+        return "greedy translation";
+    snprintf(buf, cap, "beam %d translation", a->beam);
+    return buf;
+}
+
+/* Aligns every chosen pair with model mi and sends each to the sink. */
+static int align_model(const align_args *a, const inputs *in, int mi, const nmt_model *m,
+                       sink *out, model_result *r)
+{
+    int status = -1;
+    pair_buf b = {0};
+    nmt_infer *st = NULL;
+    nmt_decoder *dec = NULL;
+    nmt_word_alignment words = {0};
+    char *hyp = NULL, mode_buf[64];
+    const char *mode = mode_name(a, mode_buf, sizeof mode_buf);
+    int fmt = a->format;
+    /* a subword model's alignments are shown per word when asked, and
+     * Pharaoh links and gold marks are of words unless pieces are asked for */
+    int words_out = m->subwords &&
+                    (a->units == UNITS_WORDS ||
+                     (a->units == UNITS_DEFAULT && (fmt == FMT_PHARAOH || a->gold)));
+
+    /* The longest chosen source sets the decoder's size. */
+    int max_T = 1;
+    for (size_t k = 0; k < in->n; k++) {
+        const char *line = in->src.line[in->sel[k]];
+        if (nmt_units_split(m, line, strlen(line), &b.src_tok))
+            goto lib_error;
+        max_T = (int)b.src_tok.n + 1 > max_T ? (int)b.src_tok.n + 1 : max_T;
+    }
+    if (nmt_infer_create(&st, m, 1, max_T, 1))
+        goto lib_error;
+    if (!a->tgt) {
+        nmt_decode_opts opts;
+        nmt_decode_opts_standard(&opts);
+        opts.beam = a->beam;
+        if (nmt_decoder_create(&dec, m, 1, max_T, &opts))
+            goto lib_error;
+    }
+    for (size_t k = 0; k < in->n; k++) {
+        size_t line = in->sel[k];
+        if (side_from_text(&b.src_tok, in->src.line[line], m, m->src_vocab, &b.src, &b.src_ids,
+                           &b.n_src))
+            goto lib_error;
+        count_unknown(b.src_ids, b.n_src, &r->unk[0], &r->units[0]);
+        free(hyp);
+        hyp = NULL;
+        if (make_target(a, in, line, m, dec, &b, r, a->ref || out->html ? &hyp : NULL))
+            goto lib_error;
+        if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
+            resize(&b.hard, (size_t)b.n_tgt, sizeof *b.hard) ||
+            nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att))
+            goto lib_error;
+        nmt_alignment al = {b.n_src, b.n_tgt, b.src, b.tgt, b.att};
+        nmt_word_alignment_free(&words);
+        if (m->subwords && (a->gold || words_out) && nmt_align_words(&al, &words))
+            goto lib_error;
+        const nmt_alignment *shown = words_out ? &words.a : &al;
+        int n_hard = nmt_align_hard(shown, b.hard);
+        double pair_aer = -1, bleu = -1;
+        if (a->gold) {
+            /* AER always of words: of the word alignment when it is not shown */
+            const nmt_alignment *by_word = m->subwords ? &words.a : &al;
+            nmt_link *h = b.hard;
+            int n_h = n_hard;
+            if (by_word != shown) {
+                if (!(h = malloc((size_t)by_word->n_tgt * sizeof *h)))
+                    goto lib_error;
+                n_h = nmt_align_hard(by_word, h);
+            }
+            nmt_aer one = {0};
+            int rc = nmt_aer_add(&one, h, (size_t)n_h, in->gold_links[k], in->n_gold[k]);
+            if (h != b.hard)
+                free(h);
+            if (rc)
+                goto lib_error;
+            pair_aer = nmt_aer_rate(&one);
+            r->aer.pairs++;
+            r->aer.hyp += one.hyp;
+            r->aer.gold += one.gold;
+            r->aer.both += one.both;
+        }
+        if (a->ref) {
+            nmt_bleu_stats stats;
+            const char *const ref[1] = {in->ref.line[line]};
+            nmt_bleu_opts sentence;
+            nmt_bleu_opts_init(&sentence);
+            sentence.effective_order = 1; /* as sacreBLEU's sentence_bleu */
+            nmt_bleu_score score;
+            if (nmt_bleu_add(r->bleu, &stats, hyp, ref, 1))
+                goto lib_error;
+            nmt_bleu_compute(&score, &stats, &sentence);
+            bleu = score.score;
+        }
+        if (out->html) {
+            if (mi == 0 && html_set_pair(out->html, k, (long)line + 1, in->src.line[line],
+                                         a->ref ? in->ref.line[line] : NULL,
+                                         a->gold ? in->gold_links[k] : NULL,
+                                         a->gold ? in->n_gold[k] : 0, a->gold != NULL))
+                goto nomem;
+            if (html_add(out->html, mi, k, shown, b.hard, n_hard, a->tgt ? NULL : hyp, pair_aer,
+                         bleu))
+                goto nomem;
+            continue;
+        }
+        if (!out->write)
+            continue;
+        char title[160];
+        snprintf(title, sizeof title, "line %zu, %s", line + 1, mode);
+        nmt_align_view v = {.line = (long)line + 1, .title = title,
+                            .gold = a->gold ? in->gold_links[k] : NULL,
+                            .n_gold = a->gold ? in->n_gold[k] : 0, .has_gold = a->gold != NULL,
+                            .width = out->width, .color = out->color};
+        int rc = 0;
+        switch (fmt) {
+        case FMT_TEXT: rc = nmt_align_write_text_view(out->out, shown, &v); break;
+        case FMT_TSV: rc = nmt_align_write_tsv(out->out, shown); break;
+        case FMT_JSON: rc = nmt_align_write_json_view(out->out, shown, &v); break;
+        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out->out, shown); break;
+        default:
+            if (write_picture(a, shown, &v, out->folder))
+                goto done;
+        }
+        if (rc)
+            goto lib_error;
+    }
+    status = 0;
+    goto done;
+nomem:
+    cli_error("out of memory");
+    goto done;
+lib_error:
+    cli_lib_error();
+done:
+    free(hyp);
+    nmt_word_alignment_free(&words);
+    nmt_decoder_free(dec);
+    nmt_infer_free(st);
+    pair_free(&b);
+    return status;
+}
+
+/* Loads model mi and refuses one without attention. */
+static nmt_model *load_model(const char *path)
+{
+    nmt_model *m;
+    if (nmt_model_load(&m, path, NULL)) {
+        cli_lib_error();
+        return NULL;
+    }
+    if (m->cfg.attention == NMT_ATT_NONE) {
+        cli_error("%s: this model has no attention (attention=none): it has no alignments", path);
+        nmt_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* The scores of one model, on f: AER (with --gold), BLEU (with --ref). */
+static void put_scores(FILE *f, const align_args *a, int mi, const model_result *r)
+{
+    if (a->n_models > 1)
+        fprintf(f, "%s: ", a->model[mi]);
+    if (a->gold)
+        fprintf(f, "AER %.4f  precision %.4f  recall %.4f  (%zu pairs, %zu model links, "
+                   "%zu gold links, %zu in both)",
+                nmt_aer_rate(&r->aer), nmt_aer_precision(&r->aer), nmt_aer_recall(&r->aer),
+                r->aer.pairs, r->aer.hyp, r->aer.gold, r->aer.both);
+    if (r->bleu) {
+        nmt_bleu_score s;
+        nmt_bleu_result(r->bleu, &s);
+        fprintf(f, "%sBLEU %.2f", a->gold ? "  " : "", s.score);
+    }
+    fputc('\n', f);
+}
+
+/* Creates the pictures' folder or opens the stream -o names. */
+static int open_outputs(const align_args *a, sink *out)
+{
+    if (out->folder && mkdir(a->out, 0777) && errno != EEXIST) {
+        cli_error("%s: %s", a->out, strerror(errno));
         return -1;
+    }
+    int fmt = a->format;
+    if (out->write && fmt != FMT_SVG && fmt != FMT_PNG && fmt != FMT_HTML) {
+        if (!(out->out = open_out(a->out, "w")))
+            return -1;
+        out->color = pick_color(a->color, out->out);
+        out->width = pick_width(a->width, out->out);
     }
     return 0;
 }
 
-/* One picture of pair k, into the folder or the single file. */
-static int write_picture(const align_args *a, const nmt_alignment *al, size_t k, size_t n_pairs)
+static int run(const align_args *a)
 {
-    char title[160], path_buf[4096];
-    snprintf(title, sizeof title, "Attention, pair %zu (%s)", k + 1,
-             a->tgt ? "given target" : a->beam > 1 ? "beam search translation" : "greedy translation");
-    const char *path = a->out;
-    if (n_pairs > 1) {
-        snprintf(path_buf, sizeof path_buf, "%s/pair-%04zu.%s", a->out, k + 1,
-                 a->format == FMT_SVG ? "svg" : "png");
-        path = path_buf;
-    }
-    FILE *f = open_out(path, "wb");
-    if (!f)
-        return -1;
-    int rc = a->format == FMT_SVG ? nmt_svg_heatmap(f, al, title) : nmt_png_heatmap(f, al, title);
-    if (rc) {
-        cli_lib_error();
-        if (f != stdout)
-            fclose(f);
-        return -1;
-    }
-    return close_out(f, path);
-}
-
-static int check_same_count(const lines *x, const char *xp, const lines *y, const char *yp)
-{
-    if (x->n == y->n)
-        return 0;
-    cli_error("%s has %zu lines but %s has %zu: they must pair up line by line",
-              !strcmp(xp, "-") ? "standard input" : xp, x->n, yp, y->n);
-    return -1;
-}
-
-static int run(const align_args *a, nmt_model *m)
-{
-    int status = 1;
-    lines src = {0}, tgt = {0}, gold = {0};
-    pair_buf b = {0};
-    nmt_infer *st = NULL;
-    nmt_decoder *dec = NULL;
-    FILE *out = NULL;
+    int status = 1, fmt = a->format;
+    inputs in = {0};
+    sink out = {0};
+    model_result res[MAX_MODELS];
+    memset(res, 0, sizeof res);
     int write = !a->gold || a->format_given || a->out;
-    int fmt = a->format;
-    /* a subword model's alignments are shown per word when asked, and
-     * Pharaoh links are of words unless pieces are asked for */
-    int words_out = m->subwords && (a->units == UNITS_WORDS ||
-                                    (a->units == UNITS_DEFAULT && fmt == FMT_PHARAOH));
-    nmt_word_alignment words = {0};
-
-    if (lines_read(&src, a->src) || (a->tgt && lines_read(&tgt, a->tgt)) ||
-        (a->gold && lines_read(&gold, a->gold))) {
-        cli_lib_error();
-        goto done;
-    }
-    if ((a->tgt && check_same_count(&src, a->src, &tgt, a->tgt)) ||
-        (a->gold && check_same_count(&src, a->src, &gold, a->gold)))
-        goto done;
-    if (src.n == 0) {
-        cli_error("no sentences to align");
-        goto done;
-    }
     int pictures = fmt == FMT_SVG || fmt == FMT_PNG;
+
+    out.write = write;
+    align_files files = {a->src, a->tgt, a->gold, a->ref, a->line_spec};
+    if (align_read_inputs(&files, &in))
+        goto done;
     if (write && pictures) {
-        if (src.n > 1 && !a->out) {
-            cli_error("%zu pairs make %zu pictures: give -o FOLDER", src.n, src.n);
+        if (in.n > 1 && (!a->out || !strcmp(a->out, "-"))) {
+            cli_error("%zu pairs make %zu pictures: give -o FOLDER, or one pair with --line N",
+                      in.n, in.n);
+            goto done;
+        }
+        int e = a->out ? ext_format(a->out) : -1;
+        if (in.n > 1 && (e == FMT_SVG || e == FMT_PNG)) {
+            cli_error("%zu pairs make %zu pictures, but -o %s names one file: give -o FOLDER "
+                      "(it gets line-NNNN.%s files), or one pair with --line N",
+                      in.n, in.n, a->out, format_names[fmt]);
             goto done;
         }
         if (!a->out && isatty(STDOUT_FILENO)) {
             cli_error("not writing a picture to the terminal: give -o FILE");
             goto done;
         }
-        if (src.n > 1 && mkdir(a->out, 0777) && errno != EEXIST) {
-            cli_error("%s: %s", a->out, strerror(errno));
-            goto done;
-        }
+        out.folder = in.n > 1;
     }
-    if (write && !pictures && !(out = open_out(a->out, "w")))
-        goto done;
-    nmt_color_mode color = out ? pick_color(a->color, out) : NMT_COLOR_NONE;
-
-    /* The longest source sets the decoder's size. */
-    int max_T = 1;
-    nmt_tokens tmp = {0};
-    for (size_t k = 0; k < src.n; k++) {
-        if (nmt_units_split(m, src.line[k], strlen(src.line[k]), &tmp)) {
-            nmt_tokens_free(&tmp);
-            cli_lib_error();
-            goto done;
-        }
-        max_T = (int)tmp.n + 1 > max_T ? (int)tmp.n + 1 : max_T;
-    }
-    nmt_tokens_free(&tmp);
-    if (nmt_infer_create(&st, m, 1, max_T, 1)) {
-        cli_lib_error();
+    if (fmt == FMT_HTML && !(out.html = html_create(in.n, a->n_models))) {
+        cli_error("out of memory");
         goto done;
     }
-    if (!a->tgt) {
-        nmt_decode_opts opts;
-        nmt_decode_opts_default(&opts);
-        opts.beam = a->beam;
-        if (nmt_decoder_create(&dec, m, 1, max_T, &opts)) {
-            cli_lib_error();
-            goto done;
-        }
-    }
 
-    nmt_aer acc = {0};
-    size_t unk[2] = {0, 0}, units[2] = {0, 0}; /* source, target: for a warning */
-    for (size_t k = 0; k < src.n; k++) {
-        if (side_from_text(&b.src_tok, src.line[k], m, m->src_vocab, &b.src, &b.src_ids,
-                           &b.n_src)) {
-            cli_lib_error();
+    for (int mi = 0; mi < a->n_models; mi++) {
+        nmt_model *m = load_model(a->model[mi]);
+        if (!m)
+            goto done;
+        /* the output only once a model loaded: a refused model leaves nothing */
+        if (mi == 0 && open_outputs(a, &out)) {
+            nmt_model_free(m);
             goto done;
         }
-        count_unknown(b.src_ids, b.n_src, &unk[0], &units[0]);
-        if (a->tgt) {
-            if (side_from_text(&b.tgt_tok, tgt.line[k], m, m->tgt_vocab, &b.tgt, &b.tgt_ids,
-                               &b.n_tgt)) {
-                cli_lib_error();
-                goto done;
-            }
-            count_unknown(b.tgt_ids, b.n_tgt, &unk[1], &units[1]);
-        } else {
-            if (nmt_decode(dec, b.src_ids, &b.n_src, 1, b.n_src)) {
-                cli_lib_error();
-                goto done;
-            }
-            const nmt_hypothesis *h = nmt_decoder_result(dec, 0, 0);
-            if (side_resize(&b.tgt, &b.tgt_ids, h->len + 1)) {
-                cli_lib_error();
-                goto done;
-            }
-            for (int i = 0; i < h->len; i++) {
-                b.tgt_ids[i] = h->ids[i];
-                b.tgt[i] = nmt_vocab_token(m->tgt_vocab, h->ids[i]);
-            }
-            /* A translation cut at the length limit still gets its </s> row:
-             * every matrix has the same shape of rows. */
-            b.tgt_ids[h->len] = NMT_EOS;
-            b.tgt[h->len] = "</s>";
-            b.n_tgt = h->len + 1;
-        }
-        if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
-            nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att)) {
+        nmt_bleu_opts bo;
+        nmt_bleu_opts_init(&bo);
+        int rc = a->ref && nmt_bleu_create(&res[mi].bleu, &bo);
+        if (!rc)
+            rc = align_model(a, &in, mi, m, &out, &res[mi]);
+        else
             cli_lib_error();
-            goto done;
-        }
-        nmt_alignment al = {b.n_src, b.n_tgt, b.src, b.tgt, b.att};
-        /* pieces grouped into words where words are asked for or meant */
-        nmt_word_alignment_free(&words);
-        if (m->subwords && (a->gold || words_out) && nmt_align_words(&al, &words)) {
-            cli_lib_error();
-            goto done;
-        }
-        const nmt_alignment *shown = words_out ? &words.a : &al;
-        if (a->gold) {
-            const nmt_alignment *by_word = m->subwords ? &words.a : &al;
-            nmt_link *g, *h = malloc((size_t)by_word->n_tgt * sizeof *h);
-            size_t n_g;
-            if (!h) {
+        if (!rc && out.html) {
+            char mode[64];
+            nmt_bleu_score s = {.score = -1};
+            if (res[mi].bleu)
+                nmt_bleu_result(res[mi].bleu, &s);
+            rc = html_set_model(out.html, mi, a->model[mi], nmt_attention_name(m->cfg.attention),
+                                nmt_cell_name(m->cfg.cell), mode_name(a, mode, sizeof mode),
+                                a->gold ? nmt_aer_rate(&res[mi].aer) : -1, s.score);
+            if (rc)
                 cli_error("out of memory");
-                goto done;
-            }
-            int n_h = nmt_align_hard(by_word, h);
-            if (nmt_pharaoh_parse(gold.line[k], &g, &n_g)) {
-                free(h);
-                cli_error("%s, line %zu: %s", a->gold, k + 1, nmt_error_message());
-                goto done;
-            }
-            int rc = nmt_aer_add(&acc, h, (size_t)n_h, g, n_g);
-            free(h);
-            free(g);
-            if (rc) {
-                cli_lib_error();
-                goto done;
-            }
         }
-        if (!write)
-            continue;
-        int rc = 0;
-        switch (fmt) {
-        case FMT_TEXT: rc = nmt_align_write_text(out, shown, color); break;
-        case FMT_TSV: rc = nmt_align_write_tsv(out, shown); break;
-        case FMT_JSON: rc = nmt_align_write_json(out, shown); break;
-        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out, shown); break;
-        default:
-            if (write_picture(a, shown, k, src.n))
-                goto done;
-        }
-        if (rc) {
-            cli_lib_error();
+        const char *units = nmt_units_name(m);
+        nmt_model_free(m);
+        if (rc)
+            goto done;
+        cli_warn_unknown(strcmp(a->src, "-") ? a->src : "standard input", res[mi].unk[0],
+                         res[mi].units[0], units);
+        if (a->tgt)
+            cli_warn_unknown(strcmp(a->tgt, "-") ? a->tgt : "standard input", res[mi].unk[1],
+                             res[mi].units[1], units);
+    }
+    if (out.html) {
+        char title[512];
+        const char *src = strcmp(a->src, "-") ? a->src : "standard input";
+        const char *base = strrchr(src, '/');
+        snprintf(title, sizeof title, "Alignments of %s", base ? base + 1 : src);
+        FILE *f = open_out(a->out, "w");
+        if (!f)
+            goto done;
+        if (html_write(f, out.html, title)) {
+            if (f != stdout)
+                fclose(f);
+            cli_error("%s: write failed", a->out ? a->out : "standard output");
             goto done;
         }
-    }
-    if (out) {
-        FILE *f = out;
-        out = NULL;
         if (close_out(f, a->out))
             goto done;
     }
-    cli_warn_unknown(strcmp(a->src, "-") ? a->src : "standard input", unk[0], units[0],
-                     nmt_units_name(m));
-    if (a->tgt)
-        cli_warn_unknown(strcmp(a->tgt, "-") ? a->tgt : "standard input", unk[1], units[1],
-                         nmt_units_name(m));
-    if (a->gold) {
+    if (out.out) {
+        FILE *f = out.out;
+        out.out = NULL;
+        if (close_out(f, a->out))
+            goto done;
+    }
+    if (a->gold || a->ref) {
         /* The numbers go to stdout unless the alignments already do. */
         FILE *f = write && !pictures && (!a->out || !strcmp(a->out, "-")) ? stderr : stdout;
-        fprintf(f, "AER %.4f  precision %.4f  recall %.4f  (%zu pairs, %zu model links, "
-                   "%zu gold links, %zu in both)\n",
-                nmt_aer_rate(&acc), nmt_aer_precision(&acc), nmt_aer_recall(&acc), acc.pairs,
-                acc.hyp, acc.gold, acc.both);
+        for (int mi = 0; mi < a->n_models; mi++)
+            put_scores(f, a, mi, &res[mi]);
     }
     status = 0;
 done:
-    if (out && out != stdout)
-        fclose(out);
-    nmt_word_alignment_free(&words);
-    nmt_decoder_free(dec);
-    nmt_infer_free(st);
-    pair_free(&b);
-    lines_free(&src);
-    lines_free(&tgt);
-    lines_free(&gold);
+    if (out.out && out.out != stdout)
+        fclose(out.out);
+    html_free(out.html);
+    for (int mi = 0; mi < a->n_models; mi++)
+        nmt_bleu_free(res[mi].bleu);
+    align_inputs_free(&in);
     return status;
 }
 
@@ -576,19 +826,5 @@ int cmd_align(int argc, char **argv)
     if (rc >= 0)
         return rc;
     cli_set_threads(a.threads);
-    nmt_model *m;
-    if (nmt_model_load(&m, a.model, NULL)) {
-        cli_lib_error();
-        return 1;
-    }
-    if (m->cfg.attention == NMT_ATT_NONE) {
-        cli_error("this model has no attention (attention=none): it has no alignments");
-        nmt_model_free(m);
-        return 1;
-    }
-    if (!a.format_given)
-        a.format = default_format(a.out);
-    rc = run(&a, m);
-    nmt_model_free(m);
-    return rc;
+    return run(&a);
 }

@@ -14,8 +14,12 @@
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "nmt/error.h"
+#include "nmt/modelfile.h"
 #include "nmt/runlog.h"
 #include "nmt/svg.h"
+
+/* The settings a legend names at most per run. */
+enum { MAX_SHOWN_SETTINGS = 4 };
 
 static void help(void)
 {
@@ -30,16 +34,22 @@ static void help(void)
            "loss, valid_ppl, valid_bleu; any of them but step may be missing, and a\n"
            "cell may be empty where a value is unknown), so that another program's\n"
            "log (scripts/torch_baseline.py train --log FILE) can be drawn beside\n"
-           "nmt's. A run is named after its folder, or its file without .tsv.\n\n"
+           "nmt's. A run is named after its folder, or its file without .tsv, and\n"
+           "followed by the training settings that differ between the runs (from\n"
+           "each folder's checkpoint.safetensors, else best.safetensors; at most %d\n"
+           "named), e.g. \"none (attention=none)\".\n\n"
            "Options:\n"
            "  -o, --output FILE   the SVG to write (atomically)\n"
            "      --title TEXT    a title above the panels\n"
-           "  -h, --help          this help\n");
+           "  -h, --help          this help\n",
+           MAX_SHOWN_SETTINGS);
 }
 
 typedef struct run {
-    char name[256];
+    char name[512];
+    char dir[4096];   /* the run's folder ("" for a log file alone) */
     nmt_runlog log;
+    nmt_file *file;   /* its checkpoint's metadata, when it has one */
 } run;
 
 /* The last part of a path, without trailing slashes and without `strip` at
@@ -69,6 +79,7 @@ static int read_run(run *r, const char *arg)
     }
     if (S_ISDIR(st.st_mode)) {
         snprintf(path, sizeof path, "%s/log.tsv", arg);
+        snprintf(r->dir, sizeof r->dir, "%s", arg);
         last_part(r->name, sizeof r->name, arg, "");
     } else {
         snprintf(path, sizeof path, "%s", arg);
@@ -80,6 +91,7 @@ static int read_run(run *r, const char *arg)
             if (slash && slash != dir) {
                 *slash = '\0';
                 last_part(r->name, sizeof r->name, dir, "");
+                snprintf(r->dir, sizeof r->dir, "%s", dir);
             }
         }
     }
@@ -88,6 +100,88 @@ static int read_run(run *r, const char *arg)
         return -1;
     }
     return 0;
+}
+
+/* The settings a run was trained with: the metadata of its folder's
+ * checkpoint.safetensors (else best.safetensors); none for a log alone or
+ * a folder without either (another program's run). */
+static void read_settings(run *r)
+{
+    static const char *const files[] = {"checkpoint.safetensors", "best.safetensors"};
+    for (int k = 0; k < 2 && r->dir[0] && !r->file; k++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", r->dir, files[k]);
+        if (stat(path, &st) != 0)
+            continue;
+        nmt_model *m = NULL;
+        if (nmt_model_load(&m, path, &r->file) == NMT_OK)
+            nmt_model_free(m);
+        else
+            r->file = NULL; /* an unreadable model: the curves alone */
+    }
+}
+
+/* Whether a training setting tells runs apart in a legend: not the data's
+ * paths and fingerprints, not the state. */
+static int is_setting(const char *key)
+{
+    static const char *const skip[] = {"train.src", "train.tgt", "train.valid_src",
+                                       "train.valid_tgt"};
+    if (strncmp(key, "train.", 6))
+        return 0;
+    for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+        if (!strncmp(key, skip[k], strlen(skip[k])))
+            return 0;
+    return 1;
+}
+
+/* Appends to each run's name the settings (train.* metadata) whose values
+ * differ between the runs that have them: "none (attention=none)". */
+static void label_settings(run *runs, int n)
+{
+    int with = 0;
+    for (int i = 0; i < n; i++)
+        with += runs[i].file != NULL;
+    if (with < 2)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (!runs[i].file)
+            continue;
+        char add[512] = "";
+        size_t len = 0;
+        int shown = 0, more = 0;
+        for (int k = 0; k < nmt_file_n_meta(runs[i].file); k++) {
+            const char *key = nmt_file_meta_key(runs[i].file, k);
+            const char *mine = nmt_file_meta(runs[i].file, key);
+            if (!is_setting(key))
+                continue;
+            int differs = 0;
+            for (int j = 0; j < n && !differs; j++) {
+                const char *theirs = runs[j].file ? nmt_file_meta(runs[j].file, key) : NULL;
+                differs = runs[j].file && (!theirs || strcmp(theirs, mine));
+            }
+            if (!differs)
+                continue;
+            if (shown == MAX_SHOWN_SETTINGS) {
+                more++;
+                continue;
+            }
+            int w = snprintf(add + len, sizeof add - len, "%s%s=%s", shown ? ", " : "", key + 6,
+                             mine);
+            if (w < 0 || (size_t)w >= sizeof add - len)
+                break;
+            len += (size_t)w;
+            shown++;
+        }
+        if (!shown)
+            continue;
+        size_t nl = strlen(runs[i].name);
+        if (more)
+            snprintf(runs[i].name + nl, sizeof runs[i].name - nl, " (%s, %d more)", add, more);
+        else
+            snprintf(runs[i].name + nl, sizeof runs[i].name - nl, " (%s)", add);
+    }
 }
 
 /* Runs of the same name are told apart by the arguments as given: the
@@ -277,11 +371,16 @@ int cmd_plot(int argc, char **argv)
         status = unique_names(runs, n, argv + optind);
         if (status)
             cli_error("out of memory");
-        else
+        for (int i = 0; i < n && !status; i++)
+            read_settings(&runs[i]);
+        label_settings(runs, n);
+        if (!status)
             status = write_file(out, runs, n, title);
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         nmt_runlog_free(&runs[i].log);
+        nmt_file_free(runs[i].file);
+    }
     free(runs);
     return status ? 1 : 0;
 }

@@ -38,11 +38,7 @@ struct translator {
 
 void translate_opts_default(translate_opts *o)
 {
-    nmt_decode_opts_default(&o->decode);
-    o->decode.beam = TRANSLATE_BEAM;
-    o->decode.alpha = TRANSLATE_ALPHA;
-    o->decode.max_ratio = TRANSLATE_MAX_RATIO;
-    o->decode.max_extra = TRANSLATE_MAX_EXTRA;
+    nmt_decode_opts_standard(&o->decode);
     o->batch_size = TRANSLATE_BATCH;
     o->replace_unk = 0;
     o->alignments = 0;
@@ -321,7 +317,8 @@ static void help(void)
            "  -m, --model FILE     the model (or checkpoint) file\n"
            "  -i, --input FILE     source sentences (default: standard input)\n"
            "  -o, --output FILE    translations (default: standard output)\n"
-           "  -b, --beam K         beam size; 1 is greedy decoding (default %d)\n"
+           "  -b, --beam K         beam size; 1 is greedy decoding (default %d, the same as\n"
+           "                       nmt align and nmt compare)\n"
            "      --alpha A        length normalisation: hypotheses are ranked by\n"
            "                       log-probability / length^A, the length counting </s>\n"
            "                       (default %.1f; 0 ranks by log-probability alone)\n"

@@ -10,13 +10,12 @@
 #include "nmt/decode.h"
 #include "nmt/model.h"
 
-/* The defaults of `nmt translate` (and `nmt compare`). Alpha 0.6 gave the
- * best Multi30k val BLEU of 0, 0.6 and 1 at beam 5 for both a GRU attention
- * and a no-attention model (25.50 vs 25.22/25.19; 17.80 vs 17.49/17.76). */
-#define TRANSLATE_BEAM 5
-#define TRANSLATE_ALPHA 0.6f
-#define TRANSLATE_MAX_RATIO 2.0f
-#define TRANSLATE_MAX_EXTRA 10
+/* The defaults of `nmt translate` (and `nmt compare`, and `nmt align`'s
+ * search): the library's standard search (nmt/decode.h). */
+#define TRANSLATE_BEAM NMT_DEFAULT_BEAM
+#define TRANSLATE_ALPHA NMT_DEFAULT_ALPHA
+#define TRANSLATE_MAX_RATIO NMT_DEFAULT_MAX_RATIO
+#define TRANSLATE_MAX_EXTRA NMT_DEFAULT_MAX_EXTRA
 #define TRANSLATE_BATCH 32
 
 typedef struct translate_opts {

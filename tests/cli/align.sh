@@ -37,7 +37,7 @@ expect_fail "line counts differ" "has 5 lines but .*s3.en has 3" \
 expect_fail "missing source" "nope.de" "$NMT" align -m "$M" --src "$TMP/nope.de" --format tsv
 
 # --- the data formats, forced (--tgt) and the model's own translation ---------
-for mode in forced greedy; do
+for mode in forced beam; do
     args=(-m "$M" --src "$TMP/s5.de")
     [ $mode = forced ] && args+=(--tgt "$TMP/s5.en")
     expect_ok "$mode tsv" "$NMT" align "${args[@]}" --format tsv
@@ -99,16 +99,17 @@ done
 head -n 1 "$TMP/forced.json" | grep -q '"target": \["a", "man", "in", "an", "orange", "hat"' \
     && pass || fail "forced target tokens: $(head -c 300 "$TMP/forced.json")"
 
-# The model's own translation, forced back through the decoder, gives the same
-# attention: the greedy path replays the translation's states.
-"$PY" - "$TMP/greedy.json" "$TMP/own.en" <<'EOF'
+# The model's own translation (beam 5, as nmt translate), forced back through
+# the decoder, gives the same attention: the search replays the translation's
+# states.
+"$PY" - "$TMP/beam.json" "$TMP/own.en" <<'EOF'
 import json, sys
 with open(sys.argv[2], "w", encoding="utf-8") as f:
     for l in open(sys.argv[1], encoding="utf-8"):
         f.write(" ".join(json.loads(l)["target"][:-1]) + "\n")
 EOF
 expect_ok "own translation forced" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/own.en" --format json
-"$PY" - "$TMP/greedy.json" "$TMP/out" >"$TMP/py.err" 2>&1 <<'EOF'
+"$PY" - "$TMP/beam.json" "$TMP/out" >"$TMP/py.err" 2>&1 <<'EOF'
 import json, sys
 a = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 b = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
@@ -122,11 +123,11 @@ for x, y in zip(a, b):
     compared += 1
 assert compared > 0
 EOF
-[ $? -eq 0 ] && pass || fail "greedy attention differs from its forced replay: $(tail -3 "$TMP/py.err")"
+[ $? -eq 0 ] && pass || fail "beam attention differs from its forced replay: $(tail -3 "$TMP/py.err")"
 
 # Standard input gives the same as --src.
 "$NMT" align -m "$M" --format pharaoh <"$TMP/s5.de" >"$TMP/stdin.align" 2>"$TMP/err"
-cmp -s "$TMP/stdin.align" "$TMP/greedy.align" && pass || fail "stdin differs from --src"
+cmp -s "$TMP/stdin.align" "$TMP/beam.align" && pass || fail "stdin differs from --src"
 
 # --- the terminal heatmap -------------------------------------------------------
 expect_ok "text" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" --format text
@@ -138,11 +139,11 @@ expect_ok "text coloured" "$NMT" align -m "$M" --src "$TMP/s5.de" --format text 
 grep -q $'\x1b\\[48;' "$TMP/out" && pass || fail "text: no colour with --color always"
 
 # --- pictures -------------------------------------------------------------------
-expect_fail "pictures need -o" "give -o FOLDER" "$NMT" align -m "$M" --src "$TMP/s5.de" --format svg
+expect_fail "pictures need -o" "5 pairs make 5 pictures: give -o FOLDER" "$NMT" align -m "$M" --src "$TMP/s5.de" --format svg
 for fmt in svg png; do
     expect_ok "$fmt folder" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" \
         --format $fmt -o "$TMP/pics-$fmt"
-    n=$(ls "$TMP/pics-$fmt" | grep -c "^pair-000[1-5]\.$fmt$")
+    n=$(ls "$TMP/pics-$fmt" | grep -c "^line-000[1-5]\.$fmt$")
     [ "$n" -eq 5 ] && pass || fail "$fmt: $n files in the folder: $(ls "$TMP/pics-$fmt")"
 done
 head -n 1 "$TMP/s5.de" >"$TMP/s1.de"
@@ -194,8 +195,8 @@ def png(path, pair):
     return w, h
 
 for k, p in enumerate(pairs):
-    svg(os.path.join(tmp, "pics-svg", "pair-%04d.svg" % (k + 1)), p)
-    png(os.path.join(tmp, "pics-png", "pair-%04d.png" % (k + 1)), p)
+    svg(os.path.join(tmp, "pics-svg", "line-%04d.svg" % (k + 1)), p)
+    png(os.path.join(tmp, "pics-png", "line-%04d.png" % (k + 1)), p)
 svg(os.path.join(tmp, "one.svg"), pairs[0])
 png(os.path.join(tmp, "one.png"), pairs[0])
 EOF

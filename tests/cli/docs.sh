@@ -82,7 +82,8 @@ if [ $? -eq 0 ]; then pass; else fail "broken links: $(cat "$TMP/links")"; fi
 
 # --- the source map: every source file, script or folder that the design
 # documents name (in backticks) exists, so the map stays true as code moves
-# (a bare file name may be in any source folder; cli/x.c is src/cli/x.c)
+# (a bare file name may be in any source folder; cli/x.c is src/cli/x.c,
+# nmt/x.h is include/nmt/x.h)
 (cd "$ROOT" && python3 - . docs/DESIGN.md docs/training.md docs/decoding.md docs/benchmarks.md) <<'EOF' >"$TMP/paths" 2>&1
 import glob, os, re, sys
 root = sys.argv[1]
@@ -99,7 +100,7 @@ for rel in sys.argv[2:]:
             continue
         checked += 1
         if '/' in tok:
-            found = glob.glob(os.path.join(root, tok)) + glob.glob(os.path.join(root, 'src', tok))
+            found = [p for d in ('.', 'src', 'include') for p in glob.glob(os.path.join(root, d, tok))]
         else:
             found = [p for d in ('src', 'src/cli', 'include/nmt', 'tests', 'tests/cli', 'scripts', 'docs', '.')
                      for p in glob.glob(os.path.join(root, d, tok))]

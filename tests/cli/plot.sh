@@ -43,8 +43,12 @@ root = ET.parse(sys.argv[1]).getroot()
 assert root.tag == ns + "svg", root.tag
 texts = [t.text for t in root.iter(ns + "text")]
 assert "toy <runs>" in texts, "title"
-for name in ("gru", "rnn", "torch", "other", "validation of averaged snapshots"):
-    assert texts.count(name) == 1, "legend: %s %d" % (name, texts.count(name))
+# each nmt run named with the settings that differ between the two (from
+# their checkpoints), the foreign logs by name alone
+for name in ("gru (cell=gru, keep_snapshots=2, average_snapshots=1)",
+             "rnn (cell=rnn, keep_snapshots=0, average_snapshots=0)",
+             "torch", "other", "validation of averaged snapshots"):
+    assert texts.count(name) == 1, "legend: %s %d %s" % (name, texts.count(name), texts[-8:])
 titles = ["training loss", "validation perplexity", "validation BLEU"]
 # walk the children in order: a panel starts at its bold title
 panels, cur = [], None

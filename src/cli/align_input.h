@@ -1,0 +1,40 @@
+/* The inputs of nmt align: the lines of its files, the lines chosen with
+ * --line, and the gold links of each chosen pair, read and checked before
+ * any model runs. */
+#ifndef NMT_CLI_ALIGN_INPUT_H
+#define NMT_CLI_ALIGN_INPUT_H
+
+#include <stddef.h>
+
+#include "nmt/align.h"
+
+/* Every line of a file (plain or gzip), kept: pictures and pages need the
+ * number of pairs before the first is written. */
+typedef struct lines {
+    char **line;
+    size_t n, cap;
+} lines;
+
+/* The files and the choice of lines (NULL: none given; src "-" is
+ * standard input). */
+typedef struct align_files {
+    const char *src, *tgt, *gold, *ref, *line_spec;
+} align_files;
+
+/* Everything read before the first model runs: the lines, which of them,
+ * the gold links of each chosen pair. */
+typedef struct inputs {
+    lines src, tgt, gold, ref;
+    size_t *sel;           /* [n] 0-based line indices, in file order */
+    size_t n;
+    nmt_link **gold_links; /* [n] */
+    size_t *n_gold;        /* [n] */
+} inputs;
+
+/* Reads the files, checks they pair up line by line, chooses the lines of
+ * --line (N, N-M or lists of them, 1-based) and parses the gold links of
+ * the chosen pairs. Returns 0, or -1 after saying what is wrong on stderr. */
+int align_read_inputs(const align_files *f, inputs *in);
+void align_inputs_free(inputs *in);
+
+#endif
