@@ -29,6 +29,21 @@ uint32_t nmt_utf8_decode(const unsigned char *s, size_t n, size_t *len)
     return c;
 }
 
+size_t nmt_utf8_char_len(const char *s)
+{
+    size_t len;
+    nmt_utf8_decode((const unsigned char *)s, SIZE_MAX, &len);
+    return len;
+}
+
+size_t nmt_utf8_count(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s += nmt_utf8_char_len(s))
+        n++;
+    return n;
+}
+
 size_t nmt_utf8_encode(char *out, uint32_t cp)
 {
     if (cp < 0x80) {

@@ -18,6 +18,13 @@
  * Text that the reader has validated (nmt_utf8_invalid_at) never has one. */
 uint32_t nmt_utf8_decode(const unsigned char *s, size_t n, size_t *len);
 
+/* The byte length of the character at s (NUL-terminated), as
+ * nmt_utf8_decode steps over it: 1 for a malformed byte; never past the NUL. */
+size_t nmt_utf8_char_len(const char *s);
+/* The characters (code points, malformed bytes one each) of a NUL-terminated
+ * string: its width where every character takes one column. */
+size_t nmt_utf8_count(const char *s);
+
 /* Writes cp (< 0x110000) as 1 to 4 bytes at out; returns how many. */
 size_t nmt_utf8_encode(char *out, uint32_t cp);
 

@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "nmt/align.h"
+#include "cli/heatmap.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
 #include "nmt/rng.h"
-#include "nmt/svg.h"
+#include "cli/svg.h"
 #include "nmt/vocab.h"
 #include "test_common.h"
 #include "xml_check.h"

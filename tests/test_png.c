@@ -5,9 +5,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "font.h"
+#include "cli/font.h"
+#include "cli/heatmap.h"
 #include "nmt/error.h"
-#include "nmt/png.h"
+#include "cli/png.h"
 #include "test_common.h"
 
 static uint32_t be32(const unsigned char *p)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
-#include "nmt/svg.h"
+#include "cli/svg.h"
 #include "test_common.h"
 #include "xml_check.h"
 

@@ -1,6 +1,7 @@
 /* Alignments: the attention matrix of one sentence pair written as data (TSV,
- * JSON Lines), as hard links (Pharaoh), as a terminal heatmap, and scored
- * against gold links (alignment error rate, precision, recall).
+ * JSON Lines), as hard links (Pharaoh), and scored against gold links
+ * (alignment error rate, precision, recall). The heatmaps that show them
+ * (terminal, SVG, PNG, the HTML explorer) are the command line's, in src/cli/.
  *
  * The writers write to a FILE* the caller gives; they return NMT_OK or
  * NMT_ERR_IO (a failed write) and never print on their own. */
@@ -53,6 +54,10 @@ typedef struct nmt_align_view {
     int width;            /* text: columns to fit (0: no limit) */
     nmt_color_mode color; /* text */
 } nmt_align_view;
+
+/* NMT_OK if a is a pair the writers can show: at least "</s>" on each side
+ * and finite weights (NMT_ERR_ARG or NMT_ERR_NUMERIC, with a message). */
+int nmt_alignment_check(const nmt_alignment *a);
 
 /* Whether (src, tgt) is one of the view's gold links. */
 int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
@@ -125,28 +130,6 @@ int nmt_align_hard(const nmt_alignment *a, nmt_link *links);
  * a newline (an empty line when there are none). */
 int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a);
 
-/* ---- terminal heatmap ----------------------------------------------------- */
-
-
-/* Target words down the left (cut to 14 columns), source words across,
- * written vertically above their columns (cut to 12 letters) so that each
- * column is two characters wide and a 40-word source still fits in about 100
- * columns. Each cell shows the weight as a shade; with colour, as a
- * background from white to dark blue as well. A legend line follows. */
-int nmt_align_write_text(FILE *f, const nmt_alignment *a, nmt_color_mode color);
-
-/* The same heatmap, shown as the view says:
- * - the title, when given, on a line of its own above it;
- * - at most v->width columns per line (when not 0): the target words are cut
- *   shorter (down to 6 columns) and, where the source still does not fit, its
- *   columns are wrapped into bands, each under its own source words and headed
- *   "source words J-K of N";
- * - with colour, cells below 0.1 keep the terminal's own background (a
- *   white cell glares on a dark terminal), the others are coloured;
- * - gold links as "[]" in their cells (without colour "[" and the shade);
- * - the legend names the marks. */
-int nmt_align_write_text_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
-
 /* ---- quality against gold ------------------------------------------------- */
 
 /* Parses one Pharaoh line: links "i-j" separated by blanks; "i?j" (a possible
@@ -176,12 +159,5 @@ int nmt_aer_add(nmt_aer *acc, const nmt_link *hyp, size_t n_hyp,
 double nmt_aer_rate(const nmt_aer *acc);
 double nmt_aer_precision(const nmt_aer *acc);
 double nmt_aer_recall(const nmt_aer *acc);
-
-/* ---- colours shared by the pictures --------------------------------------- */
-
-/* The heatmap colour of a weight w in [0, 1] (clamped): a ramp from white
- * through light and mid blue to dark navy, lightness falling steadily so it
- * reads in grey too. */
-void nmt_heat_rgb(float w, unsigned char rgb[3]);
 
 #endif

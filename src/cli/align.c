@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/align_html.h"
+#include "cli/heatmap.h"
 #include "cli/align_input.h"
 #include "cli/commands.h"
 #include "cli/opts.h"
@@ -29,8 +30,8 @@
 #include "nmt/decode.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "nmt/png.h"
-#include "nmt/svg.h"
+#include "cli/png.h"
+#include "cli/svg.h"
 #include "nmt/text.h"
 #include "nmt/units.h"
 #include "nmt/vocab.h"

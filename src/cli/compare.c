@@ -19,7 +19,7 @@
 #include "nmt/chrf.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "nmt/svg.h"
+#include "cli/svg.h"
 #include "nmt/progress.h"
 #include "nmt/train.h"
 

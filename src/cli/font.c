@@ -1,7 +1,9 @@
 /* The bitmap font of the PNG pictures: 95 ASCII glyphs drawn for this
  * project on a 5 x 9 grid, and the folding of accented Latin letters onto
  * them. See font.h. */
-#include "font.h"
+#include "cli/font.h"
+
+#include "utf8.h"
 
 #include <string.h>
 
@@ -303,33 +305,8 @@ int nmt_font_glyph(uint32_t cp, uint8_t bits[2 * FONT_ROWS])
 
 uint32_t nmt_font_next_cp(const char **s)
 {
-    const unsigned char *p = (const unsigned char *)*s;
-    uint32_t cp;
-    int extra;
-    if (p[0] < 0x80) {
-        *s += 1;
-        return p[0];
-    }
-    if (p[0] >= 0xf0 && p[0] < 0xf8) {
-        cp = p[0] & 0x07;
-        extra = 3;
-    } else if (p[0] >= 0xe0) {
-        cp = p[0] & 0x0f;
-        extra = 2;
-    } else if (p[0] >= 0xc0) {
-        cp = p[0] & 0x1f;
-        extra = 1;
-    } else {
-        *s += 1;
-        return 0xFFFD;
-    }
-    for (int k = 1; k <= extra; k++) {
-        if ((p[k] & 0xc0) != 0x80) {
-            *s += k; /* stops at a NUL too */
-            return 0xFFFD;
-        }
-        cp = cp << 6 | (p[k] & 0x3f);
-    }
-    *s += extra + 1;
-    return cp;
+    size_t len;
+    uint32_t cp = nmt_utf8_decode((const unsigned char *)*s, SIZE_MAX, &len);
+    *s += len; /* one byte for a malformed one, never past the NUL */
+    return cp == NMT_UTF8_INVALID ? 0xFFFD : cp;
 }

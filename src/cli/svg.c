@@ -4,13 +4,15 @@
  * Text widths are estimated (no font metrics here): 0.6 em per character is
  * a little wider than the average of common sans-serif fonts, so labels get
  * room to spare rather than overlap. */
-#include "nmt/svg.h"
+#include "cli/svg.h"
+#include "cli/heatmap.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nmt/error.h"
+#include "utf8.h"
 
 #define FONT "DejaVu Sans, Helvetica, Arial, sans-serif"
 
@@ -23,10 +25,7 @@ enum {
 
 static double text_width(const char *s, double font_px)
 {
-    int chars = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        chars += (*p & 0xc0) != 0x80; /* count code points, not bytes */
-    return chars * 0.6 * font_px;
+    return (double)nmt_utf8_count(s) * 0.6 * font_px; /* characters, not bytes */
 }
 
 /* Text content or attribute value: escape the five XML specials, and drop
