@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
-#include "cli/translate.h"
+#include "nmt/translator.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"
 #include "nmt/error.h"
@@ -63,14 +63,14 @@ static void help(void)
            "                       this process may use)\n"
            "  -q, --quiet          no progress line\n"
            "  -h, --help           this help\n",
-           TRANSLATE_BEAM, (double)TRANSLATE_ALPHA, TRANSLATE_BATCH);
+           NMT_TRANSLATE_BEAM, (double)NMT_TRANSLATE_ALPHA, NMT_TRANSLATE_BATCH);
 }
 
 typedef struct compare_args {
     const char *src, *ref, *svg;
     char **dirs;
     int n_dirs;
-    translate_opts opts;
+    nmt_translate_opts opts;
     int threads, lc, quiet;
 } compare_args;
 
@@ -91,7 +91,7 @@ static int parse_args(compare_args *a, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
-    translate_opts_default(&a->opts);
+    nmt_translate_opts_default(&a->opts);
     a->threads = cli_default_threads();
     const cli_model_opts shared = {.beam = &a->opts.decode.beam, .alpha = &a->opts.decode.alpha,
                                    .batch_size = &a->opts.batch_size, .threads = &a->threads};
@@ -416,15 +416,15 @@ static int translate_run(run_result *r, const char *arg, const compare_args *a, 
         read_log(&r->log, log_dir[0] ? log_dir : NULL))
         return -1;
     nmt_model *m = NULL;
-    translator *t = NULL;
-    translated *out = calloc(n, sizeof *out);
+    nmt_translator *t = NULL;
+    nmt_translated *out = calloc(n, sizeof *out);
     r->hyps = calloc(n, sizeof *r->hyps);
     int status = -1;
     if (!out || !r->hyps) {
         cli_error("out of memory");
         goto done;
     }
-    if (nmt_model_load(&m, path, NULL) || translator_create(&t, m, &a->opts)) {
+    if (nmt_model_load(&m, path, NULL) || nmt_translator_create(&t, m, &a->opts)) {
         cli_lib_error();
         goto done;
     }
@@ -434,7 +434,7 @@ static int translate_run(run_result *r, const char *arg, const compare_args *a, 
     *lowercased |= m->cfg.lowercase;
     progress_ctx pc = {r->name, n};
     int show = !a->quiet && isatty(STDERR_FILENO);
-    int rc = translator_run(t, (const char *const *)src, n, out, show ? show_progress : NULL, &pc);
+    int rc = nmt_translator_run(t, (const char *const *)src, n, out, show ? show_progress : NULL, &pc);
     if (show)
         fputc('\n', stderr);
     if (rc) {
@@ -449,9 +449,9 @@ static int translate_run(run_result *r, const char *arg, const compare_args *a, 
     status = 0;
 done:
     for (size_t i = 0; out && i < n; i++)
-        translated_free(&out[i]);
+        nmt_translated_free(&out[i]);
     free(out);
-    translator_free(t);
+    nmt_translator_free(t);
     nmt_model_free(m);
     return status;
 }
