@@ -306,10 +306,8 @@ static int parse_args(int argc, char **argv, align_args *a)
         }
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s'", argv[optind]);
-        return cli_usage_error();
-    }
+    if (cli_no_operands(argc, argv))
+        return 2;
     if (!a->n_models) {
         cli_error("which model? give -m FILE");
         return cli_usage_error();

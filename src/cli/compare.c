@@ -105,13 +105,9 @@ static int parse_args(compare_args *a, int argc, char **argv)
         case OPT_LC: a->lc = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': help(); return -1;
-        default: {
-            int r = cli_model_option(c, optarg, &shared);
-            if (r == 1)
-                return cli_usage_error();
-            if (r)
+        default:
+            if (cli_model_option_or_usage(c, optarg, &shared))
                 return 2;
-        }
         }
     }
     a->dirs = argv + optind;

@@ -188,6 +188,20 @@ int cli_model_option(int c, const char *arg, const cli_model_opts *o)
     }
 }
 
+int cli_model_option_or_usage(int c, const char *arg, const cli_model_opts *o)
+{
+    int r = cli_model_option(c, arg, o);
+    return r == 1 ? cli_usage_error() : r;
+}
+
+int cli_no_operands(int argc, char **argv)
+{
+    if (optind >= argc)
+        return 0;
+    cli_error("unexpected argument '%s'", argv[optind]);
+    return cli_usage_error();
+}
+
 void cli_set_threads(int n)
 {
     if (nmt_set_threads(n) != NMT_OK)

@@ -62,6 +62,13 @@ typedef struct cli_model_opts {
  * it: 0, or 2 (the usage exit code) after naming a bad value. 1 if c is not
  * one of them. */
 int cli_model_option(int c, const char *arg, const cli_model_opts *o);
+/* For getopt's default case: cli_model_option, and anything it does not
+ * know is a usage error. 0 when c was taken, else 2 (the exit code). */
+int cli_model_option_or_usage(int c, const char *arg, const cli_model_opts *o);
+
+/* After the options: 0 if no operand is left, else says which one is
+ * unexpected and returns 2. */
+int cli_no_operands(int argc, char **argv);
 
 /* Reports an unknown option or a missing argument the way getopt found it,
  * with a hint to --help. Always returns 2 (the exit code for usage errors). */

@@ -71,19 +71,13 @@ static int parse_args(score_args *a, int argc, char **argv)
         case OPT_TGT: a->tgt = optarg; break;
         case OPT_PER: a->per_sentence = 1; break;
         case 'h': help(); return -1;
-        default: {
-            int r = cli_model_option(c, optarg, &shared);
-            if (r == 1)
-                return cli_usage_error();
-            if (r)
+        default:
+            if (cli_model_option_or_usage(c, optarg, &shared))
                 return 2;
         }
-        }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s'", argv[optind]);
-        return cli_usage_error();
-    }
+    if (cli_no_operands(argc, argv))
+        return 2;
     const char *missing = !a->model ? "--model" : !a->src ? "--src" : !a->tgt ? "--tgt" : NULL;
     if (missing) {
         cli_error("%s is required", missing);

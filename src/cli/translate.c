@@ -126,19 +126,13 @@ static int parse_args(translate_args *a, int argc, char **argv)
         case 'q': a->quiet = 1; break;
         case 'v': a->verbose = 1; break;
         case 'h': help(); return -1;
-        default: {
-            int r = cli_model_option(c, optarg, &shared);
-            if (r == 1)
-                return cli_usage_error();
-            if (r)
+        default:
+            if (cli_model_option_or_usage(c, optarg, &shared))
                 return 2;
         }
-        }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s'", argv[optind]);
-        return cli_usage_error();
-    }
+    if (cli_no_operands(argc, argv))
+        return 2;
     if (!a->model) {
         cli_error("--model is required");
         return cli_usage_error();
