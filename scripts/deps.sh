@@ -17,6 +17,9 @@ nmt_deps_check() {
     command -v c++ >/dev/null 2>&1 || missing+=(g++)
     pkg-config --exists sentencepiece 2>/dev/null || missing+=(libsentencepiece-dev)
     command -v spm_train >/dev/null 2>&1 || missing+=(sentencepiece)
+    # data-parallel training and its tests: Open MPI's library and mpirun
+    command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
+    command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
     if [ "${NMT_NEED_TORCH:-0}" = 1 ]; then
         nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
     fi

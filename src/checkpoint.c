@@ -407,6 +407,10 @@ static void put_state(meta_writer *w, const nmt_trainer *t)
 
 int nmt_trainer_save_checkpoint(nmt_trainer *t)
 {
+    if (t->rank != 0) { /* rank 0 writes the run's files */
+        t->last_saved_step = t->st.step;
+        return NMT_OK;
+    }
     nmt_meta meta[MAX_META];
     char *buf = malloc(META_BUF);
     char *names = malloc(2 * NMT_MAX_TENSORS * 96);
@@ -458,6 +462,8 @@ done:
 
 int nmt_trainer_save_best(nmt_trainer *t)
 {
+    if (t->rank != 0)
+        return NMT_OK;
     nmt_meta meta[MAX_META];
     char buf[1024];
     meta_writer w = {.meta = meta, .max = MAX_META, .buf = buf, .cap = sizeof buf};

@@ -145,6 +145,8 @@ static int save_validated(const nmt_trainer *t, const char *dir)
 
 int nmt_snapshot_save(nmt_trainer *t)
 {
+    if (t->rank != 0)
+        return NMT_OK;
     int rc = save_validated(t, t->dir);
     if (rc == NMT_OK)
         nmt_snapshots_prune(t);
@@ -153,6 +155,8 @@ int nmt_snapshot_save(nmt_trainer *t)
 
 int nmt_snapshot_archive(const nmt_trainer *t)
 {
+    if (t->rank != 0)
+        return NMT_OK;
     return save_validated(t, t->s.archive_dir);
 }
 

@@ -17,6 +17,7 @@
 
 #include "nmt/average.h"
 #include "nmt/error.h"
+#include "dist.h"
 #include "nmt/progress.h"
 #include "nmt/text.h"
 #include "nmt/threads.h"
@@ -206,9 +207,15 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     t->st.time_limit_s = s->max_time;
     /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
     nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
+    t->rank = nmt_dist_rank();
+    t->size = nmt_dist_size();
+    t->validates_elsewhere = t->rank != 0 && s->valid_src_path != NULL;
     /* a pool short of threads would still train, but not at the speed or
      * with the cut of the products that --threads asks for */
     int rc = nmt_set_threads(s->threads);
+    if (!rc && t->size > 1 && s->batch_log_path)
+        rc = nmt_set_error(NMT_ERR_ARG, "--batch-log writes one process's batches: it is not "
+                           "available in a run of %d processes", t->size);
 
     int src_T = 1, tgt_T = 1;
     corpus_max_lengths(train, &src_T, &tgt_T);
@@ -300,6 +307,8 @@ static int log_trim(const char *path, int64_t step)
 
 static int log_open(nmt_trainer *t)
 {
+    if (t->rank != 0) /* rank 0 writes the run's files */
+        return NMT_OK;
     char *path = nmt_path_join(t->dir, "log.tsv");
     if (!path)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
@@ -350,7 +359,7 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     st->tok_per_s = training > 0 ? t->rate_tok / training : 0;
     char row[512];
     nmt_log_row(row, sizeof row, st);
-    if (fputs(row, t->log) < 0 || fflush(t->log))
+    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
         return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
     emit(cb, NMT_TRAIN_REPORT, st);
     t->acc_nll = t->acc_tok = t->acc_norm = 0;
@@ -396,8 +405,22 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
     double t0 = nmt_now();
-    int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+    int rc = NMT_OK;
+    if (t->valid.corpus)
+        rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
                            &st->valid_bleu);
+    if (t->size > 1) {
+        /* rank 0 validated: every process takes its scores, so that all make
+         * the same decisions (best, lr decay, early stop) */
+        double got[3] = {(double)rc, st->valid_ppl, st->valid_bleu};
+        int brc = nmt_dist_bcast(got, sizeof got);
+        if (brc)
+            return brc;
+        if (t->rank != 0 && got[0] != 0)
+            return nmt_set_error((int)got[0], "validation failed on rank 0");
+        st->valid_ppl = got[1];
+        st->valid_bleu = got[2];
+    }
     t->t_validating += nmt_now() - t0;
     if (rc)
         return rc;
@@ -518,25 +541,104 @@ static int log_batch(nmt_trainer *t)
     return NMT_OK;
 }
 
+/* This process's share of a batch's pairs[n] in a run of t->size: a run of
+ * consecutive pairs, cut so that the processes get about the same number of
+ * target tokens (each pair goes where the middle of its tokens falls). */
+static void my_share(const nmt_trainer *t, const size_t *pairs, int n, int *lo, int *hi)
+{
+    const nmt_corpus *c = t->train;
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
+    double before = 0;
+    *lo = *hi = 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        double len = (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
+        int owner = (int)((before + len / 2) * t->size / total);
+        owner = owner < t->size ? owner : t->size - 1;
+        if (owner == t->rank) {
+            if (!found)
+                *lo = i, found = 1;
+            *hi = i + 1;
+        }
+        before += len;
+    }
+}
+
+/* Dropout's masks in a run of several processes: each step and process its
+ * own stream, made from (seed, step, rank), so that no state must be kept
+ * per process and a resumed run draws what the uninterrupted one drew. */
+static void step_rng(const nmt_trainer *t, nmt_rng *r)
+{
+    uint64_t z = t->s.seed ^ 0x94d049bb133111ebULL ^ ((uint64_t)t->st.step * 0x9e3779b97f4a7c15ULL) ^
+                 ((uint64_t)(t->rank + 1) * 0xbf58476d1ce4e5b9ULL);
+    nmt_rng_seed(r, z);
+}
+
+/* The gradient and loss of this process's share of the batch, made into
+ * those of the whole batch: each share's gradient is of the mean over its
+ * own tokens, so it is weighted by its token count, summed over the
+ * processes (in rank order: the same bits everywhere) and divided by the
+ * batch's count. *loss and *tokens are the whole batch's. */
+static int share_forward_backward(nmt_trainer *t, const size_t *pairs, int n,
+                                  const nmt_regularizer *reg, double *loss, double *tokens)
+{
+    int lo, hi, rc = NMT_OK;
+    my_share(t, pairs, n, &lo, &hi);
+    double mine[2] = {0, 0}; /* summed -log p and tokens */
+    if (hi > lo) {
+        if ((rc = nmt_batch_fill(&t->batch, t->train, pairs + lo, hi - lo)))
+            return rc;
+        nmt_rng r;
+        step_rng(t, &r);
+        nmt_real l;
+        if ((rc = nmt_forward_backward(&l, t->m, t->ws, &t->batch, reg, &r)))
+            return rc;
+        mine[1] = (double)t->batch.n_tgt_tokens;
+        mine[0] = (double)l * mine[1];
+        float w = (float)mine[1];
+        for (size_t i = 0; i < t->m->n_params; i++)
+            t->m->grads[i] *= w;
+    }
+    if ((rc = nmt_dist_sum_floats(t->m->grads, t->m->n_params)) ||
+        (rc = nmt_dist_sum_doubles(mine, 2)))
+        return rc;
+    float inv = (float)(1.0 / mine[1]);
+    for (size_t i = 0; i < t->m->n_params; i++)
+        t->m->grads[i] *= inv;
+    *loss = mine[0] / mine[1];
+    *tokens = mine[1];
+    return NMT_OK;
+}
+
 /* One optimizer step on the batch at the current position. */
 static int train_step(nmt_trainer *t)
 {
     const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
     int n = (int)(t->plan.start[t->st.batch + 1] - t->plan.start[t->st.batch]);
-    int rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
-    if (!rc && t->batch_log)
-        rc = log_batch(t);
-    if (rc)
-        return rc;
+    int rc;
     nmt_model_zero_grad(t->m);
     /* the gradients of a diverged step are made but never applied; the loss
      * is the plain -log p, with label smoothing or not */
     const nmt_regularizer reg = {t->s.dropout_emb, t->s.dropout_enc, t->s.dropout_out,
                                  t->s.label_smoothing};
-    nmt_real step_loss;
-    if ((rc = nmt_forward_backward(&step_loss, t->m, t->ws, &t->batch, &reg, &t->rng)))
-        return rc; /* a refused batch is a bug or bad data, not divergence */
-    double loss = (double)step_loss;
+    double loss, tokens;
+    if (t->size > 1) {
+        if ((rc = share_forward_backward(t, pairs, n, &reg, &loss, &tokens)))
+            return rc;
+    } else {
+        rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
+        if (!rc && t->batch_log)
+            rc = log_batch(t);
+        if (rc)
+            return rc;
+        nmt_real step_loss;
+        if ((rc = nmt_forward_backward(&step_loss, t->m, t->ws, &t->batch, &reg, &t->rng)))
+            return rc; /* a refused batch is a bug or bad data, not divergence */
+        loss = (double)step_loss;
+        tokens = (double)t->batch.n_tgt_tokens;
+    }
     char what[96];
     if (!isfinite(loss)) {
         snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");
@@ -555,9 +657,9 @@ static int train_step(nmt_trainer *t)
     }
     nmt_optim_step(&t->opt, t->m->params, t->m->grads);
     t->st.step++;
-    t->acc_nll += loss * (double)t->batch.n_tgt_tokens;
-    t->acc_tok += (double)t->batch.n_tgt_tokens;
-    t->rate_tok += (double)t->batch.n_tgt_tokens;
+    t->acc_nll += loss * tokens;
+    t->acc_tok += tokens;
+    t->rate_tok += tokens;
     t->acc_norm += norm;
     t->acc_steps++;
     return NMT_OK;
@@ -635,6 +737,14 @@ static int finished(const nmt_trainer *t)
 }
 
 /* --max-time counts the run's wall time across resumes. */
+/* Rank 0's answer, on every process (its clock decides --max-time). */
+static int agreed(const nmt_trainer *t, int v)
+{
+    if (t->size > 1 && nmt_dist_bcast(&v, sizeof v))
+        return 1; /* a run whose processes cannot agree stops */
+    return v;
+}
+
 static int time_is_up(const nmt_trainer *t, double now)
 {
     return t->s.max_time > 0 && t->elapsed_base + (now - t->t_start) >= t->s.max_time;
@@ -646,7 +756,7 @@ static int log_average(nmt_trainer *t)
     char row[512];
     t->st.elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
     nmt_log_row(row, sizeof row, &t->st);
-    if (fputs(row, t->log) < 0 || fflush(t->log))
+    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
         return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
     return NMT_OK;
 }
@@ -723,7 +833,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     int rc = log_open(t);
     if (rc)
         return rc;
-    if (t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
+    if (t->rank == 0 && t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
         return nmt_set_error(NMT_ERR_IO, "--archive-snapshots %s: cannot create it: %s",
                              t->s.archive_dir, strerror(errno));
     if (t->s.batch_log_path && !t->batch_log) {
@@ -736,7 +846,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     }
     /* snapshots past the checkpoint are of a run that went on and was lost
      * (they will be made again); in a fresh run none is this run's */
-    if (t->s.keep_snapshots > 0)
+    if (t->s.keep_snapshots > 0 && t->rank == 0)
         nmt_snapshots_drop_after(t, t->restored ? st->step : -1);
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
@@ -746,11 +856,12 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         if ((rc = ensure_plan(t)))
             return rc;
         st->total_steps = total_steps(t, t->plan.n_batches);
-        if (stop && *stop) {
+        /* a signal to any process stops them all at this step */
+        if (nmt_dist_max_int(stop && *stop)) {
             interrupted = 1;
             break;
         }
-        if (time_is_up(t, nmt_now())) { /* resumed with no time left */
+        if (agreed(t, time_is_up(t, nmt_now()))) { /* resumed with no time left */
             st->time_up = 1;
             emit(cb, NMT_TRAIN_TIME_UP, st);
             break;
@@ -765,13 +876,13 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         emit(cb, NMT_TRAIN_STEP, st);
 
         int end_of_epoch = st->batch + 1 == t->plan.n_batches;
-        if (time_is_up(t, now)) {
+        if (agreed(t, time_is_up(t, now))) {
             st->time_up = 1;
             emit(cb, NMT_TRAIN_TIME_UP, st);
         }
         int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
                    (t->s.epochs > 0 && end_of_epoch && st->epoch >= t->s.epochs) || st->time_up;
-        int want_valid = t->valid.corpus &&
+        int want_valid = (t->valid.corpus || t->validates_elsewhere) &&
                          ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
                           end_of_epoch || last);
         if (want_valid && (rc = validate_step(t, cb, &stop_run)))
@@ -799,7 +910,8 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     /* the end, whatever ended it: a run resumed after its end validates
      * nothing new, and one stopped by a signal does not validate at all (so
      * that resuming it continues exactly) */
-    if (!interrupted && t->valid.corpus && t->last_valid_step != st->step && st->step > 0) {
+    if (!interrupted && (t->valid.corpus || t->validates_elsewhere) &&
+        t->last_valid_step != st->step && st->step > 0) {
         if ((rc = validate_step(t, cb, &stop_run)))
             return rc;
         if ((rc = report(t, cb, nmt_now())))

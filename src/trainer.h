@@ -18,8 +18,13 @@ struct nmt_trainer {
     nmt_corpus sampled;       /* subword sampling: this epoch's draw of the pieces */
     int sampled_epoch;        /* the epoch `sampled` was drawn for; 0: none */
     int src_T, tgt_T;         /* the longest rows batch and ws hold */
-    nmt_valid_set valid;      /* valid.corpus NULL: no validation */
+    nmt_valid_set valid;      /* valid.corpus NULL: no validation here */
     char *dir;
+    /* data-parallel training (dist.h): this process's rank of size; only
+     * rank 0 reads the validation set, validates and writes files, and the
+     * others learn its results (validates_elsewhere) */
+    int rank, size;
+    int validates_elsewhere;
 
     nmt_optim opt;
     nmt_rng rng;              /* dropout; its state is saved in checkpoints */

@@ -13,7 +13,7 @@ import sys
 # Lowest first: text and numbers, then data, the model, what is built on the
 # model, training, and the command line on top.
 RANKS = {
-    0: "error rng text utf8 json pool threads vocab tensors optim train_status "
+    0: "error rng text utf8 json pool threads dist vocab tensors optim train_status "
        "bleu bleu_internal chrf",
     1: "subwords corpus batch safetensors",
     2: "model layers seq2seq",

@@ -15,6 +15,7 @@
 #include "cli/train_data.h"
 #include "cli/unknown.h"
 #include "nmt/corpus.h"
+#include "dist.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/progress.h"
@@ -804,7 +805,8 @@ static int load_model_or_checkpoint(run *r)
     r->dir = a->out;
     if ((a->subwords || a->spm) && !a->given[O_MAX_LEN])
         r->s.max_len = SUBWORD_MAX_LEN;
-    if (check_out_dir(a->out))
+    /* rank 0 makes and writes the run's folder (the others only train) */
+    if (nmt_dist_rank() == 0 && check_out_dir(a->out))
         return -1;
     /* absurd sizes are refused at once, before the corpus is read (the
      * vocabularies are counted as if tiny; checked again once known) */
@@ -833,13 +835,44 @@ static int load_model_or_checkpoint(run *r)
 }
 
 /* --subwords N learns the pieces from the training corpus; --spm reads them. */
+/* In a run of several processes rank 0 learns the pieces and sends them to
+ * the others (learning them again on each could differ). */
+static int share_subwords(int rc, nmt_subwords **out)
+{
+    if (nmt_dist_size() <= 1)
+        return rc;
+    size_t n = 0;
+    const unsigned char *bytes = rc == NMT_OK && *out ? nmt_subwords_bytes(*out, &n) : NULL;
+    unsigned long long len = nmt_dist_rank() == 0 ? (unsigned long long)n : 0;
+    if (nmt_dist_bcast(&len, sizeof len))
+        return NMT_ERR_IO;
+    if (len == 0) /* rank 0 failed and says why */
+        return rc ? rc : nmt_set_error(NMT_ERR_IO, "rank 0 could not learn the subwords");
+    unsigned char *buf = nmt_dist_rank() == 0 ? (unsigned char *)bytes : malloc(len);
+    if (!buf)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    rc = nmt_dist_bcast(buf, len);
+    if (nmt_dist_rank() != 0) {
+        if (!rc)
+            rc = nmt_subwords_load(out, buf, len, "rank 0's subwords");
+        free(buf);
+    }
+    return rc;
+}
+
 static int make_subwords(run *r, nmt_subwords **out)
 {
     const train_args *a = &r->args;
     double t0 = nmt_now();
-    int rc = a->spm ? nmt_subwords_load_file(out, a->spm)
-                    : nmt_corpus_learn_subwords(out, r->s.src_path, r->s.tgt_path, a->subwords,
-                                                r->s.lowercase);
+    int rc = NMT_OK;
+    *out = NULL;
+    if (a->spm)
+        rc = nmt_subwords_load_file(out, a->spm);
+    else if (nmt_dist_rank() == 0)
+        rc = nmt_corpus_learn_subwords(out, r->s.src_path, r->s.tgt_path, a->subwords,
+                                       r->s.lowercase);
+    if (!a->spm)
+        rc = share_subwords(rc, out);
     if (rc) {
         if (a->spm)
             cli_error("--spm %s", nmt_error_message());
@@ -998,7 +1031,7 @@ static int read_corpora(run *r)
         else
             nmt_model_init_uniform(r->model, s->seed, r->args.init_scale);
     }
-    if (s->valid_src_path) {
+    if (s->valid_src_path && nmt_dist_rank() == 0) { /* rank 0 validates for all */
         nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0,
                               .subwords = r->model->subwords};
         sv = r->model->src_vocab;
@@ -1250,13 +1283,15 @@ static void catch_signals(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
-int cmd_train(int argc, char **argv)
+static int train_main(int argc, char **argv)
 {
     run r;
     memset(&r, 0, sizeof r);
     int code = 1;
     if (parse_args(&r.args, argc, argv, &code))
         return code;
+    if (nmt_dist_rank() != 0)
+        cli_verbosity = 0; /* rank 0 speaks for the run; the others only of errors */
     /* every input is read and checked before anything is written */
     if (load_model_or_checkpoint(&r) || read_corpora(&r)) {
         run_free(&r);
@@ -1266,13 +1301,17 @@ int cmd_train(int argc, char **argv)
     /* a fresh run's checkpoint names its corpora by absolute path, with
      * their path from the run folder and their prints, so that a resume
      * finds them from any folder and can check data that moved */
-    if (!r.ckpt && (train_data_record(&r.data, &r.s) || make_dir(r.dir))) {
+    if (!r.ckpt && (train_data_record(&r.data, &r.s) || (nmt_dist_rank() == 0 && make_dir(r.dir)))) {
         run_free(&r);
         return 1;
     }
     if (!r.ckpt)
         train_data_relate(&r.data, &r.s, r.dir);
     describe(&r);
+    if (nmt_dist_size() > 1 && cli_verbosity > 0)
+        fprintf(stderr, "data-parallel over %d processes (MPI): each step's batch is shared "
+                "out by target tokens and the gradients summed in rank order\n",
+                nmt_dist_size());
     nmt_valid_set valid = {.corpus = &r.valid, .refs = r.refs, .n_refs = r.n_refs};
     nmt_trainer *t = NULL;
     if (nmt_trainer_create(&t, r.model, &r.s, &r.train, r.have_valid ? &valid : NULL, r.dir) ||
@@ -1282,7 +1321,7 @@ int cmd_train(int argc, char **argv)
         run_free(&r);
         return 1;
     }
-    view v = {.tty = isatty(STDERR_FILENO), .dir = r.dir, .metric = r.s.best_metric,
+    view v = {.tty = isatty(STDERR_FILENO) && nmt_dist_rank() == 0, .dir = r.dir, .metric = r.s.best_metric,
               .max_time = r.s.max_time};
     nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);
     nmt_train_callbacks cb = {.user = &v, .on_event = on_event};
@@ -1302,5 +1341,22 @@ int cmd_train(int argc, char **argv)
     }
     nmt_trainer_free(t);
     run_free(&r);
+    return code;
+}
+
+/* Under mpirun every process runs this; the library shares the work out
+ * (src/dist.c). Only rank 0 prints more than its errors. */
+int cmd_train(int argc, char **argv)
+{
+    if (nmt_dist_init(&argc, &argv)) {
+        cli_lib_error();
+        return 1;
+    }
+    int code = train_main(argc, argv);
+    /* an error on one process leaves the others waiting in a collective:
+     * end them all (a signal ends them together, at one step) */
+    if (code != 0 && code < 128 && nmt_dist_size() > 1)
+        nmt_dist_abort(code);
+    nmt_dist_finalize();
     return code;
 }

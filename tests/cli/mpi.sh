@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Data-parallel training under mpirun (src/dist.c) against one process, on a
+# small slice of the toy corpus: after 5 SGD and 5 Adam steps the weights of
+# 2 and of 3 processes (10 pairs a batch: 3 does not divide it) are those of
+# one process within 1e-5 for SGD and 1e-4 for Adam (relative to each
+# tensor's largest weight; float rounding: the batch's gradient is summed
+# from shares, weighted by their tokens); the same number of
+# processes twice gives the same bits; a run stopped by a signal to one
+# process, or killed with kill -9, resumes to the uninterrupted run's bits;
+# a resume with another number of processes stays within the bound; only
+# rank 0 writes files and speaks.
+. "$(dirname "$0")/lib.sh"
+if [ "${NMT_HAVE_MPI:-0}" != 1 ]; then
+    echo "SKIP: this build has no MPI (tests/test_dist.c checks its refusal under mpirun)" >&2
+    exit 77
+fi
+command -v mpirun >/dev/null || { echo "FAIL: the build has MPI but mpirun is missing" >&2; exit 1; }
+ROOT=${NMT_SOURCE_ROOT:?}
+DIFF=(python3 "$ROOT/tests/st_diff.py")
+# root in a container: Open MPI asks for consent; 3 processes on 2 cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
+MPI=(mpirun --oversubscribe)
+cd "$TMP" || exit 1
+zcat "$ROOT/corpora/toy/train.src.gz" | head -n 600 >s
+zcat "$ROOT/corpora/toy/train.tgt.gz" | head -n 600 >t
+zcat "$ROOT/corpora/toy/valid.src.gz" | head -n 40 >vs
+zcat "$ROOT/corpora/toy/valid.tgt.gz" | head -n 40 >vt
+C=(train --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
+   --out-dim 16 --batch-size 10 --threads 1 --dropout 0 --label-smoothing 0 -q)
+
+within() { # NAME A B BOUND: A's and B's weights agree within BOUND
+    if out=$("${DIFF[@]}" "$2/checkpoint.safetensors" "$3/checkpoint.safetensors" "$4"); then
+        pass
+        echo "$1: largest relative difference $out" >&2
+    else
+        fail "$1: $out"
+    fi
+}
+same() { # NAME A B: the same bits, moments included
+    if out=$("${DIFF[@]}" "$2/checkpoint.safetensors" "$3/checkpoint.safetensors" --same); then
+        pass
+    else fail "$1: $out"; fi
+}
+
+for opt in sgd adam; do
+    lr=$([ $opt = sgd ] && echo 0.5 || echo 0.003)
+    # Adam divides by the root of the second moment, which magnifies the
+    # rounding of small gradients: its bound is looser
+    bound=$([ $opt = sgd ] && echo 1e-5 || echo 1e-4)
+    expect_ok "$opt: one process" "$NMT" "${C[@]}" --optimizer $opt --lr $lr --max-steps 5 --out $opt-1
+    for np in 2 3; do
+        expect_ok "$opt: $np processes" "${MPI[@]}" -np $np "$NMT" "${C[@]}" --optimizer $opt \
+            --lr $lr --max-steps 5 --out $opt-$np
+        within "$opt, $np processes against one, 5 steps" $opt-1 $opt-$np $bound
+    done
+done
+expect_ok "3 processes again" "${MPI[@]}" -np 3 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
+    --max-steps 5 --out again
+same "3 processes twice" adam-3 again
+# only rank 0 wrote: the run's three files, and one progress summary
+[ "$(ls adam-3 | tr '\n' ' ')" = "best.safetensors checkpoint.safetensors log.tsv " ] && pass ||
+    fail "files of a 3-process run: $(ls adam-3)"
+"${MPI[@]}" -np 2 "$NMT" "${C[@]}" --optimizer adam --max-steps 3 --out talk -v 2>talk.err >/dev/null
+[ "$(grep -c '^done at step' talk.err)" = 1 ] && pass || fail "not one summary: $(cat talk.err)"
+grep -q "data-parallel over 2 processes" talk.err && pass || fail "no word of the 2 processes"
+
+# with dropout the processes draw their own masks: the same bits twice
+L=("${C[@]}" --optimizer adam --dropout 0.3 --max-steps 120 --save-every 7 --valid-every 40)
+expect_ok "dropout, uninterrupted" "${MPI[@]}" -np 2 "$NMT" "${L[@]}" --out full
+expect_ok "dropout, again" "${MPI[@]}" -np 2 "$NMT" "${L[@]}" --out full2
+same "2 processes with dropout twice" full full2
+
+# a signal to one process stops both at one step; the resumed run ends as
+# the uninterrupted one did
+"${MPI[@]}" -np 2 "$NMT" "${L[@]}" --max-steps 100000 --report-every 1 --out sig 2>sig.err &
+job=$!
+for _ in $(seq 1 1000); do [ "$(wc -l <sig/log.tsv 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.01; done
+pids=$(pgrep -f -- "--out sig\$" | head -n 2)
+victim=$(echo "$pids" | tail -n 1)
+[ -n "$victim" ] && kill -TERM "$victim"
+wait $job
+at=$(python3 -c 'import json,struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; print(json.loads(b[8:8+n])["__metadata__"]["state.step"])' sig/checkpoint.safetensors 2>/dev/null)
+[ -n "$at" ] && [ "$at" -gt 0 ] && [ "$at" -lt 120 ] && pass ||
+    fail "SIGTERM to one process: saved at step '$at' ($(tail -n 2 sig.err | tr '\n' ' '))"
+expect_ok "resume after the signal" "${MPI[@]}" -np 2 "$NMT" train -q --resume sig --max-steps 120
+same "signal + resume against uninterrupted" full sig
+
+# kill -9 of one process: mpirun ends the job; the last checkpoint resumes
+"${MPI[@]}" -np 2 "$NMT" "${L[@]}" --out k9 2>/dev/null &
+job=$!
+for _ in $(seq 1 1000); do
+    s=$(python3 -c 'import json,struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; print(json.loads(b[8:8+n])["__metadata__"]["state.step"])' k9/checkpoint.safetensors 2>/dev/null || echo 0)
+    [ "$s" -ge 14 ] && break
+    sleep 0.01
+done
+victim=$(pgrep -f -- "--out k9\$" | tail -n 1)
+[ -n "$victim" ] && kill -9 "$victim"
+wait $job 2>/dev/null
+expect_ok "resume after kill -9" "${MPI[@]}" -np 2 "$NMT" train -q --resume k9
+same "kill -9 + resume against uninterrupted" full k9
+
+# the checkpoint does not depend on the number of processes: 2 then 3
+expect_ok "3 steps on 2 processes" "${MPI[@]}" -np 2 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
+    --max-steps 3 --out mixed
+expect_ok "2 more on 3 processes" "${MPI[@]}" -np 3 "$NMT" train -q --resume mixed --max-steps 5
+within "2 then 3 processes against one" adam-1 mixed 1e-4
+
+finish
