@@ -162,7 +162,11 @@ static void help(void)
         "  --init-scale X         the X of --init uniform and orthogonal (default 0.1)\n"
         "  --threads N            threads (default: every core this process may use,\n"
         "                         here %d); the same seed and --threads give the same\n"
-        "                         weights, other thread counts may round differently\n\n"
+        "                         weights, other thread counts may round differently\n"
+        "  (under mpirun -np N: one run data-parallel over N processes; each step's\n"
+        "  batch is shared out, the gradients summed in rank order; rank 0 validates,\n"
+        "  writes and prints; --threads is each process's own; README, \"Several\n"
+        "  processes or machines\")\n\n"
         "Saving and reporting:\n"
         "  --valid-every N        also validate every N steps (default 0: epoch ends only)\n"
         "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
@@ -1089,6 +1093,7 @@ typedef struct view {
     nmt_best_metric metric;
     double max_time;
     int average_pending; /* an average was validated; did it become best? */
+    int64_t steps_run;   /* steps of this session (for the MPI line) */
 } view;
 
 
@@ -1246,6 +1251,11 @@ static void summary(const run *r, const view *v, const nmt_train_status *st, int
             "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
             (long long)st->step, epochs, dur, st->time_up ? " (--max-time " : "",
             st->time_up ? limit : "", st->time_up ? ")" : "", r->dir);
+    if (nmt_dist_size() > 1 && v->steps_run > 0)
+        fprintf(stderr, "MPI, %d processes: rank 0 spent %.3f s in collectives, %.2f ms a step, "
+                "and sent %.2f MB a step\n", nmt_dist_size(), nmt_dist_seconds(),
+                1e3 * nmt_dist_seconds() / (double)v->steps_run,
+                nmt_dist_bytes_sent() / (double)v->steps_run / 1e6);
     if (st->best_step < 0)
         return;
     char what[64] = "";
@@ -1326,7 +1336,9 @@ static int train_main(int argc, char **argv)
     nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);
     nmt_train_callbacks cb = {.user = &v, .on_event = on_event};
     catch_signals();
+    int64_t first_step = nmt_trainer_status(t)->step;
     int rc = nmt_trainer_run(t, &cb, &stop_signal);
+    v.steps_run = nmt_trainer_status(t)->step - first_step;
     clear_live(&v);
     if (rc == NMT_OK) {
         summary(&r, &v, nmt_trainer_status(t), 0);
