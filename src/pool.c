@@ -36,6 +36,9 @@
  * scheduler time slice. */
 #define SPIN_NS 200000
 
+/* The chunk number of a job that is over: no chunk can be taken from it. */
+#define CLOSED UINT32_MAX
+
 enum { MAX_THREADS = 256 };
 
 static struct {
@@ -47,15 +50,18 @@ static struct {
     atomic_int sleeping; /* workers blocked on `wake` */
     atomic_int quit;
     /* The job: `state` is (job number << 32) | next chunk to take. A chunk
-     * is taken by a compare-and-swap that also checks the job number, so a
-     * worker that is late never takes a chunk of the next job thinking it
-     * is of the last. */
+     * is taken by a compare-and-swap of the whole state, so it is taken for
+     * the job whose number the taker read. The fields below belong to that
+     * job only while it is open: nmt_pool_run closes a finished job (its
+     * next chunk becomes CLOSED, past any n_chunks) before it rewrites them
+     * for the next, so a late worker that read the new fields cannot take a
+     * chunk with the old job's state (see take_chunks). */
     _Atomic uint64_t state;
     _Atomic(pool_fn) fn;
     _Atomic(void *) ctx;
     atomic_int n_chunks;
     atomic_int done;
-} pool = {.n_threads = 1, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+} pool = {.n_threads = 1, .state = CLOSED, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static uint64_t now_ns(void)
 {
@@ -64,21 +70,31 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Takes and runs chunks of job `job` until none is left. */
+/* Takes and runs chunks of job `job` until none is left.
+ *
+ * The fields are read before the chunk is claimed, and a claim succeeds only
+ * on the state the taker read, still open. Why that is enough: the caller
+ * writes the fields of job J+1 (release) only after it has closed job J; a
+ * taker that read any of J+1's fields (acquire) therefore sees the close
+ * before its compare-and-swap, which then fails on J's state, and the taker
+ * finds job J over. So a chunk always runs with its own job's fn, ctx and
+ * n_chunks, once, and `done` counts each of them once. */
 static void take_chunks(uint32_t job)
 {
-    pool_fn fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
-    void *ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
-    int n = atomic_load_explicit(&pool.n_chunks, memory_order_relaxed);
-    uint64_t s = atomic_load(&pool.state);
+    uint64_t s = atomic_load_explicit(&pool.state, memory_order_acquire);
+    pool_fn fn = atomic_load_explicit(&pool.fn, memory_order_acquire);
+    void *ctx = atomic_load_explicit(&pool.ctx, memory_order_acquire);
+    int n = atomic_load_explicit(&pool.n_chunks, memory_order_acquire);
     for (;;) {
-        if ((uint32_t)(s >> 32) != job || (int)(uint32_t)s >= n)
+        uint32_t chunk = (uint32_t)s;
+        if ((uint32_t)(s >> 32) != job || chunk == CLOSED || chunk >= (uint32_t)n)
             return;
-        if (!atomic_compare_exchange_weak(&pool.state, &s, s + 1))
+        if (!atomic_compare_exchange_weak_explicit(&pool.state, &s, s + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
             continue; /* s now holds the current state */
-        fn(ctx, (int)(uint32_t)s, n);
+        fn(ctx, (int)chunk, n);
         atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
-        s = atomic_load(&pool.state);
+        s = atomic_load_explicit(&pool.state, memory_order_acquire);
     }
 }
 
@@ -181,10 +197,12 @@ void nmt_pool_run(pool_fn fn, void *ctx, int n_chunks)
             fn(ctx, c, n_chunks);
         return;
     }
-    /* Publish the job: its fields, then the new job number with chunk 0. */
-    atomic_store_explicit(&pool.fn, fn, memory_order_relaxed);
-    atomic_store_explicit(&pool.ctx, ctx, memory_order_relaxed);
-    atomic_store_explicit(&pool.n_chunks, n_chunks, memory_order_relaxed);
+    /* The last job is closed (nmt_pool_run closes each before it returns),
+     * so no worker can claim a chunk while its fields are rewritten. Publish
+     * the fields, then the new job number with chunk 0. */
+    atomic_store_explicit(&pool.fn, fn, memory_order_release);
+    atomic_store_explicit(&pool.ctx, ctx, memory_order_release);
+    atomic_store_explicit(&pool.n_chunks, n_chunks, memory_order_release);
     atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
     uint32_t job = (uint32_t)(atomic_load(&pool.state) >> 32) + 1;
     atomic_store(&pool.state, (uint64_t)job << 32);
@@ -203,4 +221,7 @@ void nmt_pool_run(pool_fn fn, void *ctx, int n_chunks)
         else
             sched_yield();
     }
+    /* Every chunk was claimed and has run; close the job before the next
+     * call rewrites the fields (take_chunks says why). */
+    atomic_store(&pool.state, ((uint64_t)job << 32) | CLOSED);
 }

@@ -79,6 +79,56 @@ START_TEST(every_chunk_once_after_sleeping)
 }
 END_TEST
 
+/* The jump every training step makes at 2 threads: a job of few chunks
+ * followed by one of many (a 2-chunk product, then the 16-chunk gradient
+ * norm). A worker late for the small job must not claim a chunk of the big
+ * one on the small one's state: that chunk would run twice and the call
+ * could return before a chunk was written. Back to back for a few seconds
+ * (NMT_POOL_STRESS_SECONDS), because the window is a few instructions wide:
+ * before the fix, 2 s on two cores saw tens of such returns. */
+START_TEST(small_then_large_jobs_stress)
+{
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
+    const char *env = getenv("NMT_POOL_STRESS_SECONDS");
+    double seconds = env ? atof(env) : getenv("NMT_VALGRIND") ? 0.2 : 2.0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long pairs = 0, bad_returns = 0, bad_chunks = 0;
+    count_job small = {.expect_chunks = 2}, large = {.expect_chunks = 16};
+    do {
+        for (int rep = 0; rep < 256; rep++, pairs++) {
+            count_job *jobs[2] = {&small, &large};
+            for (int k = 0; k < 2; k++) {
+                count_job *j = jobs[k];
+                for (int c = 0; c < j->expect_chunks; c++)
+                    atomic_store(&j->runs[c], 0);
+                /* a gap between the jobs that sweeps across the time a
+                 * worker takes to arrive, so that some arrive just as the
+                 * next job is being published */
+                for (volatile int spin = (int)(pairs * 7 % 97); spin > 0; spin--)
+                    ;
+                atomic_store(&j->bad_total, 0);
+                nmt_pool_run(count_chunk, j, j->expect_chunks);
+                /* what the caller sees when the call returns */
+                for (int c = 0; c < j->expect_chunks; c++)
+                    bad_returns += atomic_load(&j->runs[c]) == 0;
+                bad_chunks += atomic_load(&j->bad_total);
+            }
+            /* a chunk that ran twice, or too early (before the counters
+             * were cleared for it), or after the call returned */
+            for (int k = 0; k < 2; k++)
+                for (int c = 0; c < jobs[k]->expect_chunks; c++)
+                    bad_chunks += atomic_load(&jobs[k]->runs[c]) != 1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
+    nmt_pool_set_threads(1);
+    ck_assert_msg(bad_returns == 0 && bad_chunks == 0,
+                  "%ld job pairs: %ld chunks unfinished at return, %ld run other than once",
+                  pairs, bad_returns, bad_chunks);
+}
+END_TEST
+
 /* The pool can shrink, grow and go back to the caller alone. */
 START_TEST(threads_can_change)
 {
@@ -256,6 +306,7 @@ Suite *nmt_test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, every_chunk_once_back_to_back, 0, 4);
     tcase_add_test(tc, every_chunk_once_after_sleeping);
+    tcase_add_test(tc, small_then_large_jobs_stress);
     tcase_add_test(tc, threads_can_change);
     tcase_add_test(tc, chunk_ranges_cover_in_order);
     tcase_add_test(tc, cut_product_equals_whole);
