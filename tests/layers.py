@@ -1,73 +1,119 @@
 """The code's layers: every #include goes down or sideways, never up.
 
-Each header has a rank (below); a file may include only headers of its own
-rank or lower, the library (src/*.c) nothing of the command line (src/cli),
-the public headers (include/nmt) only public headers, and the headers'
-include graph has no cycle. docs/DESIGN.md ("The code") describes the same
-order. Usage: layers.py SOURCE_ROOT
+The library's folders are ranked by the data's way through the program
+(docs/DESIGN.md, "The code"): a file may include the internal headers of its
+own folder's rank or lower, and the public headers (include/nmt) of that
+rank or lower. Besides:
+- the command line (src/cli) includes only public headers and its own
+  folder's, the public headers only public ones;
+- what every architecture shares (src/model) includes nothing of an
+  architecture (src/model/NAME), and no architecture includes another's;
+- the headers' include graph has no cycle.
+Usage: layers.py SOURCE_ROOT
 """
 import os
 import re
 import sys
 
-# Lowest first: text and numbers, then data, the model, what is built on the
-# model, training, and the command line on top.
-RANKS = {
-    0: "error rng text utf8 json pool threads dist vocab tensors optim train_status "
-       "bleu bleu_internal chrf",
-    1: "subwords corpus batch safetensors",
-    2: "model layers seq2seq",
-    3: "modelfile decode align average units translator",
-    4: "train trainer progress runlog",
+# Lowest first. A folder's rank, and the rank of each public header (the
+# lowest folder that may use it).
+FOLDERS = {
+    "src/base": 0,
+    "src/data": 1, "src/eval": 1,
+    "src/model": 2,
+    "src/io": 3,
+    "src/decode": 4, "src/align": 4,
+    "src/train": 5,
+    "src/cli": 6,
 }
-# .c files that implement a header of another name
-IMPLEMENTS = {
-    "token": "text", "bleu_text": "bleu", "bleu_lower": "bleu", "infer": "model",
-    "linear": "layers", "embed": "layers", "cell": "layers", "attention": "layers",
-    "output": "layers", "checkpoint": "trainer", "snapshots": "trainer",
+ARCHS = ("rnn", "transformer")  # src/model/NAME: rank 2, like src/model
+PUBLIC = {
+    0: "error rng threads utf8 dist tensors",
+    1: "text vocab subwords corpus batch bleu chrf",
+    2: "model rnn transformer",
+    3: "modelfile average",
+    4: "decode translator units align",
+    5: "optim train train_status progress runlog",
 }
-CLI = 5
+CLI = FOLDERS["src/cli"]
 
 
-def rank_of(name):
-    for r, names in RANKS.items():
-        if name in names.split():
+def folder_of(path):
+    d = os.path.dirname(path)
+    for arch in ARCHS:
+        if d == "src/model/" + arch:
+            return d, FOLDERS["src/model"]
+    return d, FOLDERS.get(d)
+
+
+def public_rank(stem):
+    for r, names in PUBLIC.items():
+        if stem in names.split():
             return r
     return None
 
 
 def main(root):
     files = []
-    for d in ("include/nmt", "src", "src/cli"):
-        for f in sorted(os.listdir(os.path.join(root, d))):
+    for d in ["include/nmt"] + sorted(FOLDERS) + ["src/model/" + a for a in ARCHS]:
+        full = os.path.join(root, d)
+        if not os.path.isdir(full):
+            continue
+        for f in sorted(os.listdir(full)):
             if f.endswith((".c", ".h", ".cc")):
                 files.append(os.path.join(d, f))
-    bad, graph, checked = [], {}, 0
+    # every source folder of the library is ranked
+    bad = []
+    for dirpath, _, names in os.walk(os.path.join(root, "src")):
+        rel = os.path.relpath(dirpath, root)
+        if any(n.endswith((".c", ".h", ".cc")) for n in names) and folder_of(rel + "/x")[1] is None:
+            bad.append(f"{rel}: a folder with no rank (add it to tests/layers.py and docs/DESIGN.md)")
+    graph, checked = {}, 0
     for path in files:
+        public = path.startswith("include/")
         stem = os.path.splitext(os.path.basename(path))[0]
-        in_cli = path.startswith("src/cli/")
-        own = CLI if in_cli else rank_of(IMPLEMENTS.get(stem, stem))
+        if public:
+            own_dir, own = "include/nmt", public_rank(stem)
+        else:
+            own_dir, own = folder_of(path)
         if own is None:
-            bad.append(f"{path}: no rank (add it to tests/layers.py and the source map)")
+            bad.append(f"{path}: no rank (add it to tests/layers.py and docs/DESIGN.md)")
             continue
         text = open(os.path.join(root, path), encoding="utf-8").read()
         for inc in re.findall(r'^#include "([^"]+)"', text, flags=re.M):
             checked += 1
-            target = os.path.splitext(os.path.basename(inc))[0]
-            if inc.startswith("cli/") or inc.endswith("explorer_html.h"):
-                r = CLI
-            else:
-                r = rank_of(target)
+            if inc.startswith("nmt/"):
+                target, r = inc, public_rank(os.path.splitext(inc[4:])[0])
+            elif "/" in inc:  # an internal header, named from src/
+                target = "src/" + inc
+                r = folder_of(target)[1]
+                if own_dir == "src/cli":
+                    bad.append(f"{path} includes {inc}: the command line sees only include/nmt and its own folder")
+                    continue
+                tdir = os.path.dirname(target)
+                if own_dir == "src/model" and tdir != "src/model" and tdir.startswith("src/model/"):
+                    bad.append(f"{path} includes {inc}: what the architectures share includes none of them")
+                if (own_dir.startswith("src/model/") and tdir.startswith("src/model/")
+                        and tdir != own_dir):
+                    bad.append(f"{path} includes {inc}: an architecture includes another's")
+            else:  # a file of the same folder
+                target = os.path.join(own_dir, inc)
+                r = own
+                if inc.endswith("explorer_html.h"):  # generated into the build folder
+                    continue
+                if not os.path.exists(os.path.join(root, target)):
+                    bad.append(f"{path} includes {inc}, which is not in its folder (name internal headers from src/)")
+                    continue
             if r is None:
                 bad.append(f"{path}: includes {inc}, which has no rank")
                 continue
             if r > own:
                 bad.append(f"{path} (rank {own}) includes {inc} (rank {r}): an upward include")
-            if path.startswith("include/") and not inc.startswith("nmt/"):
+            if public and not inc.startswith("nmt/"):
                 bad.append(f"{path}: a public header includes the internal {inc}")
             if path.endswith(".h"):
-                graph.setdefault(stem if not in_cli else "cli/" + stem, set()).add(
-                    inc if inc.startswith("cli/") else target)
+                graph.setdefault(path, set()).add(
+                    "include/" + inc if inc.startswith("nmt/") else target)
     # no cycle among the headers
     state = {}
 
@@ -79,7 +125,7 @@ def main(root):
             return
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
-            visit(os.path.splitext(nxt)[0], trail + [node])
+            visit(nxt, trail + [node])
         state[node] = 2
 
     for node in sorted(graph):

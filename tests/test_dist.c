@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
+#include "nmt/dist.h"
 #include "nmt/error.h"
 #include "test_common.h"
 

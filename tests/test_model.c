@@ -3,12 +3,12 @@
 #include <math.h>
 #include <string.h>
 
-#include "layers.h"
-#include "seq2seq.h"
+#include "model/layers.h"
+#include "model/rnn/seq2seq.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
-#include "pool.h"
+#include "base/pool.h"
 #include "test_common.h"
 
 enum { E = 6, H = 5, A = 4, O = 7, VS = 10, VT = 9 };

@@ -1,5 +1,5 @@
-/* The thread pool (src/pool.h) and the products cut over it (nmt_gemm in
- * src/linear.c): every chunk runs exactly once, whatever the threads and
+/* The thread pool (src/base/pool.h) and the products cut over it (nmt_gemm in
+ * src/model/linear.c): every chunk runs exactly once, whatever the threads and
  * however long the workers slept; a cut product equals the whole one; the
  * model's gradients do not depend on the threads beyond rounding. */
 #include <cblas.h>
@@ -9,13 +9,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "layers.h"
+#include "model/layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/threads.h"
 #include "nmt/model.h"
 #include "nmt/rng.h"
-#include "pool.h"
+#include "base/pool.h"
 #include "test_common.h"
 
 enum { MAX_CHUNKS = 64 };

@@ -14,7 +14,7 @@
 
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
 #include "test_common.h"
 
 /* ---- helpers -------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The SentencePiece shim (src/subwords.cc) and what is built on it: learning
+/* The SentencePiece shim (src/data/subwords.cc) and what is built on it: learning
  * a model from a few hundred Multi30k lines, encoding and decoding raw text,
  * the special ids, determinism, sampling, the corpus read as pieces, the
  * units of a model, and the model file's "subwords" tensor, damaged in many

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "test_common.h"
-#include "utf8.h"
+#include "nmt/utf8.h"
 
 START_TEST(round_trip_every_code_point)
 {

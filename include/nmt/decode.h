@@ -3,7 +3,7 @@
  * with length normalisation, n-best lists and, on request, the attention
  * each hypothesis was made with.
  *
- * Beam search, as src/decode.c implements it, per source sentence:
+ * Beam search, as src/decode/decode.c implements it, per source sentence:
  * - Up to K = beam open hypotheses, all of the same length. Each step every
  *   open one is extended by every target token but <pad> and <s>; a
  *   candidate's score is the sum of its tokens' log-probabilities. The 2K best

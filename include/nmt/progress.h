@@ -1,5 +1,5 @@
 /* Text made of the training loop's status for the caller to show or write:
- * log.tsv's rows and the live progress line (src/progress.c). */
+ * log.tsv's rows and the live progress line (src/train/progress.c). */
 #ifndef NMT_PROGRESS_H
 #define NMT_PROGRESS_H
 

@@ -1,5 +1,5 @@
 /* Subword units made by SentencePiece: the library itself (Debian's
- * libsentencepiece), reached through a small C++ shim (src/subwords.cc).
+ * libsentencepiece), reached through a small C++ shim (src/data/subwords.cc).
  *
  * A subword model is one joint SentencePiece model for both languages whose
  * pieces are the translation model's vocabularies, in id order, with ids 0-3

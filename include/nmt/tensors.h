@@ -1,6 +1,6 @@
 /* What a model file is written from: named tensors and metadata entries.
  * Both the model files (nmt/modelfile.h) and the container below them
- * (src/safetensors.c) use these, so they live below both. */
+ * (src/io/safetensors.c) use these, so they live below both. */
 #ifndef NMT_TENSORS_H
 #define NMT_TENSORS_H
 

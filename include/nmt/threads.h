@@ -1,5 +1,5 @@
 /* The threads that share the work of a training or decoding pass: the
- * matrix products and the element-wise work (src/pool.c). */
+ * matrix products and the element-wise work (src/base/pool.c). */
 #ifndef NMT_THREADS_H
 #define NMT_THREADS_H
 

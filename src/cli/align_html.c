@@ -6,8 +6,8 @@
  * some 25000 as decimal numbers, so a test set of 1000 long sentences from
  * two models stays a few megabytes and opens at once. The script decodes a
  * matrix only when its pair is shown. */
-#include "cli/align_html.h"
-#include "cli/heatmap.h"
+#include "align_html.h"
+#include "heatmap.h"
 
 #include <math.h>
 #include <stdarg.h>

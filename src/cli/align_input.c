@@ -1,11 +1,11 @@
 /* Reading the inputs of nmt align. See align_input.h. */
-#include "cli/align_input.h"
+#include "align_input.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/opts.h"
+#include "opts.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/bleu_cmd.h"
-#include "cli/commands.h"
-#include "cli/opts.h"
+#include "bleu_cmd.h"
+#include "commands.h"
+#include "opts.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"
 #include "nmt/error.h"

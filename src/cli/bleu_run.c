@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bleu_cmd.h"
-#include "cli/opts.h"
+#include "bleu_cmd.h"
+#include "opts.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 

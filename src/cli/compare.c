@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
+#include "commands.h"
+#include "opts.h"
 #include "nmt/translator.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "cli/svg.h"
+#include "svg.h"
 #include "nmt/progress.h"
 #include "nmt/train.h"
 

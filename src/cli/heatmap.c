@@ -1,14 +1,14 @@
 /* The heatmap's colours and the terminal heatmap of an alignment
  * (src/cli/heatmap.h). Only the command line shows heatmaps, so they live
  * here rather than in the library. */
-#include "cli/heatmap.h"
+#include "heatmap.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nmt/error.h"
-#include "utf8.h"
+#include "nmt/utf8.h"
 
 /* Every writer ends with this: a FILE* remembers a failed write, so checking
  * once at the end catches a full disk without testing every fprintf. */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
+#include "commands.h"
+#include "opts.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 

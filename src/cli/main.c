@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
+#include "commands.h"
+#include "opts.h"
 
 typedef struct command {
     const char *name;

@@ -1,6 +1,6 @@
 /* sched_getaffinity and CPU_COUNT are GNU's */
 #define _GNU_SOURCE
-#include "cli/opts.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
+#include "commands.h"
+#include "opts.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/runlog.h"
-#include "cli/svg.h"
+#include "svg.h"
 
 /* The settings a legend names at most per run. */
 enum { MAX_SHOWN_SETTINGS = 4 };

@@ -1,14 +1,14 @@
 /* PNG encoding with zlib, and the heatmap raster of one sentence pair. See
  * include/nmt/png.h. */
-#include "cli/png.h"
-#include "cli/heatmap.h"
+#include "png.h"
+#include "heatmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "cli/font.h"
+#include "font.h"
 #include "nmt/error.h"
 
 /* ---- encoding ------------------------------------------------------------- */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
-#include "cli/unknown.h"
+#include "commands.h"
+#include "opts.h"
+#include "unknown.h"
 #include "nmt/batch.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"

@@ -4,15 +4,15 @@
  * Text widths are estimated (no font metrics here): 0.6 em per character is
  * a little wider than the average of common sans-serif fonts, so labels get
  * room to spare rather than overlap. */
-#include "cli/svg.h"
-#include "cli/heatmap.h"
+#include "svg.h"
+#include "heatmap.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nmt/error.h"
-#include "utf8.h"
+#include "nmt/utf8.h"
 
 #define FONT "DejaVu Sans, Helvetica, Arial, sans-serif"
 

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
-#include "cli/train_data.h"
-#include "cli/unknown.h"
+#include "commands.h"
+#include "opts.h"
+#include "train_data.h"
+#include "unknown.h"
 #include "nmt/corpus.h"
-#include "dist.h"
+#include "nmt/dist.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/progress.h"

@@ -3,7 +3,7 @@
  * folder (for a run folder moved together with its data), and its print
  * (size and a hash of the first lines), so that data found elsewhere is
  * used only when it is the same. */
-#include "cli/train_data.h"
+#include "train_data.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/opts.h"
+#include "opts.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 

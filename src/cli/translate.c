@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "cli/opts.h"
-#include "cli/unknown.h"
+#include "commands.h"
+#include "opts.h"
+#include "unknown.h"
 #include "nmt/align.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"

@@ -1,10 +1,10 @@
 /* The <unk> warning of translate, score, align and train (cli/unknown.h). */
-#include "cli/unknown.h"
+#include "unknown.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/opts.h"
+#include "opts.h"
 
 int cli_unknown_high(size_t unk, size_t n)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel training under mpirun (src/dist.c) against one process, on a
+# Data-parallel training under mpirun (src/train/dist.c) against one process, on a
 # small slice of the toy corpus: after 5 SGD and 5 Adam steps the weights of
 # 2 and of 3 processes (10 pairs a batch: 3 does not divide it) are those of
 # one process within 1e-5 for SGD and 1e-4 for Adam (relative to each

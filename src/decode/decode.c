@@ -1,0 +1,446 @@
+/* Batched beam search (greedy is beam 1) over the inference pass. The rows of
+ * nmt_infer are the open hypotheses of all sentences still being searched,
+ * grouped by sentence and, within one, best first. A sentence that is done
+ * leaves the batch (nmt_infer_select drops its rows), so a batch costs what
+ * its live hypotheses cost. The search rules are documented in nmt/decode.h.
+ *
+ * Hypotheses are not copied as they grow: each step records, for every new
+ * open hypothesis, its token, the slot of its parent and (on request) the
+ * attention row, and results are traced back through these records. */
+#include "nmt/decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "nmt/vocab.h"
+#include "model/rnn/seq2seq.h"
+
+/* One extension of an open hypothesis. */
+typedef struct candidate {
+    double score; /* parent's score + log p(token) */
+    float lp;     /* log p(token), to rank within one row */
+    int slot;     /* the parent's slot (rank) in its sentence's beam */
+    int32_t tok;
+} candidate;
+
+/* A hypothesis that produced </s> at position pos. */
+typedef struct finished_hyp {
+    double score, norm;
+    int pos;    /* its token count; </s> sits at this position */
+    int parent; /* slot of its last token at position pos - 1 (unused at pos 0) */
+} finished_hyp;
+
+struct nmt_decoder {
+    const nmt_model *model;
+    nmt_decode_opts opts;
+    int K, C;          /* beam, candidates looked at per step (2K) */
+    int V;             /* target vocabulary */
+    int max_B, max_src_T, max_len; /* max_len: the longest output allowed at max_src_T */
+    int keep_att;      /* attention rows are recorded */
+    nmt_infer *infer;
+    /* the rows of one step, [max_B * K] */
+    const float *logits; /* [rows, V] the step's, held by the inference state */
+    const float *lse;  /* [rows] their log-sum-exp: log p = logit - lse */
+    float *att;        /* [rows, T] the step's attention, when keep_att */
+    int32_t *prev;     /* last token of each row */
+    int *from;         /* parent row of each next row, for nmt_infer_select */
+    int *row_sent, *row_sent_next;
+    /* per sentence */
+    int *limit;        /* [max_B] length limit */
+    int *src_len;      /* [max_B] */
+    int *n_open;       /* [max_B] open hypotheses */
+    int *n_fin;        /* [max_B] finished ones kept (<= K) */
+    int *fin_count;    /* [max_B] finished ones seen */
+    double *open_score; /* [max_B, K] */
+    double *next_score; /* [K] scratch */
+    finished_hyp *fin; /* [max_B, K] best first */
+    float *fin_att;    /* [max_B, K, max_src_T] each finished one's </s> row */
+    /* history, position-major: entry (pos, b, slot) at (pos * max_B + b) * K + slot */
+    int32_t *hist_tok;
+    int *hist_parent;
+    float *hist_att;   /* [.., max_src_T] when keep_att */
+    candidate *cand;   /* [K * C] scratch of one sentence */
+    /* results */
+    nmt_hypothesis *res; /* [max_B, n_best] */
+    int *n_res;          /* [max_B] */
+    int32_t *res_ids;    /* [max_B, n_best, max_len] */
+    float *res_att;      /* [max_B, n_best, max_len, max_src_T] when keep_att */
+};
+
+void nmt_decode_opts_default(nmt_decode_opts *o)
+{
+    o->beam = 1;
+    o->alpha = 1.0f;
+    o->max_ratio = 2.0f;
+    o->max_extra = 10;
+    o->n_best = 1;
+    o->attention = 0;
+}
+
+void nmt_decode_opts_standard(nmt_decode_opts *o)
+{
+    nmt_decode_opts_default(o);
+    o->beam = NMT_DEFAULT_BEAM;
+    o->alpha = NMT_DEFAULT_ALPHA;
+    o->max_ratio = NMT_DEFAULT_MAX_RATIO;
+    o->max_extra = NMT_DEFAULT_MAX_EXTRA;
+}
+
+void nmt_decoder_free(nmt_decoder *d)
+{
+    if (!d)
+        return;
+    nmt_infer_free(d->infer);
+    free(d->att);
+    free(d->prev);
+    free(d->from);
+    free(d->row_sent);
+    free(d->row_sent_next);
+    free(d->limit);
+    free(d->src_len);
+    free(d->n_open);
+    free(d->n_fin);
+    free(d->fin_count);
+    free(d->open_score);
+    free(d->next_score);
+    free(d->fin);
+    free(d->fin_att);
+    free(d->hist_tok);
+    free(d->hist_parent);
+    free(d->hist_att);
+    free(d->cand);
+    free(d->res);
+    free(d->n_res);
+    free(d->res_ids);
+    free(d->res_att);
+    free(d);
+}
+
+int nmt_decode_length_limit(const nmt_decode_opts *o, int src_len)
+{
+    double n = (double)o->max_ratio * (src_len > 0 ? src_len - 1 : 0) + o->max_extra;
+    return n < 1 ? 1 : n > (1 << 20) ? 1 << 20 : (int)n;
+}
+
+/* calloc of n * size bytes, refusing products that overflow. */
+static void *array(size_t n, size_t size)
+{
+    if (n && size > SIZE_MAX / n)
+        return NULL;
+    return calloc(n ? n : 1, size);
+}
+
+int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max_src_T,
+                       const nmt_decode_opts *opts)
+{
+    *out = NULL;
+    if (max_B < 1 || max_src_T < 1)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d is empty", max_B, max_src_T);
+    if (opts->beam < 1 || opts->beam > 4096)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: beam %d is not in 1..4096", opts->beam);
+    if (opts->n_best < 1 || opts->n_best > opts->beam)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: n-best %d is not in 1..beam (%d)",
+                             opts->n_best, opts->beam);
+    if (!(opts->alpha >= 0) || !isfinite(opts->alpha))
+        return nmt_set_error(NMT_ERR_ARG, "decoder: length normalisation alpha %g is not a "
+                             "finite number >= 0", (double)opts->alpha);
+    if (!(opts->max_ratio >= 0) || !isfinite(opts->max_ratio) || opts->max_extra < 0)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: bad length limit");
+    if ((long long)max_B * opts->beam > (1 << 20))
+        return nmt_set_error(NMT_ERR_ARG, "decoder: %d sentences x beam %d are too many rows",
+                             max_B, opts->beam);
+    nmt_decoder *d = calloc(1, sizeof *d);
+    if (!d)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder");
+    d->model = m;
+    d->opts = *opts;
+    d->K = opts->beam;
+    d->C = 2 * opts->beam;
+    d->V = m->cfg.tgt_vocab;
+    d->max_B = max_B;
+    d->max_src_T = max_src_T;
+    d->max_len = nmt_decode_length_limit(opts, max_src_T);
+    d->keep_att = opts->attention && m->cfg.attention != NMT_ATT_NONE;
+    size_t B = (size_t)max_B, K = (size_t)d->K, rows = B * K, T = (size_t)max_src_T;
+    size_t L = (size_t)d->max_len, NB = (size_t)opts->n_best;
+    d->prev = array(rows, sizeof(int32_t));
+    d->from = array(rows, sizeof(int));
+    d->row_sent = array(rows, sizeof(int));
+    d->row_sent_next = array(rows, sizeof(int));
+    d->limit = array(B, sizeof(int));
+    d->src_len = array(B, sizeof(int));
+    d->n_open = array(B, sizeof(int));
+    d->n_fin = array(B, sizeof(int));
+    d->fin_count = array(B, sizeof(int));
+    d->open_score = array(rows, sizeof(double));
+    d->next_score = array(K, sizeof(double));
+    d->fin = array(rows, sizeof(finished_hyp));
+    d->hist_tok = array(L * rows, sizeof(int32_t));
+    d->hist_parent = array(L * rows, sizeof(int));
+    d->cand = array(K * (size_t)d->C, sizeof(candidate));
+    d->res = array(B * NB, sizeof(nmt_hypothesis));
+    d->n_res = array(B, sizeof(int));
+    d->res_ids = array(B * NB * L, sizeof(int32_t));
+    int ok = d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
+             d->src_len && d->n_open && d->n_fin && d->fin_count && d->open_score && d->next_score && d->fin &&
+             d->hist_tok && d->hist_parent && d->cand && d->res && d->n_res && d->res_ids;
+    if (ok && d->keep_att) {
+        d->att = array(rows, T * sizeof(float));
+        d->fin_att = array(rows, T * sizeof(float));
+        d->hist_att = L * rows <= SIZE_MAX / T ? array(L * rows * T, sizeof(float)) : NULL;
+        d->res_att = B * NB * L <= SIZE_MAX / T ? array(B * NB * L * T, sizeof(float)) : NULL;
+        ok = d->att && d->fin_att && d->hist_att && d->res_att;
+    }
+    if (!ok) {
+        nmt_decoder_free(d);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder (%d sentences of "
+                             "up to %d tokens, beam %d)", max_B, max_src_T, opts->beam);
+    }
+    int rc = nmt_infer_create(&d->infer, m, max_B, max_src_T, (int)rows);
+    if (rc) {
+        nmt_decoder_free(d);
+        return rc;
+    }
+    *out = d;
+    return NMT_OK;
+}
+
+static double normalised(double score, int length, float alpha)
+{
+    return alpha == 0 || length <= 0 ? score : score / pow((double)length, (double)alpha);
+}
+
+static size_t hist_at(const nmt_decoder *d, int pos, int b, int slot)
+{
+    return ((size_t)pos * (size_t)d->max_B + (size_t)b) * (size_t)d->K + (size_t)slot;
+}
+
+/* The C most probable tokens of one row (logits and their log-sum-exp) into
+ * top[0..n), best first; on equal log-probabilities the lower id first.
+ * <pad> and <s> are never outputs. */
+static int row_top(candidate *top, int C, const float *logits, float lse, int V, double base,
+                   int slot)
+{
+    int n = 0;
+    for (int32_t v = NMT_UNK; v < V; v++) {
+        if (v == NMT_BOS)
+            continue;
+        float x = logits[v] - lse; /* rounded as nmt_infer_step rounds it */
+        if (n == C && !(x > top[n - 1].lp))
+            continue;
+        int i = n < C ? n++ : C - 1;
+        while (i > 0 && top[i - 1].lp < x) {
+            top[i] = top[i - 1];
+            i--;
+        }
+        top[i] = (candidate){.lp = x, .slot = slot, .tok = v};
+    }
+    for (int i = 0; i < n; i++)
+        top[i].score = base + (double)top[i].lp;
+    return n;
+}
+
+/* Best first; ties to the better parent, then the lower token: a total order,
+ * so the search is deterministic. */
+static int candidate_order(const void *pa, const void *pb)
+{
+    const candidate *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    return (a->tok > b->tok) - (a->tok < b->tok);
+}
+
+/* Adds a finished hypothesis to sentence b's list of the K best (by
+ * normalised score; an equal one found later ranks after). */
+static void add_finished(nmt_decoder *d, int b, const candidate *c, int pos, const float *att_row)
+{
+    int K = d->K, n = d->n_fin[b];
+    finished_hyp *list = d->fin + (size_t)b * K;
+    double norm = normalised(c->score, pos + 1, d->opts.alpha);
+    d->fin_count[b]++;
+    if (n == K && !(norm > list[K - 1].norm))
+        return;
+    int i = n < K ? n++ : K - 1;
+    size_t T = (size_t)d->max_src_T;
+    float *rows = d->keep_att ? d->fin_att + (size_t)b * K * T : NULL;
+    while (i > 0 && list[i - 1].norm < norm) {
+        list[i] = list[i - 1];
+        if (rows)
+            memcpy(rows + (size_t)i * T, rows + (size_t)(i - 1) * T, T * sizeof(float));
+        i--;
+    }
+    list[i] = (finished_hyp){.score = c->score, .norm = norm, .pos = pos, .parent = c->slot};
+    if (rows)
+        memcpy(rows + (size_t)i * T, att_row, (size_t)d->src_len[b] * sizeof(float));
+    d->n_fin[b] = n;
+}
+
+/* Writes result k of sentence b: the open hypothesis in `slot` at position
+ * pos traced back, plus a final </s> row when finished. */
+static void trace(nmt_decoder *d, int b, int k, int pos, int slot, double score, int finished,
+                  const float *eos_att)
+{
+    size_t L = (size_t)d->max_len, T = (size_t)d->max_src_T, NB = (size_t)d->opts.n_best;
+    size_t idx = (size_t)b * NB + (size_t)k;
+    int32_t *ids = d->res_ids + idx * L;
+    int len = pos + 1, n = d->src_len[b];
+    float *att = d->keep_att ? d->res_att + idx * L * T : NULL;
+    for (int p = pos; p >= 0; p--) {
+        size_t h = hist_at(d, p, b, slot);
+        ids[p] = d->hist_tok[h];
+        if (att)
+            memcpy(att + (size_t)p * n, d->hist_att + h * T, (size_t)n * sizeof(float));
+        slot = d->hist_parent[h];
+    }
+    if (att && finished)
+        memcpy(att + (size_t)len * n, eos_att, (size_t)n * sizeof(float));
+    d->res[idx] = (nmt_hypothesis){
+        .ids = ids, .len = len, .score = (float)score, .finished = finished, .att = att,
+        .norm_score = (float)normalised(score, len + finished, d->opts.alpha)};
+}
+
+/* Sentence b is done after position pos: its n-best list from the finished
+ * hypotheses, then (if too few) the open ones, best first. */
+static void collect(nmt_decoder *d, int b, int pos)
+{
+    int NB = d->opts.n_best, K = d->K, k = 0;
+    size_t T = (size_t)d->max_src_T;
+    for (int i = 0; i < d->n_fin[b] && k < NB; i++, k++) {
+        const finished_hyp *f = &d->fin[(size_t)b * K + i];
+        const float *eos_att = d->keep_att ? d->fin_att + ((size_t)b * K + i) * T : NULL;
+        /* pos - 1 = -1: the empty translation, just </s> */
+        trace(d, b, k, f->pos - 1, f->parent, f->score, 1, eos_att);
+    }
+    for (int s = 0; s < d->n_open[b] && k < NB; s++, k++)
+        trace(d, b, k, pos, s, d->open_score[(size_t)b * K + s], 0, NULL);
+    d->n_res[b] = k;
+}
+
+/* One step of sentence b, whose n_open rows start at row r0: picks the next
+ * open hypotheses (recorded at position pos) and the finished ones. Returns 1
+ * when the sentence is done. */
+static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
+{
+    int K = d->K, C = d->C, V = d->V, n = d->n_open[b];
+    double *score = d->open_score + (size_t)b * K;
+    int total = 0;
+    for (int s = 0; s < n; s++)
+        total += row_top(d->cand + total, C, d->logits + (size_t)(r0 + s) * V, d->lse[r0 + s], V,
+                         score[s], s);
+    qsort(d->cand, (size_t)total, sizeof *d->cand, candidate_order);
+    if (total > C)
+        total = C;
+    double *next = d->next_score;
+    int n_next = 0;
+    for (int i = 0; i < total; i++) {
+        const candidate *c = &d->cand[i];
+        const float *att_row = d->keep_att ? d->att + (size_t)(r0 + c->slot) * T : NULL;
+        if (c->tok == NMT_EOS) {
+            if (i < K)
+                add_finished(d, b, c, pos, att_row);
+            continue;
+        }
+        if (n_next == K)
+            continue;
+        size_t h = hist_at(d, pos, b, n_next);
+        d->hist_tok[h] = c->tok;
+        d->hist_parent[h] = c->slot;
+        if (att_row)
+            memcpy(d->hist_att + h * (size_t)d->max_src_T, att_row,
+                   (size_t)d->src_len[b] * sizeof(float));
+        next[n_next++] = c->score;
+    }
+    memcpy(score, next, (size_t)n_next * sizeof *score);
+    d->n_open[b] = n_next;
+    int done = d->fin_count[b] >= K || pos + 1 >= d->limit[b] || n_next == 0;
+    int NB = d->opts.n_best;
+    if (!done && d->n_fin[b] >= NB) {
+        /* rule (3) of nmt/decode.h: the best score the leading open
+         * hypothesis could still reach */
+        double s = score[0];
+        double best = normalised(s, s <= 0 ? d->limit[b] : pos + 2, d->opts.alpha);
+        done = best <= d->fin[(size_t)b * K + NB - 1].norm;
+    }
+    if (done)
+        collect(d, b, pos);
+    return done;
+}
+
+static int search(nmt_decoder *d, int B, int T)
+{
+    int R = B;
+    for (int b = 0; b < B; b++) {
+        d->n_open[b] = 1;
+        d->open_score[(size_t)b * d->K] = 0;
+        d->n_fin[b] = d->fin_count[b] = 0;
+        d->n_res[b] = 0;
+        d->row_sent[b] = b;
+        d->prev[b] = NMT_BOS;
+    }
+    for (int pos = 0; R > 0; pos++) {
+        d->logits = nmt_infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
+                                      &d->lse);
+        int next = 0, identity = 1;
+        for (int r = 0; r < R;) {
+            int b = d->row_sent[r], n = d->n_open[b];
+            if (!advance(d, b, r, pos, T)) {
+                for (int s = 0; s < d->n_open[b]; s++, next++) {
+                    size_t h = hist_at(d, pos, b, s);
+                    d->from[next] = r + d->hist_parent[h];
+                    d->prev[next] = d->hist_tok[h];
+                    d->row_sent_next[next] = b;
+                    identity &= d->from[next] == next;
+                }
+            }
+            r += n;
+        }
+        if (next == 0)
+            break;
+        if (next != R || !identity) {
+            int rc = nmt_infer_select(d->infer, d->from, next);
+            if (rc)
+                return rc;
+        }
+        int *tmp = d->row_sent;
+        d->row_sent = d->row_sent_next;
+        d->row_sent_next = tmp;
+        R = next;
+    }
+    return NMT_OK;
+}
+
+int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T)
+{
+    if (B < 1 || B > d->max_B || T < 1 || T > d->max_src_T)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d exceeds %d x %d", B, T,
+                             d->max_B, d->max_src_T);
+    for (int b = 0; b < B; b++) {
+        if (src_len[b] < 1 || src_len[b] > T)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: source %d has length %d", b,
+                                 src_len[b]);
+        d->src_len[b] = src_len[b];
+        d->limit[b] = nmt_decode_length_limit(&d->opts, src_len[b]);
+    }
+    for (int b = B; b < d->max_B; b++)
+        d->n_res[b] = 0;
+    int rc = nmt_infer_encode(d->model, d->infer, src, src_len, B, T);
+    if (rc)
+        return rc;
+    return search(d, B, T);
+}
+
+int nmt_decoder_n_results(const nmt_decoder *d, int b)
+{
+    return b < 0 || b >= d->max_B ? 0 : d->n_res[b];
+}
+
+const nmt_hypothesis *nmt_decoder_result(const nmt_decoder *d, int b, int k)
+{
+    if (b < 0 || b >= d->max_B || k < 0 || k >= d->n_res[b])
+        return NULL;
+    return &d->res[(size_t)b * d->opts.n_best + k];
+}

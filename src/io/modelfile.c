@@ -1,0 +1,665 @@
+/* Model files: the model's tensors and settings in a safetensors container
+ * (safetensors.c), with the metadata of docs/DESIGN.md. Loading checks every
+ * setting and shape against the file before it creates the model, so a
+ * hostile file can make us allocate no more than its own size. */
+#include "nmt/modelfile.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+#include "io/safetensors.h"
+
+#define NMT_FORMAT "nmt-1"
+/* The tensor that holds a subword model's serialized SentencePiece model. */
+#define SUBWORDS_TENSOR "subwords"
+/* Sane bounds on the settings a file may claim. */
+#define MAX_SIZE 65536
+#define MAX_VOCAB (1 << 24)
+
+struct nmt_file {
+    st_file st;
+};
+
+/* The design's metadata keys; extras may not reuse them. */
+static const char *const design_keys[] = {
+    "format", "cell", "attention", "bidirectional", "emb", "hidden", "att_dim",
+    "out_dim", "tied", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
+};
+
+static int is_design_key(const char *key)
+{
+    for (int k = 0; design_keys[k]; k++)
+        if (!strcmp(design_keys[k], key))
+            return 1;
+    return 0;
+}
+
+/* ---- saving --------------------------------------------------------------- */
+
+/* The tokens in id order joined by "\n" (malloc'ed). A token holding a
+ * newline could not be told apart on reading, so it is refused. */
+static int join_vocab(char **out, const nmt_vocab *v, const char *path, const char *key)
+{
+    int n = nmt_vocab_size(v);
+    size_t len = 1;
+    for (int id = 0; id < n; id++) {
+        const char *tok = nmt_vocab_token(v, id);
+        if (!tok || strchr(tok, '\n'))
+            return nmt_set_error(NMT_ERR_ARG, "%s: %s token %d is missing or holds a newline", path,
+                                 key, id);
+        len += strlen(tok) + 1;
+    }
+    char *s = malloc(len), *o = s;
+    if (!s)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    for (int id = 0; id < n; id++) {
+        size_t l = strlen(nmt_vocab_token(v, id));
+        if (id)
+            *o++ = '\n';
+        memcpy(o, nmt_vocab_token(v, id), l);
+        o += l;
+    }
+    *o = '\0';
+    *out = s;
+    return NMT_OK;
+}
+
+int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor *extra,
+                   int n_extra, const nmt_meta *meta, int n_meta)
+{
+    if (n_extra < 0 || n_meta < 0 || (n_extra && !extra) || (n_meta && !meta))
+        return nmt_set_error(NMT_ERR_ARG, "%s: bad extra tensors or metadata", path);
+    for (int k = 0; k < n_meta; k++)
+        if (meta[k].key && is_design_key(meta[k].key))
+            return nmt_set_error(NMT_ERR_ARG, "%s: metadata key '%s' is reserved for the model", path,
+                                 meta[k].key);
+    for (int k = 0; k < n_extra; k++)
+        if (extra[k].name && (nmt_model_tensor(m, extra[k].name) ||
+                              !strcmp(extra[k].name, SUBWORDS_TENSOR)))
+            return nmt_set_error(NMT_ERR_ARG, "%s: extra tensor '%s' has a model tensor's name", path,
+                                 extra[k].name);
+    size_t n_subwords = 0;
+    const unsigned char *subwords = m->subwords ? nmt_subwords_bytes(m->subwords, &n_subwords) : NULL;
+    if (n_subwords > INT_MAX)
+        return nmt_set_error(NMT_ERR_ARG, "%s: the subword model is too large to store", path);
+
+    /* the design's keys: `tied` only when true (absent means false), so that
+     * an untied model's file is what it was before tying existed; the
+     * subword model's bytes go last, after every float */
+    int n_design = 11 + (m->cfg.tied != 0);
+    int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
+    nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
+    nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
+    char *src = NULL, *tgt = NULL;
+    /* files hold F32; a build whose parameters are doubles converts */
+    int convert = sizeof *m->params != sizeof(float);
+    float *narrow = convert ? malloc(m->n_params * sizeof *narrow) : NULL;
+    int rc = t && kv && (narrow || !convert) ? NMT_OK
+                                             : nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    const float *params = (const float *)(const void *)m->params;
+    if (!rc && convert) {
+        for (size_t k = 0; k < m->n_params; k++)
+            narrow[k] = (float)m->params[k];
+        params = narrow;
+    }
+    if (!rc)
+        rc = join_vocab(&src, m->src_vocab, path, "src_vocab");
+    if (!rc)
+        rc = join_vocab(&tgt, m->tgt_vocab, path, "tgt_vocab");
+    if (!rc) {
+        for (int k = 0; k < m->n_tensors; k++) {
+            const nmt_tensor_info *ti = &m->tensors[k];
+            t[k] = (nmt_named_tensor){.name = ti->name, .ndim = ti->ndim,
+                                      .shape = {ti->shape[0], ti->shape[1]},
+                                      .data = params + ti->offset};
+        }
+        for (int k = 0; k < n_extra; k++)
+            t[m->n_tensors + k] = extra[k];
+        if (subwords)
+            t[n_t - 1] = (nmt_named_tensor){.name = SUBWORDS_TENSOR, .ndim = 1,
+                                            .shape = {(int)n_subwords, 0}, .bytes = subwords};
+        const nmt_config *c = &m->cfg;
+        char num[4][16];
+        snprintf(num[0], sizeof num[0], "%d", c->emb);
+        snprintf(num[1], sizeof num[1], "%d", c->hidden);
+        snprintf(num[2], sizeof num[2], "%d", c->att_dim);
+        snprintf(num[3], sizeof num[3], "%d", c->out_dim);
+        const nmt_meta design[12] = {
+            {"format", NMT_FORMAT},
+            {"cell", nmt_cell_name(c->cell)},
+            {"attention", nmt_attention_name(c->attention)},
+            {"bidirectional", c->bidirectional ? "true" : "false"},
+            {"emb", num[0]},
+            {"hidden", num[1]},
+            {"att_dim", num[2]},
+            {"out_dim", num[3]},
+            {"lowercase", c->lowercase ? "true" : "false"},
+            {"src_vocab", src},
+            {"tgt_vocab", tgt},
+            {"tied", "true"},
+        };
+        memcpy(kv, design, (size_t)n_design * sizeof *design);
+        for (int k = 0; k < n_meta; k++)
+            kv[n_design + k] = meta[k];
+        rc = nmt_st_write(path, t, n_t, kv, n_m, "crc32");
+    }
+    free(narrow);
+    free(src);
+    free(tgt);
+    free(t);
+    free(kv);
+    return rc;
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static const char *need_meta(const nmt_file *f, const char *key, const char *path)
+{
+    const char *v = nmt_st_meta(&f->st, key);
+    if (!v)
+        nmt_set_error(NMT_ERR_FORMAT, "%s: the metadata lacks '%s'", path, key);
+    return v;
+}
+
+static int check_format(const nmt_file *f, const char *path)
+{
+    const char *fmt = nmt_st_meta(&f->st, "format");
+    if (!fmt)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: not an nmt model (no \"format\" in the metadata)", path);
+    if (strcmp(fmt, NMT_FORMAT))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: format '%s' is not supported (expected '%s')",
+                             path, fmt, NMT_FORMAT);
+    return NMT_OK;
+}
+
+/* crc32 is 8 hex digits (see modelfile.h). Checked before any weight is
+ * used: a flipped bit in the data would otherwise load silently. */
+static int check_crc(const nmt_file *f, const char *path)
+{
+    const char *s = need_meta(f, "crc32", path);
+    if (!s)
+        return NMT_ERR_FORMAT;
+    uint32_t want = 0;
+    int ok = strlen(s) == 8;
+    for (int k = 0; ok && k < 8; k++) {
+        char c = s[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        ok = d >= 0;
+        want = want * 16 + (uint32_t)d;
+    }
+    if (!ok)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: crc32 '%s' is not 8 hexadecimal digits", path, s);
+    if (want != f->st.data_crc)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: crc32 mismatch: the header says %08lx, the data has %08lx "
+                             "(the file is corrupt)", path, (unsigned long)want,
+                             (unsigned long)f->st.data_crc);
+    return NMT_OK;
+}
+
+static int meta_bool(const nmt_file *f, const char *key, int *out, const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    if (!strcmp(v, "true") || !strcmp(v, "false")) {
+        *out = !strcmp(v, "true");
+        return NMT_OK;
+    }
+    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected true or false)", path, key, v);
+}
+
+/* A size in [min, MAX_SIZE], plain decimal digits. */
+static int meta_size(const nmt_file *f, const char *key, int min, int *out, const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    long x = 0;
+    size_t n = strlen(v);
+    int ok = n > 0 && n <= 7 && !(n > 1 && v[0] == '0');
+    for (size_t k = 0; ok && k < n; k++) {
+        ok = v[k] >= '0' && v[k] <= '9';
+        x = x * 10 + (v[k] - '0');
+    }
+    if (!ok || x < min || x > MAX_SIZE)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected a whole number from %d to %d)",
+                             path, key, v, min, MAX_SIZE);
+    *out = (int)x;
+    return NMT_OK;
+}
+
+/* Splits a vocabulary value on "\n" into a token list pointing into *copy. */
+static int split_vocab(const nmt_file *f, const char *key, char **copy, const char ***tokens, int *n,
+                       const char *path)
+{
+    const char *v = need_meta(f, key, path);
+    if (!v)
+        return NMT_ERR_FORMAT;
+    size_t count = 1;
+    for (const char *p = v; *p; p++)
+        count += *p == '\n';
+    if (count > MAX_VOCAB)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: %s has %zu tokens (at most %d)", path, key, count,
+                             MAX_VOCAB);
+    *copy = strdup(v);
+    *tokens = malloc(count * sizeof **tokens);
+    if (!*copy || !*tokens)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    char *p = *copy;
+    for (size_t k = 0; k < count; k++) {
+        (*tokens)[k] = p;
+        char *nl = strchr(p, '\n');
+        if (nl) {
+            *nl = '\0';
+            p = nl + 1;
+        }
+    }
+    static const char *const specials[NMT_N_SPECIAL] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (int k = 0; k < NMT_N_SPECIAL; k++)
+        if ((size_t)k >= count || strcmp((*tokens)[k], specials[k]))
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: %s must begin with <pad>, <unk>, <s>, </s> (token %d is '%s')",
+                                 path, key, k, (size_t)k < count ? (*tokens)[k] : "");
+    *n = (int)count;
+    return NMT_OK;
+}
+
+static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
+{
+    memset(cfg, 0, sizeof *cfg);
+    const char *cell = need_meta(f, "cell", path);
+    if (!cell)
+        return NMT_ERR_FORMAT;
+    if (nmt_cell_parse(cell, &cfg->cell))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown cell '%s' (expected rnn, gru or lstm)",
+                             path, cell);
+    const char *att = need_meta(f, "attention", path);
+    if (!att)
+        return NMT_ERR_FORMAT;
+    if (nmt_attention_parse(att, &cfg->attention))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown attention '%s' (expected bahdanau, dot, "
+                             "general, scaled-dot or none)", path, att);
+    int rc;
+    if ((rc = meta_bool(f, "bidirectional", &cfg->bidirectional, path)) ||
+        (rc = meta_bool(f, "lowercase", &cfg->lowercase, path)) ||
+        (rc = meta_size(f, "emb", 1, &cfg->emb, path)) ||
+        (rc = meta_size(f, "hidden", 1, &cfg->hidden, path)) ||
+        (rc = meta_size(f, "att_dim", nmt_attention_uses_att_dim(cfg->attention), &cfg->att_dim,
+                        path)) ||
+        (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
+        return rc;
+    /* absent means untied (files from before tying existed) */
+    if (nmt_st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
+        return rc;
+    if (nmt_attention_check(cfg->attention, cfg->bidirectional, cfg->hidden)) {
+        char why[512]; /* the message is rewritten from itself */
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: attention dot and bidirectional true do not go "
+                             "together: %s", path, why);
+    }
+    if (cfg->tied && cfg->out_dim != cfg->emb)
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s: tied is true but out_dim (%d) is not emb (%d): tied output "
+                             "embeddings are the target embedding table", path, cfg->out_dim,
+                             cfg->emb);
+    return NMT_OK;
+}
+
+static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape)
+{
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int k = 0; k < ndim && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)shape[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
+}
+
+static int in_table(const nmt_tensor_info *t, int n, const char *name)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(t[k].name, name))
+            return 1;
+    return 0;
+}
+
+/* The tensors a model with every option on has, at unit sizes: what
+ * matters is their names, which do not depend on the cell or the sizes.
+ * Returns their number. */
+static int every_model_tensor(nmt_tensor_info all[NMT_MAX_TENSORS])
+{
+    nmt_config full = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
+                       .emb = 1, .hidden = 1, .att_dim = 1, .out_dim = 1, .src_vocab = 1,
+                       .tgt_vocab = 1};
+    size_t total;
+    return nmt_tensor_table(&full, all, &total);
+}
+
+/* Every tensor the settings need, with exactly the shape they imply; no
+ * model tensor the settings do not need. */
+static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *path)
+{
+    nmt_tensor_info table[NMT_MAX_TENSORS], all[NMT_MAX_TENSORS];
+    size_t total;
+    int n = nmt_tensor_table(cfg, table, &total);
+    /* the output matrix, said in the words of tying */
+    if (cfg->tied && nmt_st_find(&f->st, "out.W"))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: tied is true (the output matrix is tgt_emb) "
+                             "but the file has an 'out.W'", path);
+    if (!cfg->tied && !nmt_st_find(&f->st, "out.W"))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
+                             "true (a model with tied embeddings says so in its metadata)", path);
+    for (int k = 0; k < n; k++) {
+        const st_tensor *t = nmt_st_find(&f->st, table[k].name);
+        int64_t want[2] = {table[k].shape[0], table[k].shape[1]};
+        char ws[64], hs[ST_MAX_NDIM * 22 + 4];
+        shape_text(ws, sizeof ws, table[k].ndim, want);
+        if (!t)
+            return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' %s is missing", path, table[k].name, ws);
+        int same = t->ndim == table[k].ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = t->shape[d] == want[d];
+        if (!same) {
+            shape_text(hs, sizeof hs, t->ndim, t->shape);
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' has shape %s but the settings (cell %s, attention %s, "
+                                 "%s, emb %d, hidden %d, att_dim %d, out_dim %d, vocabularies %d and %d) "
+                                 "need %s", path, table[k].name, hs, nmt_cell_name(cfg->cell),
+                                 nmt_attention_name(cfg->attention),
+                                 cfg->bidirectional ? "bidirectional" : "unidirectional", cfg->emb,
+                                 cfg->hidden, cfg->att_dim, cfg->out_dim, cfg->src_vocab,
+                                 cfg->tgt_vocab, ws);
+        }
+    }
+    int n_all = every_model_tensor(all);
+    for (int k = 0; k < n_all; k++)
+        if (!in_table(table, n, all[k].name) && nmt_st_find(&f->st, all[k].name))
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' is in the file but the settings (attention %s, %s) "
+                                 "have no use for it", path, all[k].name,
+                                 nmt_attention_name(cfg->attention),
+                                 cfg->bidirectional ? "bidirectional" : "unidirectional");
+    return NMT_OK;
+}
+
+/* Every tensor holds floats but "subwords", which holds bytes. */
+static int check_dtypes(const nmt_file *f, const char *path)
+{
+    for (int k = 0; k < f->st.n_tensors; k++) {
+        const st_tensor *t = &f->st.tensors[k];
+        if (!strcmp(t->name, SUBWORDS_TENSOR)) {
+            if (t->dtype != ST_U8 || t->ndim != 1)
+                return nmt_set_error(NMT_ERR_FORMAT,
+                                     "%s: tensor '%s' must be U8 bytes of one dimension (the "
+                                     "serialized SentencePiece model)", path, t->name);
+        } else if (t->dtype != ST_F32) {
+            return nmt_set_error(NMT_ERR_FORMAT,
+                                 "%s: tensor '%s' has dtype U8: only '%s' holds bytes, every "
+                                 "other tensor is F32", path, t->name, SUBWORDS_TENSOR);
+        }
+    }
+    return NMT_OK;
+}
+
+/* The subword model of the "subwords" tensor (NULL when there is none),
+ * whose pieces must be both vocabularies, in id order. */
+static int load_subwords(nmt_subwords **out, const nmt_file *f, const char *const *src_tok,
+                         const char *const *tgt_tok, const nmt_config *cfg, const char *path)
+{
+    *out = NULL;
+    const st_tensor *t = nmt_st_find(&f->st, SUBWORDS_TENSOR);
+    if (!t)
+        return NMT_OK;
+    char name[4200];
+    snprintf(name, sizeof name, "%s: tensor '%s'", path, SUBWORDS_TENSOR);
+    nmt_subwords *sw;
+    int rc = nmt_subwords_load(&sw, f->st.data + t->begin, t->end - t->begin, name);
+    if (rc)
+        return rc;
+    int n = nmt_subwords_size(sw);
+    for (int side = 0; side < 2 && !rc; side++) {
+        const char *key = side ? "tgt_vocab" : "src_vocab";
+        const char *const *tok = side ? tgt_tok : src_tok;
+        int size = side ? cfg->tgt_vocab : cfg->src_vocab;
+        if (size != n) {
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s: %s has %d tokens but the subword model has %d "
+                               "pieces (they must be the same)", path, key, size, n);
+            break;
+        }
+        for (int id = 0; id < n && !rc; id++)
+            if (strcmp(tok[id], nmt_subwords_piece(sw, id)))
+                rc = nmt_set_error(NMT_ERR_FORMAT, "%s: %s token %d is '%s' but the subword "
+                                   "model's piece %d is '%s' (they must be the same)", path, key,
+                                   id, tok[id], id, nmt_subwords_piece(sw, id));
+    }
+    if (rc) {
+        nmt_subwords_free(sw);
+        return rc;
+    }
+    *out = sw;
+    return NMT_OK;
+}
+
+/* Puts "PATH: what: " before the message another module has just set (a
+ * copy first: the message buffer is the one being written). */
+static int prefix_error(int rc, const char *path, const char *what)
+{
+    char inner[512];
+    snprintf(inner, sizeof inner, "%s", nmt_error_message());
+    return nmt_set_error(rc, "%s: %s: %s", path, what, inner);
+}
+
+static int make_vocab(nmt_vocab **v, const char *const *tokens, int n, const char *key, const char *path)
+{
+    int rc = nmt_vocab_from_tokens(v, tokens, (size_t)n);
+    return rc ? prefix_error(rc, path, key) : NMT_OK;
+}
+
+/* When the held bytes begin with exactly the model's parameters in its own
+ * order (as nmt writes them, and as nmt_st_read_some keeps a checkpoint's model
+ * tensors; a subword model's bytes may follow), the model takes the buffer
+ * over instead of a copy of it, so that a process that translates holds its
+ * parameters once. The model's own buffer, never written, is freed. */
+static int adopt_data(nmt_model *m, st_file *st)
+{
+    if (sizeof *m->params != sizeof(float) || st->held_size < m->n_params * sizeof(float))
+        return 0;
+    for (int k = 0; k < m->n_tensors; k++) {
+        const nmt_tensor_info *ti = &m->tensors[k];
+        const st_tensor *t = nmt_st_find(st, ti->name);
+        if (!t || t->begin != ti->offset * sizeof(float) ||
+            t->end - t->begin != ti->size * sizeof(float))
+            return 0;
+    }
+    free(m->params);
+    m->params = (nmt_real *)(void *)st->data;
+    st->data = NULL;
+    return 1;
+}
+
+/* Everything after the container has been read and checked. With may_adopt
+ * (the file is not kept after), the model may take over the file's data. */
+static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_adopt)
+{
+    nmt_config cfg;
+    char *src_copy = NULL, *tgt_copy = NULL;
+    const char **src_tok = NULL, **tgt_tok = NULL;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_subwords *sw = NULL;
+    nmt_model *m = NULL;
+    int rc;
+    if ((rc = check_format(f, path)) || (rc = check_crc(f, path)) ||
+        (rc = check_dtypes(f, path)) || (rc = parse_config(f, &cfg, path)))
+        return rc;
+    if (!(rc = split_vocab(f, "src_vocab", &src_copy, &src_tok, &cfg.src_vocab, path)) &&
+        !(rc = split_vocab(f, "tgt_vocab", &tgt_copy, &tgt_tok, &cfg.tgt_vocab, path)) &&
+        !(rc = check_tensors(f, &cfg, path)) &&
+        !(rc = load_subwords(&sw, f, src_tok, tgt_tok, &cfg, path)) &&
+        !(rc = make_vocab(&sv, src_tok, cfg.src_vocab, "src_vocab", path)) &&
+        !(rc = make_vocab(&tv, tgt_tok, cfg.tgt_vocab, "tgt_vocab", path))) {
+        rc = nmt_model_create(&m, &cfg, sv, tv);
+        if (rc) {
+            rc = prefix_error(rc, path, "cannot create the model");
+        } else {
+            sv = tv = NULL; /* the model owns them now */
+            m->subwords = sw;
+            sw = NULL;
+        }
+    }
+    if (!rc && !(may_adopt && adopt_data(m, &f->st))) {
+        for (int k = 0; k < m->n_tensors; k++) {
+            const nmt_tensor_info *ti = &m->tensors[k];
+            const st_tensor *t = nmt_st_find(&f->st, ti->name);
+            /* check_tensors matched every shape; this guards the copy */
+            if (!t || t->end - t->begin != ti->size * sizeof(float)) {
+                rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' does not match the model", path,
+                                   ti->name);
+                break;
+            }
+            const unsigned char *src = f->st.data + t->begin;
+            if (sizeof *m->params == sizeof(float)) {
+                memcpy(m->params + ti->offset, src, ti->size * sizeof(float));
+            } else {
+                for (size_t j = 0; j < ti->size; j++) {
+                    float x;
+                    memcpy(&x, src + 4 * j, 4);
+                    m->params[ti->offset + j] = x;
+                }
+            }
+        }
+    }
+    if (rc) {
+        nmt_model_free(m);
+        m = NULL;
+    }
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    nmt_subwords_free(sw);
+    free(src_copy);
+    free(tgt_copy);
+    free(src_tok);
+    free(tgt_tok);
+    *out = m;
+    return rc;
+}
+
+static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, nmt_file **file_out)
+{
+    if (!rc)
+        rc = load_model(out, f, path, !file_out);
+    if (rc || !file_out) {
+        nmt_file_free(f);
+        f = NULL;
+    }
+    if (file_out)
+        *file_out = f;
+    return rc;
+}
+
+/* Whether a tensor name is one a model can have: the tensors a loaded model
+ * is made from, or that check_tensors looks for, and its subword model. */
+static int is_model_tensor(const char *name, void *ctx)
+{
+    (void)ctx;
+    nmt_tensor_info all[NMT_MAX_TENSORS];
+    return in_table(all, every_model_tensor(all), name) || !strcmp(name, SUBWORDS_TENSOR);
+}
+
+int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
+{
+    *out = NULL;
+    if (file_out)
+        *file_out = NULL;
+    nmt_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    /* Without file_out nothing but the model reads the file: the rest of a
+     * checkpoint (the optimizer's moments) is checked but not held. */
+    int rc = nmt_st_read_some(&f->st, path, file_out ? NULL : is_model_tensor, NULL);
+    return finish_load(out, f, rc, path, file_out);
+}
+
+int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const char *name,
+                          nmt_file **file_out)
+{
+    *out = NULL;
+    if (file_out)
+        *file_out = NULL;
+    nmt_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", name);
+    return finish_load(out, f, nmt_st_parse(&f->st, buf, size, name), name, file_out);
+}
+
+/* ---- the file's contents -------------------------------------------------- */
+
+const char *nmt_file_meta(const nmt_file *f, const char *key)
+{
+    return f ? nmt_st_meta(&f->st, key) : NULL;
+}
+
+const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2])
+{
+    const st_tensor *t = f ? nmt_st_find(&f->st, name) : NULL;
+    if (!t || t->ndim > 2 || t->dtype != ST_F32)
+        return NULL;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] > INT_MAX)
+            return NULL;
+    if (ndim)
+        *ndim = t->ndim;
+    if (shape) {
+        shape[0] = t->ndim > 0 ? (int)t->shape[0] : 0;
+        shape[1] = t->ndim > 1 ? (int)t->shape[1] : 0;
+    }
+    /* begin is a multiple of 4 (the tensors tile the data from 0 and each
+     * holds whole floats) and data comes from malloc, so this is aligned */
+    return (const float *)(const void *)(f->st.data + t->begin);
+}
+
+const unsigned char *nmt_file_bytes(const nmt_file *f, const char *name, size_t *n)
+{
+    const st_tensor *t = f ? nmt_st_find(&f->st, name) : NULL;
+    if (!t || t->dtype != ST_U8)
+        return NULL;
+    *n = t->end - t->begin;
+    return f->st.data + t->begin;
+}
+
+int nmt_file_n_tensors(const nmt_file *f)
+{
+    return f->st.n_tensors;
+}
+
+const char *nmt_file_tensor_name(const nmt_file *f, int i)
+{
+    return i >= 0 && i < f->st.n_tensors ? f->st.tensors[i].name : NULL;
+}
+
+int nmt_file_n_meta(const nmt_file *f)
+{
+    return f->st.n_meta;
+}
+
+const char *nmt_file_meta_key(const nmt_file *f, int i)
+{
+    return i >= 0 && i < f->st.n_meta ? f->st.meta[i].key : NULL;
+}
+
+unsigned long long nmt_file_size(const nmt_file *f)
+{
+    return (unsigned long long)f->st.file_size;
+}
+
+void nmt_file_free(nmt_file *f)
+{
+    if (!f)
+        return;
+    nmt_st_free(&f->st);
+    free(f);
+}

@@ -1,0 +1,935 @@
+/* The training loop: batches of an epoch's plan through forward, backward,
+ * clipping and the optimizer; validation (perplexity and greedy BLEU), the
+ * best model, the learning-rate schedule, early stopping, checkpoints and
+ * log.tsv.
+ *
+ * Exact resume rests on three things: the batch plan is a pure function of
+ * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
+ * from one rng whose state the checkpoint stores; and checkpoints are only
+ * written between steps, with the position in the plan. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nmt/average.h"
+#include "nmt/error.h"
+#include "nmt/dist.h"
+#include "nmt/progress.h"
+#include "nmt/text.h"
+#include "nmt/threads.h"
+#include "nmt/units.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
+
+/* ---- validation ---------------------------------------------------------------- */
+
+/* Longest source and target rows (tokens + </s>) of a corpus. */
+static void corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        int s = (int)(c->src_off[i + 1] - c->src_off[i]) + 1;
+        int t = (int)(c->tgt_off[i + 1] - c->tgt_off[i]) + 1;
+        if (s > *src_T)
+            *src_T = s;
+        if (t > *tgt_T)
+            *tgt_T = t;
+    }
+}
+
+
+typedef struct valid_tools {
+    nmt_workspace *ws;
+    nmt_batch *batch;
+    nmt_decoder *decoder;
+    nmt_bleu *bleu;
+} valid_tools;
+
+static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                         int batch_size, double *ppl_out, double *bleu_out)
+{
+    const nmt_corpus *c = v->corpus;
+    if (c->n != v->n_refs)
+        return nmt_set_error(NMT_ERR_ARG, "validation: %zu pairs but %zu reference lines",
+                             c->n, v->n_refs);
+    nmt_batch_plan plan;
+    int rc = nmt_batch_plan_make(&plan, c, batch_size, 0, 0, 1);
+    if (rc)
+        return rc;
+    char **hyps = calloc(c->n ? c->n : 1, sizeof *hyps);
+    if (!hyps) {
+        nmt_batch_plan_free(&plan);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for validation");
+    }
+    double nll = 0, tokens = 0;
+    for (size_t k = 0; k < plan.n_batches && rc == NMT_OK; k++) {
+        const size_t *pairs = plan.index + plan.start[k];
+        int n = (int)(plan.start[k + 1] - plan.start[k]);
+        if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
+            break;
+        const nmt_batch *b = vt->batch;
+        if ((rc = nmt_forward(NULL, m, vt->ws, b, NULL, NULL)))
+            break;
+        const double *sent = nmt_workspace_sentence_nll(vt->ws);
+        for (int i = 0; i < b->B; i++)
+            nll += sent[i];
+        tokens += (double)b->n_tgt_tokens;
+        if ((rc = nmt_decode(vt->decoder, b->src, b->src_len, b->B, b->src_T)))
+            break;
+        for (int i = 0; i < b->B && rc == NMT_OK; i++) {
+            /* raw text, as the references are: words detokenized, pieces decoded */
+            const nmt_hypothesis *h = nmt_decoder_result(vt->decoder, i, 0);
+            char *text = nmt_units_join_ids(m, h->ids, (size_t)h->len);
+            if (!text)
+                rc = NMT_ERR_NOMEM;
+            hyps[b->pair[i]] = text;
+        }
+    }
+    if (rc == NMT_OK) {
+        nmt_bleu_reset(vt->bleu);
+        for (size_t i = 0; i < c->n && rc == NMT_OK; i++) {
+            const char *ref = v->refs[i];
+            rc = nmt_bleu_add(vt->bleu, NULL, hyps[i] ? hyps[i] : "", &ref, 1);
+        }
+    }
+    if (rc == NMT_OK) {
+        nmt_bleu_score score;
+        nmt_bleu_result(vt->bleu, &score);
+        *bleu_out = score.score;
+        *ppl_out = tokens > 0 ? exp(nll / tokens) : (double)NAN;
+    }
+    nmt_free_lines(hyps, c->n);
+    nmt_batch_plan_free(&plan);
+    return rc;
+}
+
+static int decoder_for(nmt_decoder **d, const nmt_model *m, int B, int src_T)
+{
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    return nmt_decoder_create(d, m, B, src_T, &o);
+}
+
+/* A model trained on lowercased text can only produce lowercase, so its
+ * validation BLEU is case-insensitive (sacreBLEU --lc), as nmt compare does;
+ * otherwise every capital in the references would count as a miss. */
+static int bleu_create(nmt_bleu **b, const nmt_model *m)
+{
+    nmt_bleu_opts o;
+    nmt_bleu_opts_init(&o);
+    o.lowercase = m->cfg.lowercase;
+    return nmt_bleu_create(b, &o);
+}
+
+int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size, double *ppl,
+                 double *bleu)
+{
+    int src_T = 1, tgt_T = 1;
+    corpus_max_lengths(v->corpus, &src_T, &tgt_T);
+    nmt_batch batch = {0};
+    valid_tools vt = {.batch = &batch};
+    int rc = nmt_batch_alloc(&batch, batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = nmt_workspace_create(&vt.ws, m, batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = decoder_for(&vt.decoder, m, batch_size, src_T);
+    if (!rc)
+        rc = bleu_create(&vt.bleu, m);
+    if (!rc)
+        rc = validate_with(m, &vt, v, batch_size, ppl, bleu);
+    nmt_bleu_free(vt.bleu);
+    nmt_decoder_free(vt.decoder);
+    nmt_workspace_free(vt.ws);
+    nmt_batch_free(&batch);
+    return rc;
+}
+
+/* ---- the trainer ------------------------------------------------------------- */
+
+void nmt_trainer_free(nmt_trainer *t)
+{
+    if (!t)
+        return;
+    if (t->log)
+        fclose(t->log);
+    if (t->batch_log)
+        fclose(t->batch_log);
+    nmt_bleu_free(t->bleu);
+    nmt_decoder_free(t->decoder);
+    nmt_batch_plan_free(&t->plan);
+    nmt_batch_free(&t->batch);
+    nmt_workspace_free(t->ws);
+    nmt_optim_free(&t->opt);
+    nmt_corpus_free(&t->sampled);
+    free(t->dir);
+    free(t);
+}
+
+const nmt_train_status *nmt_trainer_status(const nmt_trainer *t)
+{
+    return &t->st;
+}
+
+int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings *s,
+                       const nmt_corpus *train, const nmt_valid_set *valid,
+                       const char *out_dir)
+{
+    *out = NULL;
+    if (s->batch_size < 1)
+        return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1");
+    if (train->n == 0)
+        return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
+    if (s->subword_alpha > 0 && (!m->subwords || !s->src_path || !s->tgt_path))
+        return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model and the "
+                             "training corpus's files");
+    nmt_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the trainer");
+    t->m = m;
+    t->s = *s;
+    t->train = train;
+    if (valid && valid->corpus)
+        t->valid = *valid;
+    t->dir = strdup(out_dir);
+    t->last_valid_step = -1;
+    t->last_saved_step = -1;
+    t->st.epoch = 1;
+    t->st.lr = s->lr;
+    t->st.best_bleu = -1;
+    t->st.best_ppl = (double)INFINITY;
+    t->lowest_ppl = (double)INFINITY;
+    t->highest_bleu = -1;
+    t->averaged_step = -1;
+    t->st.best_step = -1;
+    t->st.time_limit_s = s->max_time;
+    /* dropout's stream, apart from the init's (seed) and the shuffles' (seed, epoch) */
+    nmt_rng_seed(&t->rng, s->seed ^ 0xd1b54a32d192ed03ULL);
+    t->rank = nmt_dist_rank();
+    t->size = nmt_dist_size();
+    t->validates_elsewhere = t->rank != 0 && s->valid_src_path != NULL;
+    /* a pool short of threads would still train, but not at the speed or
+     * with the cut of the products that --threads asks for */
+    int rc = nmt_set_threads(s->threads);
+    if (!rc && t->size > 1 && s->batch_log_path)
+        rc = nmt_set_error(NMT_ERR_ARG, "--batch-log writes one process's batches: it is not "
+                           "available in a run of %d processes", t->size);
+
+    int src_T = 1, tgt_T = 1;
+    corpus_max_lengths(train, &src_T, &tgt_T);
+    if (t->valid.corpus)
+        corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);
+    if (!t->dir)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    if (!rc)
+        rc = nmt_optim_init(&t->opt, s->optimizer, m->n_params, s->lr);
+    if (!rc && !m->grads)
+        rc = nmt_model_alloc_grads(m);
+    t->src_T = src_T;
+    t->tgt_T = tgt_T;
+    if (!rc)
+        rc = nmt_batch_alloc(&t->batch, s->batch_size, src_T, tgt_T);
+    if (!rc)
+        rc = nmt_workspace_create(&t->ws, m, s->batch_size, src_T, tgt_T);
+    if (!rc && t->valid.corpus)
+        rc = decoder_for(&t->decoder, m, s->batch_size, src_T);
+    if (!rc && t->valid.corpus)
+        rc = bleu_create(&t->bleu, m);
+    if (rc) {
+        nmt_trainer_free(t);
+        return rc;
+    }
+    *out = t;
+    return NMT_OK;
+}
+
+/* ---- log.tsv ------------------------------------------------------------------ */
+
+static size_t count_tabs(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\t';
+    return n;
+}
+
+/* Drops rows past the restored step (written after the checkpoint by a run
+ * that was then killed), so that the resumed run's rows follow on. A log
+ * written before a column was added gets today's header, and its rows empty
+ * cells for the new columns. */
+static int log_trim(const char *path, int64_t step)
+{
+    char **lines;
+    size_t n;
+    FILE *probe = fopen(path, "rb");
+    if (!probe)
+        return NMT_OK;
+    fclose(probe);
+    int rc = nmt_read_lines(path, &lines, &n);
+    if (rc)
+        return rc;
+    size_t keep = n > 0 ? 1 : 0;
+    while (keep < n && strtoll(lines[keep], NULL, 10) <= step)
+        keep++;
+    char head[256];
+    nmt_log_header(head, sizeof head);
+    head[strcspn(head, "\n")] = '\0';
+    int old_header = n > 0 && strcmp(lines[0], head) != 0;
+    if (keep < n || old_header) {
+        /* Into a temporary file renamed over the log, so that a kill during
+         * the rewrite leaves the old rows rather than a cut log. */
+        size_t len = strlen(path) + 8;
+        char *tmp = malloc(len);
+        FILE *f = tmp ? (snprintf(tmp, len, "%s.trim", path), fopen(tmp, "wb")) : NULL;
+        if (!f)
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite: %s", path, strerror(errno));
+        for (size_t i = 0; f && i < keep; i++) {
+            fputs(i == 0 ? head : lines[i], f);
+            for (size_t c = count_tabs(lines[i]); i > 0 && c < count_tabs(head); c++)
+                fputc('\t', f);
+            fputc('\n', f);
+        }
+        if (f) {
+            int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+            bad |= fclose(f) != 0;
+            if (bad || rename(tmp, path)) {
+                rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+                remove(tmp);
+            }
+        }
+        free(tmp);
+    }
+    nmt_free_lines(lines, n);
+    return rc;
+}
+
+static int log_open(nmt_trainer *t)
+{
+    if (t->rank != 0) /* rank 0 writes the run's files */
+        return NMT_OK;
+    char *path = nmt_path_join(t->dir, "log.tsv");
+    if (!path)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int rc = t->restored ? log_trim(path, t->st.step) : NMT_OK;
+    if (!rc) {
+        t->log = fopen(path, t->restored ? "ab" : "wb");
+        if (!t->log)
+            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+    }
+    if (!rc && ftell(t->log) == 0) {
+        char head[256];
+        nmt_log_header(head, sizeof head);
+        fputs(head, t->log);
+        fflush(t->log);
+    }
+    free(path);
+    return rc;
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_train_status *st)
+{
+    if (cb && cb->on_event)
+        cb->on_event(cb->user, ev, st);
+}
+
+/* The steps the run takes at most; 0 when only --max-time limits it. */
+static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
+{
+    int64_t by_epochs = t->s.epochs > 0 ? (int64_t)t->s.epochs * (int64_t)n_batches : -1;
+    if (t->s.max_steps >= 0 && (by_epochs < 0 || t->s.max_steps < by_epochs))
+        return t->s.max_steps;
+    return by_epochs > 0 ? by_epochs : 0;
+}
+
+/* Writes a log row from what was accumulated since the last one. */
+static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
+{
+    nmt_train_status *st = &t->st;
+    st->elapsed_s = t->elapsed_base + (now - t->t_start);
+    if (t->acc_steps > 0) {
+        st->loss = t->acc_nll / t->acc_tok;
+        st->ppl = exp(st->loss);
+        st->grad_norm = t->acc_norm / (double)t->acc_steps;
+    }
+    double training = now - t->t_report - t->t_validating;
+    st->tok_per_s = training > 0 ? t->rate_tok / training : 0;
+    char row[512];
+    nmt_log_row(row, sizeof row, st);
+    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
+        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
+    emit(cb, NMT_TRAIN_REPORT, st);
+    t->acc_nll = t->acc_tok = t->acc_norm = 0;
+    t->acc_steps = 0;
+    t->rate_tok = 0;
+    t->t_validating = 0;
+    t->t_report = now;
+    return NMT_OK;
+}
+
+/* Whether validation scores beat those of best.safetensors, by the run's
+ * metric (the other breaks ties). */
+static int beats_best(const nmt_trainer *t, double bleu, double ppl)
+{
+    const nmt_train_status *st = &t->st;
+    if (t->s.best_metric == NMT_BEST_PPL)
+        return ppl < st->best_ppl || (ppl == st->best_ppl && bleu > st->best_bleu);
+    /* a BLEU below 1 is noise (a 60-step run: 0.0394 against 0.0389 while
+     * the perplexity fell from 4743 to 1349): until BLEU reaches 1 the
+     * perplexity decides */
+    if (bleu < 1 && st->best_bleu < 1)
+        return ppl < st->best_ppl || (ppl == st->best_ppl && bleu > st->best_bleu);
+    return bleu > st->best_bleu || (bleu == st->best_bleu && ppl < st->best_ppl);
+}
+
+static int new_best(nmt_trainer *t, const nmt_train_callbacks *cb, int average_of)
+{
+    nmt_train_status *st = &t->st;
+    st->best_bleu = st->valid_bleu;
+    st->best_ppl = st->valid_ppl;
+    st->best_step = st->step;
+    st->best_average_of = average_of;
+    int rc = nmt_trainer_save_best(t);
+    if (rc == NMT_OK)
+        emit(cb, NMT_TRAIN_BEST, st);
+    return rc;
+}
+
+/* A validation and what follows from it: best model, snapshot, lr decay,
+ * early stop. Sets *stop_run when early stopping ends the run. */
+static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *stop_run)
+{
+    nmt_train_status *st = &t->st;
+    valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
+    double t0 = nmt_now();
+    int rc = NMT_OK;
+    if (t->valid.corpus)
+        rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+                           &st->valid_bleu);
+    if (t->size > 1) {
+        /* rank 0 validated: every process takes its scores, so that all make
+         * the same decisions (best, lr decay, early stop) */
+        double got[3] = {(double)rc, st->valid_ppl, st->valid_bleu};
+        int brc = nmt_dist_bcast(got, sizeof got);
+        if (brc)
+            return brc;
+        if (t->rank != 0 && got[0] != 0)
+            return nmt_set_error((int)got[0], "validation failed on rank 0");
+        st->valid_ppl = got[1];
+        st->valid_bleu = got[2];
+    }
+    t->t_validating += nmt_now() - t0;
+    if (rc)
+        return rc;
+    st->has_valid = 1;
+    t->last_valid_step = st->step;
+    emit(cb, NMT_TRAIN_VALID, st);
+    /* By BLEU, training still improves while either BLEU or perplexity
+     * does (early on, greedy BLEU stays near 0 while the perplexity falls
+     * fast); by perplexity, while it falls. */
+    int improved = st->valid_ppl < t->lowest_ppl ||
+                   (t->s.best_metric == NMT_BEST_BLEU && st->valid_bleu > t->highest_bleu);
+    if (st->valid_ppl < t->lowest_ppl)
+        t->lowest_ppl = st->valid_ppl;
+    if (st->valid_bleu > t->highest_bleu)
+        t->highest_bleu = st->valid_bleu;
+    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
+        return rc;
+    if (t->s.keep_snapshots > 0) {
+        if ((rc = nmt_snapshot_save(t)))
+            return rc;
+        emit(cb, NMT_TRAIN_SNAPSHOT, st);
+    }
+    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
+        return rc;
+    if (improved) {
+        st->bad_validations = 0;
+        t->since_decay = 0;
+        return NMT_OK;
+    }
+    st->bad_validations++;
+    t->since_decay++;
+    if (t->s.patience > 0 && t->since_decay >= t->s.patience && t->s.lr_decay != 1.0) {
+        st->lr *= t->s.lr_decay;
+        t->opt.lr = st->lr;
+        t->since_decay = 0;
+        emit(cb, NMT_TRAIN_LR_DECAY, st);
+    }
+    if (t->s.early_stop > 0 && st->bad_validations >= t->s.early_stop) {
+        *stop_run = 1;
+        emit(cb, NMT_TRAIN_EARLY_STOP, st);
+    }
+    return NMT_OK;
+}
+
+/* `what` says which number went bad: "the loss is NaN". */
+static int diverged(const nmt_trainer *t, const char *what)
+{
+    return nmt_set_error(NMT_ERR_NUMERIC,
+                         "%s at step %lld (epoch %d): training diverged. "
+                         "The last good checkpoint (step %lld) is kept in %s. Try a lower "
+                         "--lr (it is %g) or gradient clipping (e.g. --clip 5)",
+                         what, (long long)t->st.step + 1, t->st.epoch,
+                         (long long)t->last_saved_step, t->dir, t->st.lr);
+}
+
+/* The crc32 of the weights as a model file's data holds them: float32
+ * little-endian, in the tensor table's order (the one parameter buffer). */
+static uint32_t weights_crc32(const nmt_model *m)
+{
+    uint32_t crc = 0;
+    unsigned char buf[4096];
+    const nmt_real *x = m->params;
+    for (size_t n = m->n_params; n;) {
+        size_t k = n > sizeof buf / 4 ? sizeof buf / 4 : n;
+        for (size_t i = 0; i < k; i++) {
+            float v = (float)x[i];
+            uint32_t u;
+            memcpy(&u, &v, 4);
+            for (int j = 0; j < 4; j++)
+                buf[4 * i + (size_t)j] = (unsigned char)(u >> (8 * j));
+        }
+        crc = nmt_st_crc32(crc, buf, k * 4);
+        x += k;
+        n -= k;
+    }
+    return crc;
+}
+
+/* The batch log's first line, {"start_step":S,"n_params":N,
+ * "weights_crc32":"8 hex digits"}: the weights the logged steps start
+ * from, so that a program following the batches can check that it starts
+ * from the same model (a model file of these weights has this crc32 over
+ * its tensors in table order). */
+static int log_batch_start(nmt_trainer *t)
+{
+    fprintf(t->batch_log, "{\"start_step\":%lld,\"n_params\":%zu,\"weights_crc32\":\"%08lx\"}\n",
+            (long long)t->st.step, t->m->n_params, (unsigned long)weights_crc32(t->m));
+    if (ferror(t->batch_log) || fflush(t->batch_log))
+        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
+    return NMT_OK;
+}
+
+/* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
+ * (the one its optimizer update uses, after any decay) and pairs as token
+ * ids, without </s> and <s> (docs/DESIGN.md's batches add them). */
+static int log_batch(nmt_trainer *t)
+{
+    FILE *f = t->batch_log;
+    const nmt_corpus *c = t->train;
+    const nmt_batch *b = &t->batch;
+    fprintf(f, "{\"step\":%lld,\"lr\":%.17g", (long long)t->st.step + 1, t->opt.lr);
+    for (int side = 0; side < 2; side++) {
+        const int32_t *ids = side ? c->tgt : c->src;
+        const size_t *off = side ? c->tgt_off : c->src_off;
+        fputs(side ? ",\"tgt\":[" : ",\"src\":[", f);
+        for (int k = 0; k < b->B; k++) {
+            size_t p = b->pair[k];
+            fputs(k ? ",[" : "[", f);
+            for (size_t i = off[p]; i < off[p + 1]; i++)
+                fprintf(f, i > off[p] ? ",%d" : "%d", (int)ids[i]);
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputs("}\n", f);
+    if (ferror(f))
+        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
+    return NMT_OK;
+}
+
+/* This process's share of a batch's pairs[n] in a run of t->size: a run of
+ * consecutive pairs, cut so that the processes get about the same number of
+ * target tokens (each pair goes where the middle of its tokens falls). */
+static void my_share(const nmt_trainer *t, const size_t *pairs, int n, int *lo, int *hi)
+{
+    const nmt_corpus *c = t->train;
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
+    double before = 0;
+    *lo = *hi = 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        double len = (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
+        int owner = (int)((before + len / 2) * t->size / total);
+        owner = owner < t->size ? owner : t->size - 1;
+        if (owner == t->rank) {
+            if (!found)
+                *lo = i, found = 1;
+            *hi = i + 1;
+        }
+        before += len;
+    }
+}
+
+/* Dropout's masks in a run of several processes: each step and process its
+ * own stream, made from (seed, step, rank), so that no state must be kept
+ * per process and a resumed run draws what the uninterrupted one drew. */
+static void step_rng(const nmt_trainer *t, nmt_rng *r)
+{
+    uint64_t z = t->s.seed ^ 0x94d049bb133111ebULL ^ ((uint64_t)t->st.step * 0x9e3779b97f4a7c15ULL) ^
+                 ((uint64_t)(t->rank + 1) * 0xbf58476d1ce4e5b9ULL);
+    nmt_rng_seed(r, z);
+}
+
+/* The gradient and loss of this process's share of the batch, made into
+ * those of the whole batch: each share's gradient is of the mean over its
+ * own tokens, so it is weighted by its token count, summed over the
+ * processes (in rank order: the same bits everywhere) and divided by the
+ * batch's count. *loss and *tokens are the whole batch's. */
+static int share_forward_backward(nmt_trainer *t, const size_t *pairs, int n,
+                                  const nmt_regularizer *reg, double *loss, double *tokens)
+{
+    int lo, hi, rc = NMT_OK;
+    my_share(t, pairs, n, &lo, &hi);
+    double mine[2] = {0, 0}; /* summed -log p and tokens */
+    if (hi > lo) {
+        if ((rc = nmt_batch_fill(&t->batch, t->train, pairs + lo, hi - lo)))
+            return rc;
+        nmt_rng r;
+        step_rng(t, &r);
+        nmt_real l;
+        if ((rc = nmt_forward_backward(&l, t->m, t->ws, &t->batch, reg, &r)))
+            return rc;
+        mine[1] = (double)t->batch.n_tgt_tokens;
+        mine[0] = (double)l * mine[1];
+        float w = (float)mine[1];
+        for (size_t i = 0; i < t->m->n_params; i++)
+            t->m->grads[i] *= w;
+    }
+    if ((rc = nmt_dist_sum_floats(t->m->grads, t->m->n_params)) ||
+        (rc = nmt_dist_sum_doubles(mine, 2)))
+        return rc;
+    float inv = (float)(1.0 / mine[1]);
+    for (size_t i = 0; i < t->m->n_params; i++)
+        t->m->grads[i] *= inv;
+    *loss = mine[0] / mine[1];
+    *tokens = mine[1];
+    return NMT_OK;
+}
+
+/* One optimizer step on the batch at the current position. */
+static int train_step(nmt_trainer *t)
+{
+    const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
+    int n = (int)(t->plan.start[t->st.batch + 1] - t->plan.start[t->st.batch]);
+    int rc;
+    nmt_model_zero_grad(t->m);
+    /* the gradients of a diverged step are made but never applied; the loss
+     * is the plain -log p, with label smoothing or not */
+    const nmt_regularizer reg = {t->s.dropout_emb, t->s.dropout_enc, t->s.dropout_out,
+                                 t->s.label_smoothing};
+    double loss, tokens;
+    if (t->size > 1) {
+        if ((rc = share_forward_backward(t, pairs, n, &reg, &loss, &tokens)))
+            return rc;
+    } else {
+        rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
+        if (!rc && t->batch_log)
+            rc = log_batch(t);
+        if (rc)
+            return rc;
+        nmt_real step_loss;
+        if ((rc = nmt_forward_backward(&step_loss, t->m, t->ws, &t->batch, &reg, &t->rng)))
+            return rc; /* a refused batch is a bug or bad data, not divergence */
+        loss = (double)step_loss;
+        tokens = (double)t->batch.n_tgt_tokens;
+    }
+    char what[96];
+    if (!isfinite(loss)) {
+        snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");
+        return diverged(t, what);
+    }
+    /* a log-softmax keeps the loss finite when the weights blow up; a mean
+     * of more than ~709 nats a token (an infinite perplexity) is divergence */
+    if (!isfinite(exp(loss))) {
+        snprintf(what, sizeof what, "the perplexity is infinite (loss %.4g)", loss);
+        return diverged(t, what);
+    }
+    double norm = nmt_clip_grad_norm(t->m->grads, t->m->n_params, t->s.clip);
+    if (!isfinite(norm)) {
+        snprintf(what, sizeof what, "the gradient norm is %s", isnan(norm) ? "NaN" : "infinite");
+        return diverged(t, what);
+    }
+    nmt_optim_step(&t->opt, t->m->params, t->m->grads);
+    t->st.step++;
+    t->acc_nll += loss * tokens;
+    t->acc_tok += tokens;
+    t->rate_tok += tokens;
+    t->acc_norm += norm;
+    t->acc_steps++;
+    return NMT_OK;
+}
+
+/* The seed of an epoch's subword sampling: a mix of (seed, epoch), apart
+ * from the streams of the init, the shuffles and dropout. */
+static uint32_t sample_seed(uint64_t seed, int epoch)
+{
+    uint64_t z = seed ^ 0x5bd1e9955bd1e995ULL ^ ((uint64_t)epoch * 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (uint32_t)(z ^ (z >> 31));
+}
+
+/* With subword sampling: reads this epoch's draw of the training corpus,
+ * and grows the batch and the workspace if its rows are longer. */
+static int ensure_sample(nmt_trainer *t)
+{
+    if (t->s.subword_alpha <= 0 || t->sampled_epoch == t->st.epoch)
+        return NMT_OK;
+    nmt_corpus_free(&t->sampled);
+    t->sampled_epoch = 0;
+    t->train = &t->sampled; /* never the given corpus again */
+    nmt_corpus_opts o = {.lowercase = t->s.lowercase, .max_len = t->s.max_len, .skip_empty = 1,
+                         .subwords = t->m->subwords, .subword_alpha = t->s.subword_alpha,
+                         .sample_seed = sample_seed(t->s.seed, t->st.epoch)};
+    int rc = nmt_corpus_read(&t->sampled, t->s.src_path, t->s.tgt_path, &o, NULL, NULL);
+    if (rc)
+        return rc;
+    int src_T = 1, tgt_T = 1;
+    corpus_max_lengths(&t->sampled, &src_T, &tgt_T);
+    if (src_T > t->src_T || tgt_T > t->tgt_T) {
+        src_T = src_T > t->src_T ? src_T : t->src_T;
+        tgt_T = tgt_T > t->tgt_T ? tgt_T : t->tgt_T;
+        nmt_batch_free(&t->batch);
+        nmt_workspace_free(t->ws);
+        t->ws = NULL;
+        if ((rc = nmt_batch_alloc(&t->batch, t->s.batch_size, src_T, tgt_T)) ||
+            (rc = nmt_workspace_create(&t->ws, t->m, t->s.batch_size, src_T, tgt_T)))
+            return rc;
+        t->src_T = src_T;
+        t->tgt_T = tgt_T;
+    }
+    t->sampled_epoch = t->st.epoch;
+    return NMT_OK;
+}
+
+static int ensure_plan(nmt_trainer *t)
+{
+    if (t->plan_epoch == t->st.epoch)
+        return NMT_OK;
+    nmt_batch_plan_free(&t->plan);
+    t->plan_epoch = 0;
+    int rc = ensure_sample(t);
+    if (rc)
+        return rc;
+    rc = nmt_batch_plan_make(&t->plan, t->train, t->s.batch_size, t->s.shuffle, t->s.seed,
+                             t->st.epoch);
+    if (rc)
+        return rc;
+    if (t->st.batch > t->plan.n_batches)
+        return nmt_set_error(NMT_ERR_FORMAT, "checkpoint position %zu is past the %zu batches "
+                             "of epoch %d: was the corpus changed?", t->st.batch,
+                             t->plan.n_batches, t->st.epoch);
+    t->plan_epoch = t->st.epoch;
+    t->st.n_batches = t->plan.n_batches;
+    return NMT_OK;
+}
+
+static int finished(const nmt_trainer *t)
+{
+    return t->st.time_up || (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
+           (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
+}
+
+/* --max-time counts the run's wall time across resumes. */
+/* Rank 0's answer, on every process (its clock decides --max-time). */
+static int agreed(const nmt_trainer *t, int v)
+{
+    if (t->size > 1 && nmt_dist_bcast(&v, sizeof v))
+        return 1; /* a run whose processes cannot agree stops */
+    return v;
+}
+
+static int time_is_up(const nmt_trainer *t, double now)
+{
+    return t->s.max_time > 0 && t->elapsed_base + (now - t->t_start) >= t->s.max_time;
+}
+
+/* A log row for the validation of an average: no training columns. */
+static int log_average(nmt_trainer *t)
+{
+    char row[512];
+    t->st.elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+    nmt_log_row(row, sizeof row, &t->st);
+    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
+        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
+    return NMT_OK;
+}
+
+/* Validates the model whose parameters are `params` with the trainer's own
+ * workspace and decoder (they read the weights through t->m at each pass),
+ * and, if it beats best.safetensors, saves it as the best. */
+static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_real *params,
+                            int n)
+{
+    nmt_train_status *st = &t->st;
+    valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
+    nmt_real *own = t->m->params;
+    t->m->params = params;
+    int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+                           &st->valid_bleu);
+    if (rc == NMT_OK) {
+        st->has_valid = 1;
+        st->average_of = n;
+        emit(cb, NMT_TRAIN_AVERAGE, st);
+        if (beats_best(t, st->valid_bleu, st->valid_ppl))
+            rc = new_best(t, cb, n);
+    }
+    t->m->params = own;
+    return rc;
+}
+
+/* The end of a run with --average-snapshots: the mean of the newest
+ * snapshots is written to average.safetensors, validated (a log.tsv row of
+ * its own) and made best.safetensors if it is better. */
+static int average_snapshots(nmt_trainer *t, const nmt_train_callbacks *cb)
+{
+    nmt_train_status *st = &t->st;
+    if (!t->s.average_snapshots || !t->valid.corpus || t->averaged_step == st->step)
+        return NMT_OK;
+    char **paths;
+    int n;
+    int64_t newest = -1;
+    int rc = nmt_snapshot_paths(t, &paths, &n, &st->average_from, &newest);
+    if (rc)
+        return rc;
+    nmt_model *avg = NULL;
+    char *out = nmt_path_join(t->dir, "average.safetensors");
+    if (!out)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    /* the mean of one model is that model, validated already */
+    if (!rc && n >= 2 && !(rc = nmt_average_models(&avg, (const char *const *)paths, n))) {
+        char count[16], from[32], to[32];
+        snprintf(count, sizeof count, "%d", n);
+        snprintf(from, sizeof from, "%lld", (long long)st->average_from);
+        snprintf(to, sizeof to, "%lld", (long long)newest);
+        const nmt_meta meta[3] = {{"average.of", count}, {"average.from_step", from},
+                                  {"average.to_step", to}};
+        rc = nmt_model_save(avg, out, NULL, 0, meta, 3);
+        if (!rc)
+            rc = validate_average(t, cb, avg->params, n);
+        if (!rc)
+            rc = log_average(t);
+        st->average_of = 0;
+        st->has_valid = 0;
+    }
+    free(out);
+    nmt_model_free(avg);
+    nmt_snapshot_paths_free(paths, n);
+    if (!rc)
+        t->averaged_step = st->step;
+    return rc;
+}
+
+int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_atomic_t *stop)
+{
+    nmt_train_status *st = &t->st;
+    t->t_start = t->t_report = nmt_now();
+    int rc = log_open(t);
+    if (rc)
+        return rc;
+    if (t->rank == 0 && t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
+        return nmt_set_error(NMT_ERR_IO, "--archive-snapshots %s: cannot create it: %s",
+                             t->s.archive_dir, strerror(errno));
+    if (t->s.batch_log_path && !t->batch_log) {
+        t->batch_log = fopen(t->s.batch_log_path, "wb");
+        if (!t->batch_log)
+            return nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s",
+                                 t->s.batch_log_path, strerror(errno));
+        if ((rc = log_batch_start(t)))
+            return rc;
+    }
+    /* snapshots past the checkpoint are of a run that went on and was lost
+     * (they will be made again); in a fresh run none is this run's */
+    if (t->s.keep_snapshots > 0 && t->rank == 0)
+        nmt_snapshots_drop_after(t, t->restored ? st->step : -1);
+    /* a run always has a checkpoint to fall back on, even if step 1 diverges */
+    if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
+        return rc;
+    int stop_run = 0, interrupted = 0;
+    while (!finished(t) && !stop_run) {
+        if ((rc = ensure_plan(t)))
+            return rc;
+        st->total_steps = total_steps(t, t->plan.n_batches);
+        /* a signal to any process stops them all at this step */
+        if (nmt_dist_max_int(stop && *stop)) {
+            interrupted = 1;
+            break;
+        }
+        if (agreed(t, time_is_up(t, nmt_now()))) { /* resumed with no time left */
+            st->time_up = 1;
+            emit(cb, NMT_TRAIN_TIME_UP, st);
+            break;
+        }
+        if ((rc = train_step(t)))
+            return rc;
+        st->has_valid = 0;
+        double now = nmt_now();
+        st->elapsed_s = t->elapsed_base + (now - t->t_start);
+        st->loss = t->acc_nll / t->acc_tok;
+        st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
+        emit(cb, NMT_TRAIN_STEP, st);
+
+        int end_of_epoch = st->batch + 1 == t->plan.n_batches;
+        if (agreed(t, time_is_up(t, now))) {
+            st->time_up = 1;
+            emit(cb, NMT_TRAIN_TIME_UP, st);
+        }
+        int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
+                   (t->s.epochs > 0 && end_of_epoch && st->epoch >= t->s.epochs) || st->time_up;
+        int want_valid = (t->valid.corpus || t->validates_elsewhere) &&
+                         ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
+                          end_of_epoch || last);
+        if (want_valid && (rc = validate_step(t, cb, &stop_run)))
+            return rc;
+        int want_report = t->s.report_every > 0 ? st->step % t->s.report_every == 0
+                                                : now - t->t_report >= t->s.report_seconds;
+        if ((want_report || want_valid || last || stop_run) && (rc = report(t, cb, nmt_now())))
+            return rc;
+        int want_save = t->s.save_every > 0 && st->step % t->s.save_every == 0;
+        if (end_of_epoch) {
+            emit(cb, NMT_TRAIN_EPOCH, st);
+            st->epoch++;
+            st->batch = 0;
+            want_save = 1;
+        } else {
+            st->batch++;
+        }
+        if (want_save && !last && !stop_run) {
+            st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+            if ((rc = nmt_trainer_save_checkpoint(t)))
+                return rc;
+            emit(cb, NMT_TRAIN_SAVED, st);
+        }
+    }
+    /* the end, whatever ended it: a run resumed after its end validates
+     * nothing new, and one stopped by a signal does not validate at all (so
+     * that resuming it continues exactly) */
+    if (!interrupted && (t->valid.corpus || t->validates_elsewhere) &&
+        t->last_valid_step != st->step && st->step > 0) {
+        if ((rc = validate_step(t, cb, &stop_run)))
+            return rc;
+        if ((rc = report(t, cb, nmt_now())))
+            return rc;
+    }
+    /* every stop, a signal's too, leaves a row for the steps since the last
+     * one: log.tsv never ends short of the checkpoint's step */
+    if (t->acc_steps > 0 && (rc = report(t, cb, nmt_now())))
+        return rc;
+    if (!interrupted && (rc = average_snapshots(t, cb)))
+        return rc;
+    st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
+    if ((rc = nmt_trainer_save_checkpoint(t)))
+        return rc;
+    emit(cb, NMT_TRAIN_SAVED, st);
+    if (interrupted)
+        return nmt_set_error(NMT_ERR_INTERRUPTED, "interrupted at step %lld; the checkpoint "
+                             "in %s continues it (nmt train --resume %s)",
+                             (long long)st->step, t->dir, t->dir);
+    return NMT_OK;
+}
