@@ -128,6 +128,94 @@ if "$NMT" bleu "$TMP/ref1" "$TMP/hyp" </dev/null >"$TMP/out" 2>"$TMP/err" && cmp
 expect_fail "REF REF with an empty pipe" "<stdin> has 0 lines.*-i HYP" sh -c 'true | "$0" bleu "$1" "$2"' \
     "$NMT" "$TMP/ref1" "$TMP/hyp"
 
+# --- sacreBLEU's spellings ---------------------------------------------------------
+# spelled NAME SHORT LONG [BASE]: the words SHORT, put before the references,
+# between them and after -i HYP, print byte for byte what LONG prints before
+# them. LONG must succeed and print something else than BASE (no options by
+# default), so that an option that did nothing could not pass.
+printf '%s\n' 'the dog bit the MAN.' "It wasn't surprising." 'The man had just bitten HIM.' >"$TMP/hyp_case"
+spelled() {
+    local name=$1 short long base
+    read -r -a short <<<"$2"
+    read -r -a long <<<"$3"
+    read -r -a base <<<"${4:-}"
+    local files=("$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp_case")
+    if ! "$NMT" bleu "${long[@]}" "${files[@]}" >"$TMP/want" 2>"$TMP/err"; then
+        fail "$name: '$3' exits $?: $(head -c 300 "$TMP/err")"; return; fi
+    "$NMT" bleu "${base[@]}" "${files[@]}" >"$TMP/base" 2>&1
+    if cmp -s "$TMP/want" "$TMP/base"; then fail "$name: '$3' prints what '${4:-}' prints"; return; fi
+    local at
+    for at in before between after; do
+        case $at in
+        before) "$NMT" bleu "${short[@]}" "${files[@]}" ;;
+        between) "$NMT" bleu "$TMP/ref1" "${short[@]}" "$TMP/ref2" -i "$TMP/hyp_case" ;;
+        after) "$NMT" bleu "${files[@]}" "${short[@]}" ;;
+        esac >"$TMP/got" 2>"$TMP/err"
+        if cmp -s "$TMP/got" "$TMP/want"; then pass; else
+            fail "$name, $at the files: '$2' printed '$(head -c 300 "$TMP/got")' $(head -c 300 "$TMP/err"), '$3' '$(head -c 300 "$TMP/want")'"
+        fi
+    done
+}
+spelled "-lc" "-lc" "--lowercase"
+spelled "-tok" "-tok none" "--tokenize none"
+spelled "-tok=" "-tok=none" "--tokenize=none"
+spelled "-f json" "-f json" "--format json"
+spelled "-f json is --json" "-f json" "--json"
+spelled "-f text" "--json -f text" "--json --format text" "--json"
+spelled "-fjson" "-fjson" "--format=json"
+spelled "-w" "-w 4" "--width 4"
+spelled "-b" "-b" "--score-only"
+spelled "-m" "-m chrf" "--metrics chrf"
+spelled "-m, two words" "-m bleu chrf" "--metrics bleu,chrf"
+spelled "-m, three words" "-m chrf++ bleu chrf" "--metrics bleu,chrf,chrf++"
+spelled "-sl" "-sl" "--sentence-level"
+spelled "-sh" "-sh" "--short"
+spelled "-s" "-s floor" "--smooth-method floor"
+spelled "-sv" "-s floor -sv 0.2" "--smooth-method floor --smooth-value 0.2"
+spelled "-cc" "-m chrf -cc 4" "-m chrf --chrf-char-order 4" "-m chrf"
+spelled "-cw" "-m chrf -cw 2" "-m chrf --chrf-word-order 2" "-m chrf"
+spelled "-lc is BLEU's" "-m bleu chrf -lc" "-m bleu,chrf --lowercase" "-m bleu,chrf"
+spelled "--chrf-lowercase" "-m chrf --chrf-lowercase" "-m chrf --lc" "-m chrf"
+# A whole sacreBLEU command line, JSON with one decimal.
+spelled "sacrebleu's line" "-m bleu chrf -tok none -lc -f json -w 1 -sh" \
+    "--metrics bleu,chrf --tokenize none --lowercase --format json --width 1 --short"
+
+# -i, and the words that change nothing: the same output as without them.
+"$NMT" bleu "$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp_case" >"$TMP/want" 2>&1
+for words in "-i $TMP/hyp_case" "--input $TMP/hyp_case" "-l en-de" "--language-pair de-en" "-e utf-8" \
+    "--encoding UTF8" "-nc" "--no-color" "--force" "-l en-zh -tok 13a" "-l en-ja -t none -t 13a"; do
+    read -r -a w <<<"$words"
+    for at in before after; do
+        if [ $at = before ]; then "$NMT" bleu "${w[@]}" "$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp_case"
+        else "$NMT" bleu "$TMP/ref1" "$TMP/ref2" -i "$TMP/hyp_case" "${w[@]}"; fi >"$TMP/got" 2>&1
+        if cmp -s "$TMP/got" "$TMP/want"; then pass; else fail "'$words' $at: $(head -c 300 "$TMP/got")"; fi
+    done
+done
+# The language pair picks BLEU's tokenizer only: chrF alone takes any target.
+"$NMT" bleu -m chrf "$TMP/ref1" -i "$TMP/hyp_case" >"$TMP/want_chrf" 2>&1
+if "$NMT" bleu -m chrf "$TMP/ref1" -i "$TMP/hyp_case" -l en-zh >"$TMP/got" 2>&1 && cmp -s "$TMP/got" "$TMP/want_chrf"
+then pass; else fail "-m chrf -l en-zh: $(head -c 300 "$TMP/got")"; fi
+# -lc, -tok and -f as option values stay values: a hypothesis named -lc.
+cp "$TMP/hyp_case" "$TMP/-lc"
+if (cd "$TMP" && "$NMT" bleu ref1 ref2 -i -lc) >"$TMP/got" 2>&1 && cmp -s "$TMP/got" "$TMP/want"; then pass; else
+    fail "-i -lc: $(head -c 300 "$TMP/got")"; fi
+# A file named like a metric after the metrics of -m is still a reference.
+cp "$TMP/ref1" "$TMP/refs"
+if (cd "$TMP" && "$NMT" bleu -m bleu refs ref2 -i hyp_case) >"$TMP/got" 2>&1 && cmp -s "$TMP/got" "$TMP/want"; then
+    pass; else fail "-m bleu FILE: $(head -c 300 "$TMP/got")"; fi
+expect_fail "-m with TER" "--metrics: unknown value 'ter'" "$NMT" bleu -m bleu ter "$TMP/ref1" -i "$TMP/hyp"
+expect_fail "-lc without bleu" "--lowercase: a BLEU option.*--chrf-lowercase" \
+    "$NMT" bleu -m chrf -lc "$TMP/ref1" -i "$TMP/hyp"
+expect_fail "-l zh target" "--language-pair: sacreBLEU tokenizes a zh target with its zh tokenizer" \
+    "$NMT" bleu "$TMP/ref1" -i "$TMP/hyp" -l en-zh
+expect_fail "-l ko target" "ko-mecab" "$NMT" bleu -l en-ko "$TMP/ref1" -i "$TMP/hyp"
+expect_fail "-l not a pair" "--language-pair: '.*ref1' is not a language pair.*--lc" \
+    "$NMT" bleu -l "$TMP/ref1" -i "$TMP/hyp"
+expect_fail "-e latin-1" "--encoding: 'latin-1': nmt bleu reads UTF-8 only" \
+    "$NMT" bleu -e latin-1 "$TMP/ref1" -i "$TMP/hyp"
+expect_fail "-f latex" "--format: unknown value 'latex'" "$NMT" bleu "$TMP/ref1" -i "$TMP/hyp" -f latex
+expect_fail "-t test set" "sacreBLEU's -t, a test set" "$NMT" bleu -t wmt14 "$TMP/ref1" -i "$TMP/hyp"
+
 # --- refusals -------------------------------------------------------------------
 printf 'a\nb\n' >"$TMP/two"
 expect_fail "line counts" "line counts differ: .*hyp has 3 lines, .*two has 2 lines" \
@@ -147,4 +235,7 @@ printf '\xff\xfe\n' >"$TMP/latin"
 expect_fail "invalid UTF-8" "latin" "$NMT" bleu "$TMP/latin" -i "$TMP/latin"
 expect_ok "help" "$NMT" bleu --help
 grep -q -- "--by-length" "$TMP/out" && pass || fail "help lists --by-length"
+for w in -lc -tok -sl -sh -sv -cc -cw -nc "-f, --format" "-l, --language-pair" --chrf-lowercase; do
+    grep -q -- "$w" "$TMP/out" && pass || fail "help lists $w"
+done
 finish
