@@ -65,19 +65,20 @@ static inline nmt_config fixture_config(int k, int E, int H, int A, int O, int V
     nmt_config c;
     memset(&c, 0, sizeof c);
     if (k < 12) {
-        c.cell = (nmt_cell)(k / 4);
-        c.attention = (k / 2) % 2 ? NMT_ATT_NONE : NMT_ATT_BAHDANAU;
-        c.bidirectional = k % 2 == 0;
+        c.rnn.cell = (nmt_cell)(k / 4);
+        c.rnn.attention = (k / 2) % 2 ? NMT_ATT_NONE : NMT_ATT_BAHDANAU;
+        c.rnn.bidirectional = k % 2 == 0;
     } else {
         static const nmt_attention kinds[] = {NMT_ATT_GENERAL, NMT_ATT_GENERAL,
                                               NMT_ATT_SCALED_DOT, NMT_ATT_SCALED_DOT,
                                               NMT_ATT_DOT};
         int r = (k - 12) % 5;
-        c.cell = (nmt_cell)((k - 12) / 5);
-        c.attention = kinds[r];
-        c.bidirectional = r == 0 || r == 2;
+        c.rnn.cell = (nmt_cell)((k - 12) / 5);
+        c.rnn.attention = kinds[r];
+        c.rnn.bidirectional = r == 0 || r == 2;
     }
-    c.emb = E, c.hidden = H, c.att_dim = A, c.out_dim = O;
+    c.arch = NMT_ARCH_RNN;
+    c.rnn.emb = E, c.rnn.hidden = H, c.rnn.att_dim = A, c.rnn.out_dim = O;
     c.src_vocab = Vs, c.tgt_vocab = Vt;
     return c;
 }

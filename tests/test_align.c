@@ -308,8 +308,8 @@ static nmt_model *tiny_model(nmt_attention att)
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, words, 9), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, words, 9), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = att, .bidirectional = 1, .emb = 6,
-                      .hidden = 5, .att_dim = 4, .out_dim = 7, .src_vocab = 9, .tgt_vocab = 9};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = att, .rnn.bidirectional = 1, .rnn.emb = 6,
+                      .rnn.hidden = 5, .rnn.att_dim = 4, .rnn.out_dim = 7, .src_vocab = 9, .tgt_vocab = 9};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     nmt_rng r;
@@ -323,7 +323,7 @@ START_TEST(forced_attention_rows_are_causal_distributions)
 {
     nmt_model *m = tiny_model(NMT_ATT_BAHDANAU);
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1, 256), NMT_OK);
     const int32_t src[] = {4, 5, 6, 7, 8, NMT_EOS};
     const int32_t t1[] = {5, 6, 7, 4, NMT_EOS}, t2[] = {5, 6, 8, 4, NMT_EOS};
     float a1[5 * 6], a2[5 * 6];
@@ -360,7 +360,7 @@ START_TEST(forced_attention_rows_are_causal_distributions)
     nmt_model_free(m);
 
     m = tiny_model(NMT_ATT_NONE);
-    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1, 256), NMT_OK);
     ck_assert_int_eq(nmt_align_forced(m, st, src, 6, t1, 5, a1), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "has no attention (attention=none)"));
     nmt_infer_free(st);

@@ -26,8 +26,8 @@ static nmt_model *make_model(int hidden, uint64_t seed, const char *last_tgt, in
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, src_tokens, 6), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, tgt, 6), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                      .emb = 3, .hidden = hidden, .att_dim = 4, .out_dim = 5,
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = NMT_ATT_BAHDANAU, .rnn.bidirectional = 1,
+                      .rnn.emb = 3, .rnn.hidden = hidden, .rnn.att_dim = 4, .rnn.out_dim = 5,
                       .lowercase = lowercase};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);

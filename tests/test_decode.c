@@ -22,8 +22,8 @@ static nmt_model *random_model(nmt_cell cell, nmt_attention att, int bidi)
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, V), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, V), NMT_OK);
-    nmt_config cfg = {.cell = cell, .attention = att, .bidirectional = bidi, .emb = 6,
-                      .hidden = 8, .att_dim = 5, .out_dim = 7};
+    nmt_config cfg = {.rnn.cell = cell, .rnn.attention = att, .rnn.bidirectional = bidi, .rnn.emb = 6,
+                      .rnn.hidden = 8, .rnn.att_dim = 5, .rnn.out_dim = 7};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     nmt_rng r;
@@ -56,7 +56,7 @@ static int plain_greedy(const nmt_model *m, const int32_t *src1, int len, int li
                         int32_t *out, float *score)
 {
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 1, len, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, len, 1, 256), NMT_OK);
     ck_assert_int_eq(nmt_infer_encode(m, st, src1, &len, 1, len), NMT_OK);
     float lp[V];
     int32_t prev = NMT_BOS;
@@ -280,8 +280,8 @@ static nmt_model *small_model(nmt_attention att, uint64_t seed)
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, SV), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, SV), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = att, .bidirectional = 1, .emb = 5,
-                      .hidden = 6, .att_dim = 4, .out_dim = 5};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = att, .rnn.bidirectional = 1, .rnn.emb = 5,
+                      .rnn.hidden = 6, .rnn.att_dim = 4, .rnn.out_dim = 5};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     nmt_rng r;
@@ -297,7 +297,7 @@ static double sequence_score(const nmt_model *m, const int32_t *src, int src_len
                              const int32_t *ids, int n, int finished, float *att)
 {
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1, 256), NMT_OK);
     ck_assert_int_eq(nmt_infer_encode(m, st, src, &src_len, 1, src_len), NMT_OK);
     float lp[V];
     int32_t prev = NMT_BOS;
@@ -426,7 +426,7 @@ static void next_logprobs(const nmt_model *m, const int32_t *src, int src_len,
                           const int32_t *ids, int n, float lp[V])
 {
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1), NMT_OK);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, src_len, 1, 256), NMT_OK);
     ck_assert_int_eq(nmt_infer_encode(m, st, src, &src_len, 1, src_len), NMT_OK);
     int32_t prev = NMT_BOS;
     for (int i = 0; i <= n; i++) {

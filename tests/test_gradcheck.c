@@ -121,8 +121,8 @@ static double check_config(int k, const variant *v)
         ck_assert_msg(max_grad > 1e-6, "config %d: %s has no gradient", k, t->name);
         double rel = max_diff / max_grad;
         ck_assert_msg(rel < 1e-6, "config %d (%s %s %s) %s: %s relative error %g", k,
-                      nmt_cell_name(cfg.cell), nmt_attention_name(cfg.attention),
-                      cfg.bidirectional ? "bi" : "uni", v->name ? v->name : "", t->name, rel);
+                      nmt_cell_name(cfg.rnn.cell), nmt_attention_name(cfg.rnn.attention),
+                      cfg.rnn.bidirectional ? "bi" : "uni", v->name ? v->name : "", t->name, rel);
         worst = fmax(worst, rel);
     }
 
@@ -141,8 +141,8 @@ static double check_config(int k, const variant *v)
 
     if (v->name)
         printf("gradcheck %-26s %-4s %-10s %-3s worst relative error %.2e\n", v->name,
-               nmt_cell_name(cfg.cell), nmt_attention_name(cfg.attention),
-               cfg.bidirectional ? "bi" : "uni", worst);
+               nmt_cell_name(cfg.rnn.cell), nmt_attention_name(cfg.rnn.attention),
+               cfg.rnn.bidirectional ? "bi" : "uni", worst);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
     nmt_model_free(m);

@@ -77,9 +77,9 @@ START_TEST(tensor_table_follows_design)
 {
     /* lstm, bahdanau, bidirectional: docs/DESIGN.md's full list in file order. */
     nmt_config cfg = fixture_config(8, 3, 4, 5, 6, 11, 12);
-    nmt_tensor_info t[NMT_MAX_TENSORS];
+    nmt_tensor_info t[64];
     size_t total;
-    int n = nmt_tensor_table(&cfg, t, &total);
+    int n = nmt_tensor_table(&cfg, t, 64, &total);
     static const char *names[] = {"src_emb", "tgt_emb", "enc.fwd.W_ih", "enc.fwd.W_hh",
         "enc.fwd.b", "enc.bwd.W_ih", "enc.bwd.W_hh", "enc.bwd.b", "dec.init.W", "dec.init.b",
         "att.W", "att.U", "att.b", "att.v", "dec.W_ih", "dec.W_hh", "dec.b", "out.W_t",
@@ -103,9 +103,9 @@ START_TEST(tensor_table_follows_design)
 
     /* tied: no out.W, the rest as before */
     cfg.tied = 1;
-    cfg.out_dim = cfg.emb;
+    cfg.rnn.out_dim = cfg.rnn.emb;
     size_t tied_total;
-    ck_assert_int_eq(nmt_tensor_table(&cfg, t, &tied_total), 20);
+    ck_assert_int_eq(nmt_tensor_table(&cfg, t, 64, &tied_total), 20);
     for (int i = 0; i < 20; i++)
         ck_assert_str_ne(t[i].name, "out.W");
     ck_assert_str_eq(t[19].name, "out.b");
@@ -127,7 +127,7 @@ START_TEST(tensor_table_follows_design)
     };
     for (int f = 0; f < 3; f++) {
         cfg = fixture_config(family[f].k, 3, 4, 5, 6, 11, 12);
-        n = nmt_tensor_table(&cfg, t, &total);
+        n = nmt_tensor_table(&cfg, t, 64, &total);
         int seen = 0;
         for (int i = 0; i < n; i++) {
             if (strncmp(t[i].name, "att.", 4) != 0)
@@ -146,7 +146,7 @@ START_TEST(tensor_table_follows_design)
 
     /* gru, none, unidirectional: no enc.bwd, no att; D = 1, G = 3. */
     cfg = fixture_config(7, 3, 4, 5, 6, 11, 12);
-    n = nmt_tensor_table(&cfg, t, &total);
+    n = nmt_tensor_table(&cfg, t, 64, &total);
     ck_assert_int_eq(n, 14);
     for (int i = 0; i < n; i++) {
         ck_assert(strncmp(t[i].name, "enc.bwd", 7) != 0 && strncmp(t[i].name, "att.", 4) != 0);
@@ -171,7 +171,7 @@ START_TEST(create_rejects_bad_settings)
     cfg.tied = 1;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "out_dim (6) equal to emb (3)"));
-    cfg.out_dim = 3;
+    cfg.rnn.out_dim = 3;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     ck_assert_ptr_null(nmt_model_tensor(m, "out.W"));
     nmt_model_free(m);
@@ -179,12 +179,12 @@ START_TEST(create_rejects_bad_settings)
     cfg = fixture_config(16, 3, 4, 5, 6, 11, 12); /* rnn dot uni */
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     nmt_config none_uni = fixture_config(3, 3, 4, 5, 6, 11, 12); /* rnn none uni */
-    nmt_tensor_info t[NMT_MAX_TENSORS];
+    nmt_tensor_info t[64];
     size_t none_total;
-    nmt_tensor_table(&none_uni, t, &none_total);
+    nmt_tensor_table(&none_uni, t, 64, &none_total);
     ck_assert_uint_eq(m->n_params, none_total); /* dot learns nothing of its own */
     nmt_model_free(m);
-    cfg.bidirectional = 1;
+    cfg.rnn.bidirectional = 1;
     m = (nmt_model *)1;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_ERR_ARG);
     ck_assert_ptr_null(m);
@@ -217,13 +217,13 @@ START_TEST(init_is_reproducible_with_the_papers_statistics)
     nmt_model *m, *m2;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_create(&m2, &cfg, NULL, NULL), 0);
-    nmt_model_init(m, 5);
-    nmt_model_init(m2, 5);
+    nmt_model_init(m, NMT_INIT_BAHDANAU, 0, 5);
+    nmt_model_init(m2, NMT_INIT_BAHDANAU, 0, 5);
     ck_assert_int_eq(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
-    nmt_model_init(m2, 6);
+    nmt_model_init(m2, NMT_INIT_BAHDANAU, 0, 6);
     ck_assert_int_ne(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
 
-    int Hd = cfg.hidden, G = cfg.cell == NMT_CELL_LSTM ? 4 : cfg.cell == NMT_CELL_GRU ? 3 : 1;
+    int Hd = cfg.rnn.hidden, G = cfg.rnn.cell == NMT_CELL_LSTM ? 4 : cfg.rnn.cell == NMT_CELL_GRU ? 3 : 1;
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
         const float *p = m->params + t->offset;
@@ -241,7 +241,7 @@ START_TEST(init_is_reproducible_with_the_papers_statistics)
                     }
             }
         } else if (t->ndim == 1 || strcmp(t->name, "att.v") == 0) {
-            int forget = cfg.cell == NMT_CELL_LSTM &&
+            int forget = cfg.rnn.cell == NMT_CELL_LSTM &&
                          (strcmp(t->name, "enc.fwd.b") == 0 || strcmp(t->name, "enc.bwd.b") == 0 ||
                           strcmp(t->name, "dec.b") == 0);
             for (size_t e = 0; e < t->size; e++)
@@ -283,12 +283,12 @@ START_TEST(uniform_init_draws_every_tensor_within_its_scale)
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_create(&m2, &cfg, NULL, NULL), 0);
     const double x = 0.1;
-    nmt_model_init_uniform(m, 5, x);
+    nmt_model_init(m, NMT_INIT_UNIFORM, x, 5);
     for (int i = 0; i < m->n_tensors; i++)
         assert_uniform(&m->tensors[i], m->params + m->tensors[i].offset, x);
-    nmt_model_init_uniform(m2, 5, x); /* the same seed, the same model */
+    nmt_model_init(m2, NMT_INIT_UNIFORM, x, 5); /* the same seed, the same model */
     ck_assert(memcmp(m->params, m2->params, m->n_params * sizeof *m->params) == 0);
-    nmt_model_init_uniform(m2, 6, x);
+    nmt_model_init(m2, NMT_INIT_UNIFORM, x, 6);
     ck_assert(memcmp(m->params, m2->params, m->n_params * sizeof *m->params) != 0);
     nmt_model_free(m);
     nmt_model_free(m2);
@@ -303,8 +303,8 @@ START_TEST(orthogonal_init_draws_within_its_scale)
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     const double x = 0.1;
-    nmt_model_init_orthogonal(m, 5, x);
-    int Hd = cfg.hidden;
+    nmt_model_init(m, NMT_INIT_ORTHOGONAL, x, 5);
+    int Hd = cfg.rnn.hidden;
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
         const float *p = m->params + t->offset;
@@ -479,7 +479,7 @@ START_TEST(dropout_is_seeded_and_off_at_zero)
     nmt_rng r;
     float plain = fwd(m, ws, &b, NULL, NULL);
     ck_assert(fwd(m, ws, &b, NULL, NULL) == plain);
-    const nmt_regularizer all = {0.5f, 0.5f, 0.5f, 0};
+    const nmt_regularizer all = {.dropout_emb = 0.5f, .dropout_enc = 0.5f, .dropout_out = 0.5f};
     nmt_rng_seed(&r, 1);
     float d1 = fwd(m, ws, &b, &all, &r);
     nmt_rng_seed(&r, 1);
@@ -489,18 +489,20 @@ START_TEST(dropout_is_seeded_and_off_at_zero)
     ck_assert(d1 != plain && d3 != d1);
     /* each site alone changes the loss; without an rng nothing is dropped */
     for (int site = 0; site < 3; site++) {
-        nmt_regularizer one = {site == 0 ? 0.5f : 0, site == 1 ? 0.5f : 0, site == 2 ? 0.5f : 0, 0};
+        nmt_regularizer one = {.dropout_emb = site == 0 ? 0.5f : 0,
+                               .dropout_enc = site == 1 ? 0.5f : 0,
+                               .dropout_out = site == 2 ? 0.5f : 0};
         nmt_rng_seed(&r, 1);
         ck_assert_msg(fwd(m, ws, &b, &one, &r) != plain, "site %d", site);
         ck_assert(fwd(m, ws, &b, &one, NULL) == plain);
     }
     /* a rate of 1 or more, or a negative one, is refused */
-    const nmt_regularizer bad = {0, 1.0f, 0, 0};
+    const nmt_regularizer bad = {.dropout_enc = 1.0f};
     nmt_real refused_loss = 0;
     ck_assert_int_eq(nmt_forward(&refused_loss, m, ws, &b, &bad, &r), NMT_ERR_ARG);
     ck_assert(isnan(refused_loss));
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "dropout rate"));
-    const nmt_regularizer bad_ls = {0, 0, 0, -0.1f};
+    const nmt_regularizer bad_ls = {.label_smoothing = -0.1f};
     ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &bad_ls, &r), NMT_ERR_ARG);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
@@ -522,7 +524,9 @@ START_TEST(dropout_draws_one_uniform_per_unit_of_each_site)
     size_t Ts = (size_t)b.src_T, Tt = (size_t)b.tgt_T, DH = (k ? 1 : 2) * (size_t)H;
     size_t units[3] = {(Ts + Tt) * 3 * E, Ts * 3 * DH, Tt * 3 * (size_t)O};
     for (int mask = 0; mask < 8; mask++) {
-        nmt_regularizer reg = {mask & 1 ? 0.3f : 0, mask & 2 ? 0.3f : 0, mask & 4 ? 0.3f : 0, 0};
+        nmt_regularizer reg = {.dropout_emb = mask & 1 ? 0.3f : 0,
+                               .dropout_enc = mask & 2 ? 0.3f : 0,
+                               .dropout_out = mask & 4 ? 0.3f : 0};
         nmt_rng r, want;
         nmt_rng_seed(&r, 40 + (uint64_t)mask);
         nmt_rng_seed(&want, 40 + (uint64_t)mask);
@@ -558,7 +562,7 @@ START_TEST(label_smoothing_changes_the_objective_only)
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, 3, b.src_T, b.tgt_T), 0);
     const float e = 0.2f;
-    const nmt_regularizer ls = {0, 0, 0, e};
+    const nmt_regularizer ls = {.label_smoothing = e};
     float plain = fwd(m, ws, &b, NULL, NULL);
     ck_assert((float)nmt_workspace_objective(ws) == plain);
     float smoothed = fwd(m, ws, &b, &ls, NULL);
@@ -566,7 +570,7 @@ START_TEST(label_smoothing_changes_the_objective_only)
     ck_assert(smoothed == plain);
 
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3), 0);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3, 256), 0);
     ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, 3, b.src_T), 0);
     float lp[3 * VT];
     double nll = 0, uniform = 0;
@@ -648,7 +652,7 @@ START_TEST(inference_matches_training)
 
     enum { K = 2 };
     nmt_infer *st;
-    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3 * K), 0);
+    ck_assert_int_eq(nmt_infer_create(&st, m, 3, b.src_T, 3 * K, 256), 0);
     ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, 3, b.src_T), 0);
     ck_assert_int_eq(nmt_infer_rows(st), 3);
     /* rows 2b and 2b+1 both on source b, in a shuffled order */
@@ -676,7 +680,7 @@ START_TEST(inference_matches_training)
             for (int v = 0; v < VT; v++)
                 p += exp(lp[(size_t)r * VT + v]);
             ck_assert_double_eq_tol(p, 1, 1e-5);
-            if (m->cfg.attention != NMT_ATT_NONE) {
+            if (m->cfg.rnn.attention != NMT_ATT_NONE) {
                 double a = 0;
                 for (int j = 0; j < b.src_T; j++) {
                     float x = att[(size_t)r * b.src_T + j];

@@ -236,8 +236,10 @@ START_TEST(gradients_agree_across_threads)
     static const int scorers[] = {22, 19, 16};
     nmt_config cfg = fixture_config(_i < 6 ? 4 * (_i % 3) : scorers[_i - 6], D, D, D, D, V, V);
     cfg.tied = tied;
-    const nmt_regularizer reg = tied ? (nmt_regularizer){0.1f, 0.1f, 0.1f, 0.1f}
-                                     : (nmt_regularizer){0.1f, 0, 0.1f, 0};
+    const nmt_regularizer reg =
+        tied ? (nmt_regularizer){.dropout_emb = 0.1f, .dropout_enc = 0.1f, .dropout_out = 0.1f,
+                                 .label_smoothing = 0.1f}
+             : (nmt_regularizer){.dropout_emb = 0.1f, .dropout_out = 0.1f};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), 0);
     ck_assert_int_eq(nmt_model_alloc_grads(m), 0);

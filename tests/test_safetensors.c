@@ -436,11 +436,11 @@ static nmt_model *small_model(nmt_cell cell, nmt_attention att, int bidi)
     /* tokens that need escaping in JSON, and UTF-8 */
     static const char *const src[] = {"\"", "\\", "Haus", "\xc3\x84pfel", "\\n", "a\"b"};
     static const char *const tgt[] = {"house", "'s", "\xe2\x80\x9e", "}", "{"};
-    nmt_config cfg = {.cell = cell, .attention = att, .bidirectional = bidi, .emb = 3,
-                      .hidden = 4, .att_dim = 5, .out_dim = 6, .lowercase = 1};
+    nmt_config cfg = {.rnn.cell = cell, .rnn.attention = att, .rnn.bidirectional = bidi, .rnn.emb = 3,
+                      .rnn.hidden = 4, .rnn.att_dim = 5, .rnn.out_dim = 6, .lowercase = 1};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, vocab_of(src, 6), vocab_of(tgt, 5)), NMT_OK);
-    nmt_model_init(m, 7);
+    nmt_model_init(m, NMT_INIT_BAHDANAU, 0, 7);
     /* make every parameter distinct, so a mixed-up tensor would show */
     for (size_t k = 0; k < m->n_params; k++)
         m->params[k] += (float)k * 1e-3f;
@@ -449,15 +449,15 @@ static nmt_model *small_model(nmt_cell cell, nmt_attention att, int bidi)
 
 static void assert_same_model(const nmt_model *a, const nmt_model *b)
 {
-    ck_assert_int_eq(a->cfg.cell, b->cfg.cell);
-    ck_assert_int_eq(a->cfg.attention, b->cfg.attention);
-    ck_assert_int_eq(a->cfg.bidirectional, b->cfg.bidirectional);
-    ck_assert_int_eq(a->cfg.emb, b->cfg.emb);
-    ck_assert_int_eq(a->cfg.hidden, b->cfg.hidden);
-    ck_assert_int_eq(a->cfg.out_dim, b->cfg.out_dim);
+    ck_assert_int_eq(a->cfg.rnn.cell, b->cfg.rnn.cell);
+    ck_assert_int_eq(a->cfg.rnn.attention, b->cfg.rnn.attention);
+    ck_assert_int_eq(a->cfg.rnn.bidirectional, b->cfg.rnn.bidirectional);
+    ck_assert_int_eq(a->cfg.rnn.emb, b->cfg.rnn.emb);
+    ck_assert_int_eq(a->cfg.rnn.hidden, b->cfg.rnn.hidden);
+    ck_assert_int_eq(a->cfg.rnn.out_dim, b->cfg.rnn.out_dim);
     ck_assert_int_eq(a->cfg.lowercase, b->cfg.lowercase);
-    if (nmt_attention_uses_att_dim(a->cfg.attention))
-        ck_assert_int_eq(a->cfg.att_dim, b->cfg.att_dim);
+    if (nmt_attention_uses_att_dim(a->cfg.rnn.attention))
+        ck_assert_int_eq(a->cfg.rnn.att_dim, b->cfg.rnn.att_dim);
     ck_assert_uint_eq(a->n_params, b->n_params);
     ck_assert_mem_eq(a->params, b->params, a->n_params * sizeof *a->params);
     for (int pass = 0; pass < 2; pass++) {
@@ -521,7 +521,7 @@ START_TEST(checkpoint_extras)
     ck_assert_str_eq(nmt_file_meta(f, "step"), "5");
     ck_assert_str_eq(nmt_file_meta(f, "rng"), "1 2 3 4");
     ck_assert_ptr_null(nmt_file_meta(f, "epoch"));
-    int ndim, shape[2];
+    int ndim, shape[NMT_MAX_NDIM];
     const float *got = nmt_file_tensor(f, "adam.m.src_emb", &ndim, shape);
     ck_assert_ptr_nonnull(got);
     ck_assert_int_eq(ndim, 2);
@@ -552,7 +552,7 @@ END_TEST
 static void write_variant(const char *path, const nmt_model *m, const char *key, const char *value,
                           const char *drop, const char *reshape, int rows, int cols, const char *add)
 {
-    nmt_named_tensor t[NMT_MAX_TENSORS + 1];
+    nmt_named_tensor t[64];
     int n = 0;
     static float pad[4096];
     for (int k = 0; k < m->n_tensors; k++) {
@@ -571,14 +571,14 @@ static void write_variant(const char *path, const nmt_model *m, const char *key,
     if (add)
         t[n++] = (nmt_named_tensor){add, 1, {2, 0}, pad, NULL};
     char num[4][16];
-    snprintf(num[0], 16, "%d", m->cfg.emb);
-    snprintf(num[1], 16, "%d", m->cfg.hidden);
-    snprintf(num[2], 16, "%d", m->cfg.att_dim);
-    snprintf(num[3], 16, "%d", m->cfg.out_dim);
+    snprintf(num[0], 16, "%d", m->cfg.rnn.emb);
+    snprintf(num[1], 16, "%d", m->cfg.rnn.hidden);
+    snprintf(num[2], 16, "%d", m->cfg.rnn.att_dim);
+    snprintf(num[3], 16, "%d", m->cfg.rnn.out_dim);
     nmt_meta meta[11] = {
-        {"format", "nmt-1"}, {"cell", nmt_cell_name(m->cfg.cell)},
-        {"attention", nmt_attention_name(m->cfg.attention)},
-        {"bidirectional", m->cfg.bidirectional ? "true" : "false"},
+        {"format", "nmt-1"}, {"cell", nmt_cell_name(m->cfg.rnn.cell)},
+        {"attention", nmt_attention_name(m->cfg.rnn.attention)},
+        {"bidirectional", m->cfg.rnn.bidirectional ? "true" : "false"},
         {"emb", num[0]}, {"hidden", num[1]}, {"att_dim", num[2]}, {"out_dim", num[3]},
         {"lowercase", "true"},
         {"src_vocab", "<pad>\n<unk>\n<s>\n</s>\n\"\n\\\nHaus\n\xc3\x84pfel\n\\n\na\"b"},
@@ -805,7 +805,7 @@ START_TEST(attention_family_files_refused)
     /* att_dim sizes nothing of general's: 0 loads */
     write_variant(path, m, "att_dim", "0", NULL, NULL, 0, 0, NULL);
     ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
-    ck_assert_int_eq(back->cfg.attention, NMT_ATT_GENERAL);
+    ck_assert_int_eq(back->cfg.rnn.attention, NMT_ATT_GENERAL);
     nmt_model_free(back);
     /* general's tensors read as bahdanau's: it has no att.W */
     write_variant(path, m, "attention", "bahdanau", NULL, NULL, 0, 0, NULL);
@@ -855,7 +855,7 @@ static void write_tied_variant(const char *path, const nmt_model *m, const char 
                                const char *out_dim, int out_w)
 {
     static float zeros[4096];
-    nmt_named_tensor t[NMT_MAX_TENSORS + 1];
+    nmt_named_tensor t[64];
     int n = 0;
     for (int k = 0; k < m->n_tensors; k++) {
         const nmt_tensor_info *ti = &m->tensors[k];
@@ -863,19 +863,19 @@ static void write_tied_variant(const char *path, const nmt_model *m, const char 
             continue;
         if (out_w > 0 && !strcmp(ti->name, "out.b"))
             t[n++] = (nmt_named_tensor){.name = "out.W", .ndim = 2,
-                                        .shape = {m->cfg.tgt_vocab, m->cfg.emb}, .data = zeros};
+                                        .shape = {m->cfg.tgt_vocab, m->cfg.rnn.emb}, .data = zeros};
         t[n++] = (nmt_named_tensor){.name = ti->name, .ndim = ti->ndim,
                                     .shape = {ti->shape[0], ti->shape[1]},
                                     .data = m->params + ti->offset};
     }
     char num[3][16];
-    snprintf(num[0], 16, "%d", m->cfg.emb);
-    snprintf(num[1], 16, "%d", m->cfg.hidden);
-    snprintf(num[2], 16, "%d", m->cfg.att_dim);
+    snprintf(num[0], 16, "%d", m->cfg.rnn.emb);
+    snprintf(num[1], 16, "%d", m->cfg.rnn.hidden);
+    snprintf(num[2], 16, "%d", m->cfg.rnn.att_dim);
     nmt_meta meta[12] = {
-        {"format", "nmt-1"}, {"cell", nmt_cell_name(m->cfg.cell)},
-        {"attention", nmt_attention_name(m->cfg.attention)},
-        {"bidirectional", m->cfg.bidirectional ? "true" : "false"},
+        {"format", "nmt-1"}, {"cell", nmt_cell_name(m->cfg.rnn.cell)},
+        {"attention", nmt_attention_name(m->cfg.rnn.attention)},
+        {"bidirectional", m->cfg.rnn.bidirectional ? "true" : "false"},
         {"emb", num[0]}, {"hidden", num[1]}, {"att_dim", num[2]}, {"out_dim", out_dim},
         {"lowercase", "true"},
         {"src_vocab", "<pad>\n<unk>\n<s>\n</s>\n\"\n\\\nHaus\n\xc3\x84pfel\n\\n\na\"b"},
@@ -905,10 +905,10 @@ START_TEST(tied_model_files)
 
     /* a tied model (out_dim = emb = 3) round trips */
     const char *toks[] = {"x", "y"};
-    nmt_config cfg = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_NONE, .emb = 3, .hidden = 4,
-                      .out_dim = 3, .tied = 1};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_LSTM, .rnn.attention = NMT_ATT_NONE, .rnn.emb = 3, .rnn.hidden = 4,
+                      .rnn.out_dim = 3, .tied = 1};
     ck_assert_int_eq(nmt_model_create(&m, &cfg, vocab_of(toks, 2), vocab_of(toks, 1)), NMT_OK);
-    nmt_model_init(m, 3);
+    nmt_model_init(m, NMT_INIT_BAHDANAU, 0, 3);
     ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
     ck_assert_str_eq(nmt_file_meta(f, "tied"), "true");

@@ -669,8 +669,8 @@ static nmt_model *subword_model(nmt_subwords *sw, int lowercase)
     nmt_vocab *sv, *tv;
     ck_assert_int_eq(nmt_vocab_of_pieces(sw, &sv), NMT_OK);
     ck_assert_int_eq(nmt_vocab_of_pieces(sw, &tv), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                      .emb = 4, .hidden = 3, .att_dim = 2, .out_dim = 2, .lowercase = lowercase};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = NMT_ATT_BAHDANAU, .rnn.bidirectional = 1,
+                      .rnn.emb = 4, .rnn.hidden = 3, .rnn.att_dim = 2, .rnn.out_dim = 2, .lowercase = lowercase};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     ck_assert_int_eq(m->cfg.src_vocab, nmt_subwords_size(sw));

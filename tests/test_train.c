@@ -190,11 +190,11 @@ START_TEST(validation_of_an_untrained_model)
     nmt_vocab *sv = NULL, *tv = NULL;
     nmt_corpus_opts o = {.max_len = 0, .min_count = 1};
     ck_assert_int_eq(nmt_corpus_read(&c, sp, tp, &o, &sv, &tv), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                      .emb = 8, .hidden = 8, .att_dim = 8, .out_dim = 8};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = NMT_ATT_BAHDANAU, .rnn.bidirectional = 1,
+                      .rnn.emb = 8, .rnn.hidden = 8, .rnn.att_dim = 8, .rnn.out_dim = 8};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
-    nmt_model_init(m, 9);
+    nmt_model_init(m, NMT_INIT_BAHDANAU, 0, 9);
     char **refs;
     size_t n_refs;
     ck_assert_int_eq(nmt_read_lines(tp, &refs, &n_refs), NMT_OK);
@@ -271,8 +271,8 @@ START_TEST(settings_round_trip)
     const char *toks[] = {"<pad>", "<unk>", "<s>", "</s>", "x"};
     ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, 5), NMT_OK);
     ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, 5), NMT_OK);
-    nmt_config cfg = {.cell = NMT_CELL_GRU, .attention = NMT_ATT_NONE, .emb = 2, .hidden = 3,
-                      .att_dim = 2, .out_dim = 2};
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = NMT_ATT_NONE, .rnn.emb = 2, .rnn.hidden = 3,
+                      .rnn.att_dim = 2, .rnn.out_dim = 2};
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     char path[512];

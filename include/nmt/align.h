@@ -71,9 +71,9 @@ int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
  * predicting the end). Forcing a model's own translation replays the very
  * states it was decoded with, so this also gives the attention of a greedy or
  * beam translation: `nmt translate --alignments` needs only this and
- * nmt_align_write_json. st must hold one source of n_src positions and one
- * row (nmt_infer_create(&st, m, 1, max_len, 1)). NMT_ERR_ARG for a model
- * without attention. */
+ * nmt_align_write_json. st must hold one source of n_src positions, one row
+ * and n_tgt steps (nmt_infer_create(&st, m, 1, max_len, 1, max_steps)).
+ * NMT_ERR_ARG for a model without attention. */
 int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
                      const int32_t *tgt, int n_tgt, float *att);
 

@@ -1,6 +1,9 @@
-/* The encoder-decoder model of docs/DESIGN.md: settings, the one table of
- * parameter tensors, the training pass (forward, loss, backward) and the
- * step-by-step inference pass used by decoding and alignment. */
+/* A model of docs/DESIGN.md, whatever its architecture: its settings, the
+ * one table of parameter tensors, the training pass (forward, loss,
+ * backward) and the step-by-step inference pass used by decoding and
+ * alignment. Each architecture (nmt/rnn.h, nmt/transformer.h) sits behind
+ * these calls; nothing here or in the code that calls them depends on
+ * which one a model is. */
 #ifndef NMT_MODEL_H
 #define NMT_MODEL_H
 
@@ -9,7 +12,10 @@
 
 #include "nmt/batch.h"
 #include "nmt/rng.h"
+#include "nmt/rnn.h"
 #include "nmt/subwords.h"
+#include "nmt/tensors.h"
+#include "nmt/transformer.h"
 #include "nmt/vocab.h"
 
 /* The number type of parameters and activations: float. The gradient check
@@ -21,63 +27,56 @@ typedef double nmt_real;
 typedef float nmt_real;
 #endif
 
-typedef enum { NMT_CELL_RNN = 0, NMT_CELL_GRU = 1, NMT_CELL_LSTM = 2 } nmt_cell;
-/* The attention family (docs/DESIGN.md, "Decoder"): how the score a_ij of source
- * position j at decoder step i is made from the query s_{i-1} and the
- * annotation h_j. Every kind but none shares the softmax, the mask and the
- * context c_i = sum_j alpha_ij h_j.
- *   bahdanau    v . tanh(W_a s + U_a h_j + b_a)   (additive)
- *   dot         s . h_j                           (Luong; needs D*H = H)
- *   general     s . (U_a h_j)                     (Luong, multiplicative)
- *   scaled-dot  (W_a s) . (U_a h_j) / sqrt(A)     (Vaswani et al.)
- *   none        no scores: c_i = z at every step  (Cho et al. 2014) */
-typedef enum {
-    NMT_ATT_NONE = 0,
-    NMT_ATT_BAHDANAU = 1,
-    NMT_ATT_DOT = 2,
-    NMT_ATT_GENERAL = 3,
-    NMT_ATT_SCALED_DOT = 4,
-} nmt_attention;
+typedef enum { NMT_ARCH_RNN = 0, NMT_ARCH_TRANSFORMER = 1 } nmt_arch;
+const char *nmt_arch_name(nmt_arch a);            /* "rnn" "transformer" */
+int nmt_arch_parse(const char *s, nmt_arch *out);  /* NMT_OK or NMT_ERR_ARG */
+/* Whether this build has the architecture's code. */
+int nmt_arch_available(nmt_arch a);
 
 typedef struct nmt_config {
-    nmt_cell cell;
-    nmt_attention attention;
-    int bidirectional;
-    int emb, hidden, att_dim, out_dim; /* E, H, A, O */
-    int lowercase;                     /* how sources were tokenized */
-    int src_vocab, tgt_vocab;          /* Vs, Vt */
-    int tied;                          /* the output matrix is tgt_emb (no
-                                        * out.W); needs out_dim = emb */
+    nmt_arch arch;
+    nmt_rnn_config rnn;                 /* the sizes of an NMT_ARCH_RNN model */
+    nmt_transformer_config transformer; /* those of an NMT_ARCH_TRANSFORMER one */
+    int src_vocab, tgt_vocab;           /* Vs, Vt */
+    int tied;                           /* the output matrix is tgt_emb (no out.W) */
+    int lowercase;                      /* how sources were tokenized */
 } nmt_config;
 
-const char *nmt_cell_name(nmt_cell c);             /* "rnn" "gru" "lstm" */
-/* "bahdanau" "dot" "general" "scaled-dot" "none" */
-const char *nmt_attention_name(nmt_attention a);
-int nmt_cell_parse(const char *s, nmt_cell *out);  /* NMT_OK or NMT_ERR_ARG */
-int nmt_attention_parse(const char *s, nmt_attention *out);
-/* Whether att_dim sizes the kind's tensors (bahdanau and scaled-dot: A is
- * the width of W_a s and U_a h_j); the others ignore it. */
-int nmt_attention_uses_att_dim(nmt_attention a);
-/* NMT_OK, or NMT_ERR_ARG with the reason when that kind of attention cannot
- * read such an encoder's annotations: dot needs them of the decoder state's
- * size, so no bidirectional encoder. */
-int nmt_attention_check(nmt_attention a, int bidirectional, int hidden);
+/* NMT_OK, or NMT_ERR_ARG with the reason when the settings do not fit
+ * together (dot attention over a bidirectional encoder, tied embeddings of
+ * another size than the output layer's input, heads that do not divide
+ * d_model, sizes out of range, ...). */
+int nmt_config_check(const nmt_config *c);
+/* A few words that name the model's kind in tables: "lstm/bahdanau",
+ * "transformer 3+3". Returns what snprintf returns. */
+int nmt_config_describe(const nmt_config *c, char *buf, size_t size);
+/* The architecture's settings as `nmt info` lists them, one at a time: the
+ * i-th's name (*name) and value (into value); returns 1, or 0 past the
+ * last. */
+int nmt_config_setting(const nmt_config *c, int i, const char **name, char *value, size_t size);
+/* The width of the vectors the output layer projects onto the vocabulary
+ * (the RNN's deep output O, the Transformer's d): with tied embeddings it
+ * must be the embedding size. */
+int nmt_config_output_width(const nmt_config *c);
 
 /* One parameter tensor: a slice of the one parameter allocation. Names and
  * shapes are docs/DESIGN.md's ("enc.fwd.W_ih", [G*H, E]); a vector has ndim 1. */
-#define NMT_MAX_TENSORS 24
+#define NMT_MAX_TENSOR_NAME 64
 typedef struct nmt_tensor_info {
-    const char *name;
+    char name[NMT_MAX_TENSOR_NAME];
     int ndim;
-    int shape[2];
+    int shape[NMT_MAX_NDIM];
     size_t offset;   /* in floats, from the start of the allocation */
     size_t size;     /* in floats */
 } nmt_tensor_info;
 
-/* The table of tensors for a configuration, in file order. Returns the count
- * and the total number of floats. */
-int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *table, size_t *total);
+/* The table of tensors for a configuration, in file order: fills up to max
+ * entries of table (table may be NULL to count) and *total with the number
+ * of floats. Returns the count, or NMT_ERR_ARG for settings that
+ * nmt_config_check refuses. */
+int nmt_tensor_table(const nmt_config *cfg, nmt_tensor_info *table, int max, size_t *total);
 
+struct nmt_arch_ops;
 typedef struct nmt_model {
     nmt_config cfg;
     nmt_vocab *src_vocab, *tgt_vocab;   /* owned */
@@ -85,40 +84,61 @@ typedef struct nmt_model {
                               * tokenizer's), else SentencePiece pieces, and
                               * both vocabularies are its pieces in id order */
     int n_tensors;
-    nmt_tensor_info tensors[NMT_MAX_TENSORS];
+    nmt_tensor_info *tensors; /* [n_tensors], owned */
     size_t n_params;
-    nmt_real *params;  /* [n_params], one allocation */
+    nmt_real *params;  /* [n_params], one allocation (replace it only with
+                        * nmt_model_adopt_params or nmt_model_swap_params) */
     nmt_real *grads;   /* [n_params], same layout; NULL until nmt_model_alloc_grads */
+    /* the architecture behind the calls below, and its own view of the
+     * parameters (named pointers into params and grads); internal */
+    const struct nmt_arch_ops *ops;
+    void *arch;
 } nmt_model;
 
 /* Creates a model with zeroed parameters; takes ownership of both vocabularies
- * (cfg->src_vocab / tgt_vocab are set from them). Settings that do not fit
- * together (dot attention over a bidirectional encoder, tied embeddings of
- * another size than the deep output, ...) are refused with the reason. */
+ * (cfg->src_vocab / tgt_vocab are set from them). Settings that
+ * nmt_config_check refuses are refused with the reason. */
 int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_vocab,
                      nmt_vocab *tgt_vocab);
-/* Initialisation of Bahdanau et al. (appendix A.2): recurrent matrices
- * orthogonal, att.W and att.U ~ N(0, 0.001^2), att.v and biases 0, the rest
- * N(0, 0.01^2); LSTM forget-gate bias 1. With adam the deep output's tanh
- * saturates into a constant that fits the target unigram, and training sits
- * at that loss for hundreds to thousands of steps. */
-void nmt_model_init(nmt_model *m, uint64_t seed);
-/* Every parameter, recurrent matrices and biases included, uniform in
- * [-scale, scale] (OpenNMT-py's param_init, PyTorch-like; nmt train's
- * default, with 0.1). On Multi30k it learns far faster than the scheme
- * below, and its attention aligns: see the README, "Initial weights". */
-void nmt_model_init_uniform(nmt_model *m, uint64_t seed, double scale);
-/* The paper's recurrent matrices (orthogonal) and biases (0, the LSTM forget
- * bias 1), every other matrix and att.v uniform in [-scale, scale]. The
- * forget bias keeps the encoder's cells integrating over many words, so its
- * annotations are alike and the attention learns to read one summary
- * position; it was nmt train's default before --init uniform. */
-void nmt_model_init_orthogonal(nmt_model *m, uint64_t seed, double scale);
+/* Makes params (a buffer of n_params floats, malloc'ed) the model's
+ * parameters, freeing the old ones. */
+void nmt_model_adopt_params(nmt_model *m, nmt_real *params);
+/* Makes params (n_params floats, not owned) the model's parameters for a
+ * while, and returns the ones it had: every pass reads the new ones until
+ * they are swapped back. params must never be assigned directly (the
+ * architecture keeps pointers into them). */
+nmt_real *nmt_model_swap_params(nmt_model *m, nmt_real *params);
 int nmt_model_alloc_grads(nmt_model *m);
 void nmt_model_zero_grad(nmt_model *m);
 void nmt_model_free(nmt_model *m);
 /* The tensor of that name, or NULL. */
 const nmt_tensor_info *nmt_model_tensor(const nmt_model *m, const char *name);
+
+/* ---- initial weights ---------------------------------------------------- */
+
+typedef enum {
+    /* every parameter uniform in [-scale, scale] (OpenNMT-py's param_init) */
+    NMT_INIT_UNIFORM = 0,
+    /* the RNN's: recurrent matrices orthogonal, biases 0 (the LSTM forget
+     * bias 1), every other matrix uniform in [-scale, scale] */
+    NMT_INIT_ORTHOGONAL = 1,
+    /* the RNN's, Bahdanau et al.'s appendix A.2: recurrent matrices
+     * orthogonal, att.W and att.U ~ N(0, 0.001^2), att.v and biases 0, the
+     * rest N(0, 0.01^2); LSTM forget-gate bias 1 */
+    NMT_INIT_BAHDANAU = 2,
+    /* the Transformer's: matrices Xavier-uniform, biases 0, layer norms'
+     * gains 1, embeddings N(0, 1/d) */
+    NMT_INIT_XAVIER = 3,
+} nmt_init_scheme;
+const char *nmt_init_name(nmt_init_scheme s); /* "uniform" "orthogonal" "bahdanau" "xavier" */
+int nmt_init_parse(const char *s, nmt_init_scheme *out);
+/* The scheme an architecture starts from when none is asked for. */
+nmt_init_scheme nmt_init_default(nmt_arch a);
+/* Draws the parameters by the scheme from the seed: the same seed gives the
+ * same model. NMT_ERR_ARG when the architecture has no such scheme. Each
+ * scheme draws the tensors in file order and each tensor's elements in
+ * order. */
+int nmt_model_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t seed);
 
 /* ---- training pass ------------------------------------------------------ */
 
@@ -133,29 +153,34 @@ int nmt_workspace_bytes(const nmt_config *cfg, int max_B, int max_src_T, int max
                         double *bytes);
 
 /* What training adds to the deterministic pass (all 0, or a NULL pointer,
- * is that pass): inverted dropout at three places, each rate in [0, 1),
- * and label smoothing of the loss whose gradient is taken. */
+ * is that pass): inverted dropout, each rate in [0, 1), at the sites of the
+ * model's architecture (a site it does not have must be 0), and label
+ * smoothing of the loss whose gradient is taken. */
 typedef struct nmt_regularizer {
-    float dropout_emb;     /* the source and target embeddings */
-    float dropout_enc;     /* the encoder's annotations h_j, as the attention,
-                            * the context and the summary z read them (not
-                            * inside the recurrence) */
-    float dropout_out;     /* the deep output t, before the vocabulary projection */
+    float dropout_emb;     /* both: the source and target embeddings (the
+                            * Transformer's: with their positions) */
+    float dropout_enc;     /* rnn: the encoder's annotations h_j, as the
+                            * attention, the context and the summary z read
+                            * them (not inside the recurrence) */
+    float dropout_out;     /* rnn: the deep output t, before the vocabulary projection */
     float label_smoothing; /* e: per token (1 - e)(-log p[y]) + e * mean_k(-log p[k])
                             * over all Vt entries (PyTorch's cross_entropy
                             * label_smoothing) */
+    float dropout_residual; /* transformer: each sublayer's output, before it
+                             * is added to the residual stream */
+    float dropout_att;     /* transformer: the attention weights */
+    float dropout_ff;      /* transformer: the feed-forward network's inner layer */
 } nmt_regularizer;
 
 /* Forward pass and loss: *loss (if loss is not NULL) gets the mean over the
  * batch's real target tokens of -log p(y), the plain loss that is reported
  * whatever the regularizer (reg may be NULL). Dropout draws its masks from
- * rng in a fixed order (source embeddings, annotations, target embeddings,
- * deep output; a rate of 0 draws nothing), and needs rng; without rng
- * nothing is dropped. Keeps what backward needs in ws. A batch larger than
- * the workspace or with an id outside the vocabularies is refused with
- * NMT_ERR_ARG (and *loss is NaN). A finite batch can still give a NaN or
- * infinite loss when the weights have diverged: that is the caller's to
- * judge, and not an error here. */
+ * rng in an order fixed by the architecture (a rate of 0 draws nothing), and
+ * needs rng; without rng nothing is dropped. Keeps what backward needs in ws.
+ * A batch larger than the workspace or with an id outside the vocabularies
+ * is refused with NMT_ERR_ARG (and *loss is NaN). A finite batch can still
+ * give a NaN or infinite loss when the weights have diverged: that is the
+ * caller's to judge, and not an error here. */
 int nmt_forward(nmt_real *loss, const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                 const nmt_regularizer *reg, nmt_rng *rng);
 /* The mean loss whose gradient nmt_backward takes, after nmt_forward, in
@@ -178,28 +203,53 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
 int nmt_forward_backward(nmt_real *loss, nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                          const nmt_regularizer *reg, nmt_rng *rng);
 
+/* ---- attention maps ----------------------------------------------------- */
+
+/* The attention weights over the source that a model can show for each
+ * target position: the RNN has one map (none without attention), the
+ * Transformer one per decoder layer and head of its cross-attention and
+ * each layer's mean of heads. Maps are numbered 0 .. n-1 and named
+ * ("attention"; "layer 2 head 3", "layer 2 mean"). */
+int nmt_model_attention_maps(const nmt_model *m);
+int nmt_model_attention_map_name(const nmt_model *m, int map, char *buf, size_t size);
+/* The map that nmt align and the decoders show unless told otherwise
+ * (-1 without attention). */
+int nmt_model_default_attention_map(const nmt_model *m);
+
 /* ---- inference pass ----------------------------------------------------- */
 
 /* State of decoding R rows ("hypotheses") against B encoded sources. Each row
- * belongs to one source sentence; beam search keeps K rows per source. */
+ * belongs to one source sentence; beam search keeps K rows per source. A
+ * row may take up to max_steps decoder steps after encoding. */
 typedef struct nmt_infer nmt_infer;
 int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src_T,
-                     int max_rows);
+                     int max_rows, int max_steps);
 void nmt_infer_free(nmt_infer *st);
+/* Which attention map nmt_infer_step writes (default: the model's default). */
+int nmt_infer_set_attention_map(nmt_infer *st, int map);
 
 /* Encodes B sources (time-major ids [T, B], lengths including </s>) and sets
- * R = B rows, row b on source b, each with the initial decoder state s_0. */
+ * R = B rows, row b on source b, each at its first decoder step. */
 int nmt_infer_encode(const nmt_model *m, nmt_infer *st, const int32_t *src,
                      const int *src_len, int B, int T);
 /* Points the R rows at sources: row r continues from old row from[r] (its
- * state is copied) and decodes source row_src[r]. Used to expand to K beams
+ * state is copied) and decodes that row's source. Used to expand to K beams
  * per sentence and to reorder them after each step. */
 int nmt_infer_select(nmt_infer *st, const int *from, int R);
 /* One decoder step for all R rows: prev[r] is the last token (NMT_BOS at
  * first). Writes log-probabilities [R, Vt] and, if att is not NULL and the
- * model has attention, the weights [R, T] (0 past each source's length). */
-void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev,
-                    float *logprobs, float *att);
+ * model has attention, the weights of the chosen map [R, T] (0 past each
+ * source's length). Refused (NMT_ERR_ARG) past max_steps. */
+int nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float *logprobs,
+                   float *att);
+/* nmt_infer_step without its last pass over the vocabulary: the rows'
+ * logits [R, Vt] are returned (valid until the next step) and *lse [R] gets
+ * each row's log-sum-exp, so that log p of token v in row r is
+ * logits[r * Vt + v] - lse[r], the very bits nmt_infer_step writes. The beam
+ * search computes it only for the tokens it looks at, rather than writing
+ * and copying [R, Vt] log-probabilities every step. NULL past max_steps. */
+const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
+                                   float *att, const float **lse);
 int nmt_infer_rows(const nmt_infer *st);
 /* The source sentence of each row, [R]. */
 const int *nmt_infer_row_src(const nmt_infer *st);

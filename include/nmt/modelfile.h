@@ -11,9 +11,12 @@
 #include "nmt/tensors.h"
 
 /* Writes the model (its tensors in nmt_tensor_table order and the design's
- * metadata: format, cell, attention, bidirectional, emb, hidden, att_dim,
- * out_dim, lowercase, src_vocab, tgt_vocab, crc32, and tied = "true" when the
- * output embeddings are tied, absent otherwise) plus the extras, which
+ * metadata: format; arch unless the model is an RNN (absent means rnn); the
+ * architecture's own settings (the RNN's cell, attention, bidirectional,
+ * emb, hidden, att_dim, out_dim; the Transformer's d_model, heads, ff,
+ * enc_layers, dec_layers); lowercase, src_vocab, tgt_vocab, crc32, and tied
+ * = "true" when the output embeddings are tied, absent otherwise) plus the
+ * extras, which
  * follow the model's tensors in the data section, and, for a model that
  * reads subwords, the serialized SentencePiece model as the U8 tensor
  * "subwords" (last, so that every float stays aligned).
@@ -38,7 +41,8 @@ typedef struct nmt_file nmt_file;
  * against the file's size (and a bound of 100 MB) before any allocation; the
  * JSON; every tensor F32 with end - begin = 4 * prod(shape) and the tensors
  * tiling the data section; "format" = "nmt-1"; the crc32 of the data; the
- * settings (known cell and attention names, "true"/"false", sizes in
+ * settings (a known arch and none of another architecture's keys, known
+ * cell and attention names, "true"/"false", sizes in
  * 1..65536, vocabularies starting with the four specials); every tensor the
  * settings need present with exactly the shape they imply; every tensor F32
  * but "subwords", which when present must be U8 of one dimension, load as a
@@ -54,11 +58,16 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out);
  * the path in messages. */
 int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const char *name,
                           nmt_file **file_out);
+/* Whether a metadata key is one of the model's (the design's keys of any
+ * architecture), rather than an extra such as a checkpoint's. */
+int nmt_file_is_model_key(const char *key);
 /* A metadata value, or NULL. */
 const char *nmt_file_meta(const nmt_file *f, const char *key);
-/* A tensor's F32 data, or NULL; fills ndim and shape when not NULL. Tensors
- * of more than 2 dimensions are not returned. */
-const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2]);
+/* A tensor's F32 data, or NULL; fills ndim and shape (unused dimensions 0)
+ * when not NULL. Tensors of more than NMT_MAX_NDIM dimensions are not
+ * returned. */
+const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim,
+                             int shape[NMT_MAX_NDIM]);
 /* A U8 tensor's bytes ("subwords") and their number, or NULL. */
 const unsigned char *nmt_file_bytes(const nmt_file *f, const char *name, size_t *n);
 /* Listing (for `nmt info`): the tensors in header order and the metadata. */

@@ -4,12 +4,16 @@
 #ifndef NMT_TENSORS_H
 #define NMT_TENSORS_H
 
+/* The most dimensions a model's tensor has (nmt writes files of these; it
+ * reads any safetensors file, whatever its tensors' dimensions). */
+#define NMT_MAX_NDIM 4
+
 /* A tensor to write: a model's, or one a checkpoint adds (optimizer
  * moments "adam.m.NAME", ...). */
 typedef struct nmt_named_tensor {
     const char *name;
     int ndim;
-    int shape[2];
+    int shape[NMT_MAX_NDIM];
     const float *data;
     const unsigned char *bytes; /* instead of data: a U8 tensor of shape[0]
                                  * bytes, ndim 1 (the model's "subwords") */

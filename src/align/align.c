@@ -34,7 +34,7 @@ int nmt_alignment_check(const nmt_alignment *a)
 int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
                      const int32_t *tgt, int n_tgt, float *att)
 {
-    if (m->cfg.attention == NMT_ATT_NONE)
+    if (nmt_model_attention_maps(m) == 0)
         return nmt_set_error(NMT_ERR_ARG,
                              "this model has no attention (attention=none): it has no alignments");
     if (n_src < 1 || n_tgt < 1)
@@ -47,12 +47,12 @@ int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int 
     if (!logprobs)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     int32_t prev = NMT_BOS;
-    for (int i = 0; i < n_tgt; i++) {
-        nmt_infer_step(m, st, &prev, logprobs, att + (size_t)i * n_src);
+    for (int i = 0; i < n_tgt && !rc; i++) {
+        rc = nmt_infer_step(m, st, &prev, logprobs, att + (size_t)i * n_src);
         prev = tgt[i];
     }
     free(logprobs);
-    return NMT_OK;
+    return rc;
 }
 
 /* ---- pieces and words ---------------------------------------------------- */

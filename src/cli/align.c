@@ -540,7 +540,10 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
             goto lib_error;
         max_T = (int)b.src_tok.n + 1 > max_T ? (int)b.src_tok.n + 1 : max_T;
     }
-    if (nmt_infer_create(&st, m, 1, max_T, 1))
+    /* forced decoding takes a step per target token: remade larger for a
+     * longer target */
+    int st_steps = 2 * max_T + 10;
+    if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps))
         goto lib_error;
     if (!a->tgt) {
         nmt_decode_opts opts;
@@ -559,6 +562,13 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
         hyp = NULL;
         if (make_target(a, in, line, m, dec, &b, r, a->ref || out->html ? &hyp : NULL))
             goto lib_error;
+        if (b.n_tgt > st_steps) {
+            nmt_infer_free(st);
+            st = NULL;
+            st_steps = b.n_tgt > 2 * st_steps ? b.n_tgt : 2 * st_steps;
+            if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps))
+                goto lib_error;
+        }
         if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
             resize(&b.hard, (size_t)b.n_tgt, sizeof *b.hard) ||
             nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att))
@@ -660,7 +670,7 @@ static nmt_model *load_model(const char *path)
         cli_lib_error();
         return NULL;
     }
-    if (m->cfg.attention == NMT_ATT_NONE) {
+    if (nmt_model_attention_maps(m) == 0) {
         cli_error("%s: this model has no attention (attention=none): it has no alignments", path);
         nmt_model_free(m);
         return NULL;
@@ -762,8 +772,9 @@ static int run(const align_args *a)
             nmt_bleu_score s = {.score = -1};
             if (res[mi].bleu)
                 nmt_bleu_result(res[mi].bleu, &s);
-            rc = html_set_model(out.html, mi, a->model[mi], nmt_attention_name(m->cfg.attention),
-                                nmt_cell_name(m->cfg.cell), mode_name(a, mode, sizeof mode),
+            char kind[64];
+            nmt_config_describe(&m->cfg, kind, sizeof kind);
+            rc = html_set_model(out.html, mi, a->model[mi], kind, mode_name(a, mode, sizeof mode),
                                 a->gold ? nmt_aer_rate(&res[mi].aer) : -1, s.score);
             if (rc)
                 cli_error("out of memory");

@@ -172,8 +172,8 @@ static int keep(sbuf *b, char **slot)
     return 0;
 }
 
-int html_set_model(html_doc *h, int mi, const char *file, const char *attention,
-                   const char *cell, const char *mode, double aer, double bleu)
+int html_set_model(html_doc *h, int mi, const char *file, const char *kind, const char *mode,
+                   double aer, double bleu)
 {
     const char *base = strrchr(file, '/');
     sbuf b = {0};
@@ -181,10 +181,8 @@ int html_set_model(html_doc *h, int mi, const char *file, const char *attention,
     sb_json_str(&b, base && base[1] ? base + 1 : file);
     sb_put(&b, ",\"path\":", 8);
     sb_json_str(&b, file);
-    sb_put(&b, ",\"attention\":", 13);
-    sb_json_str(&b, attention);
-    sb_put(&b, ",\"cell\":", 8);
-    sb_json_str(&b, cell);
+    sb_put(&b, ",\"kind\":", 8);
+    sb_json_str(&b, kind);
     sb_put(&b, ",\"mode\":", 8);
     sb_json_str(&b, mode);
     sb_put(&b, ",\"aer\":", 7);

@@ -20,8 +20,8 @@ void html_free(html_doc *h);
 /* Model mi: its file, attention, cell, how its targets were made ("given
  * target", "beam 5 translation") and its corpus figures (aer < 0 or bleu < 0:
  * none). Returns 0, or -1 when out of memory. */
-int html_set_model(html_doc *h, int mi, const char *file, const char *attention,
-                   const char *cell, const char *mode, double aer, double bleu);
+int html_set_model(html_doc *h, int mi, const char *file, const char *kind, const char *mode,
+                   double aer, double bleu);
 
 /* Pair k: its line in the corpus (1-based), the source line, the reference
  * (NULL: none) and the gold links (has_gold 0: none given). */

@@ -424,8 +424,7 @@ static int translate_run(run_result *r, const char *arg, const compare_args *a, 
         cli_lib_error();
         goto done;
     }
-    snprintf(r->model_kind, sizeof r->model_kind, "%s/%s", nmt_cell_name(m->cfg.cell),
-             nmt_attention_name(m->cfg.attention));
+    nmt_config_describe(&m->cfg, r->model_kind, sizeof r->model_kind);
     r->params = m->n_params;
     *lowercased |= m->cfg.lowercase;
     progress_ctx pc = {r->name, n};

@@ -23,14 +23,13 @@ static void help(void)
            "  -h, --help      this help\n");
 }
 
-static void print_shape(char *buf, size_t cap, int ndim, const int shape[2])
+static void print_shape(char *buf, size_t cap, int ndim, const int shape[NMT_MAX_NDIM])
 {
-    if (ndim == 0)
-        snprintf(buf, cap, "[]");
-    else if (ndim == 1)
-        snprintf(buf, cap, "[%d]", shape[0]);
-    else
-        snprintf(buf, cap, "[%d, %d]", shape[0], shape[1]);
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < ndim && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%d", d ? ", " : "", shape[d]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
 }
 
 /* "step 1200, epoch 3" from whichever keys the file has. */
@@ -47,31 +46,15 @@ static void print_progress(const nmt_file *f, const char *prefix)
         printf(", epoch %s", epoch);
 }
 
-/* Metadata a model needs and `nmt info` shows above; -v lists the rest. */
-static int is_model_key(const char *k)
-{
-    static const char *const keys[] = {"format", "cell", "attention", "bidirectional", "emb",
-                                       "hidden", "att_dim", "out_dim", "tied", "lowercase", "src_vocab",
-                                       "tgt_vocab", "crc32", NULL};
-    for (int i = 0; keys[i]; i++)
-        if (!strcmp(keys[i], k))
-            return 1;
-    return 0;
-}
-
 static void print_info(const char *path, const nmt_model *m, const nmt_file *f, int verbose)
 {
     const nmt_config *c = &m->cfg;
     printf("file            %s (%llu bytes)\n", path, nmt_file_size(f));
     printf("format          %s\n", nmt_file_meta(f, "format"));
-    printf("cell            %s\n", nmt_cell_name(c->cell));
-    printf("attention       %s\n", nmt_attention_name(c->attention));
-    printf("encoder         %s\n", c->bidirectional ? "bidirectional" : "unidirectional");
-    printf("emb             %d\n", c->emb);
-    printf("hidden          %d\n", c->hidden);
-    if (nmt_attention_uses_att_dim(c->attention))
-        printf("att_dim         %d\n", c->att_dim);
-    printf("out_dim         %d\n", c->out_dim);
+    const char *setting;
+    char value[64];
+    for (int i = 0; nmt_config_setting(c, i, &setting, value, sizeof value); i++)
+        printf("%-15s %s\n", setting, value);
     printf("tied            %s\n", c->tied ? "true (the output matrix is tgt_emb)" : "false");
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
     const nmt_subwords *sw = m->subwords;
@@ -121,9 +104,9 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
             const char *name = nmt_file_tensor_name(f, k);
             if (nmt_model_tensor(m, name) || !strcmp(name, "subwords"))
                 continue;
-            int ndim = 0, sh[2] = {0, 0};
+            int ndim = 0, sh[NMT_MAX_NDIM];
             if (!nmt_file_tensor(f, name, &ndim, sh)) {
-                printf("%-24s (more than 2 dimensions)\n", name);
+                printf("%-24s (more than %d dimensions)\n", name, NMT_MAX_NDIM);
                 continue;
             }
             print_shape(shape, sizeof shape, ndim, sh);
@@ -136,7 +119,7 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     int header = 0;
     for (int k = 0; k < nmt_file_n_meta(f); k++) {
         const char *key = nmt_file_meta_key(f, k);
-        if (is_model_key(key))
+        if (nmt_file_is_model_key(key))
             continue;
         if (!header++)
             printf("\nmetadata\n");

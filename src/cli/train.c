@@ -619,9 +619,9 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
  * decoder, far smaller, is left out). */
 static int estimate_bytes(const nmt_config *cfg, nmt_optim_kind opt, int B, int T, double *need)
 {
-    nmt_tensor_info table[NMT_MAX_TENSORS];
     size_t n_params;
-    nmt_tensor_table(cfg, table, &n_params);
+    if (nmt_tensor_table(cfg, NULL, 0, &n_params) < 0)
+        return -1;
     int moments = 0;
     while (nmt_optim_moment_name(opt, moments))
         moments++;
@@ -728,9 +728,11 @@ static int make_dir(const char *dir)
 
 static nmt_config config_of(const nmt_train_settings *s, int Vs, int Vt)
 {
-    return (nmt_config){.cell = s->cell, .attention = s->attention,
-                        .bidirectional = s->bidirectional, .emb = s->emb,
-                        .hidden = s->hidden, .att_dim = s->att_dim, .out_dim = s->out_dim,
+    return (nmt_config){.arch = NMT_ARCH_RNN,
+                        .rnn = {.cell = s->cell, .attention = s->attention,
+                                .bidirectional = s->bidirectional, .emb = s->emb,
+                                .hidden = s->hidden, .att_dim = s->att_dim,
+                                .out_dim = s->out_dim},
                         .tied = s->tied_embeddings, .lowercase = s->lowercase,
                         .src_vocab = Vs, .tgt_vocab = Vt};
 }
@@ -823,13 +825,13 @@ static int load_model_or_checkpoint(run *r)
             return -1;
         }
         const nmt_config *cfg = &r->model->cfg;
-        r->s.cell = cfg->cell;
-        r->s.attention = cfg->attention;
-        r->s.bidirectional = cfg->bidirectional;
-        r->s.emb = cfg->emb;
-        r->s.hidden = cfg->hidden;
-        r->s.att_dim = cfg->att_dim;
-        r->s.out_dim = cfg->out_dim;
+        r->s.cell = cfg->rnn.cell;
+        r->s.attention = cfg->rnn.attention;
+        r->s.bidirectional = cfg->rnn.bidirectional;
+        r->s.emb = cfg->rnn.emb;
+        r->s.hidden = cfg->rnn.hidden;
+        r->s.att_dim = cfg->rnn.att_dim;
+        r->s.out_dim = cfg->rnn.out_dim;
         r->s.tied_embeddings = cfg->tied;
         r->s.lowercase = cfg->lowercase;
         if (r->model->subwords && !a->given[O_MAX_LEN])
@@ -1028,12 +1030,12 @@ static int read_corpora(run *r)
          * normal weights saturate the deep output under adam, and the
          * orthogonal scheme's forget bias of 1 keeps the attention from
          * aligning (README, "Initial weights"). */
-        if (r->args.init_kind == 2)
-            nmt_model_init(r->model, s->seed);
-        else if (r->args.init_kind == 1)
-            nmt_model_init_orthogonal(r->model, s->seed, r->args.init_scale);
-        else
-            nmt_model_init_uniform(r->model, s->seed, r->args.init_scale);
+        static const nmt_init_scheme schemes[] = {NMT_INIT_UNIFORM, NMT_INIT_ORTHOGONAL,
+                                                  NMT_INIT_BAHDANAU};
+        if (nmt_model_init(r->model, schemes[r->args.init_kind], r->args.init_scale, s->seed)) {
+            cli_lib_error();
+            return -1;
+        }
     }
     if (s->valid_src_path && nmt_dist_rank() == 0) { /* rank 0 validates for all */
         nmt_corpus_opts vo = {.lowercase = s->lowercase, .max_len = 0, .skip_empty = 0,
@@ -1218,13 +1220,14 @@ static void describe(const run *r)
             "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
             r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
             c->tgt_vocab, sw ? " pieces" : "");
+    const nmt_rnn_config *rc = &c->rnn;
     char att[32] = ""; /* att_dim only where it sizes something */
-    if (nmt_attention_uses_att_dim(c->attention))
-        snprintf(att, sizeof att, " att %d", c->att_dim);
+    if (nmt_attention_uses_att_dim(rc->attention))
+        snprintf(att, sizeof att, " att %d", rc->att_dim);
     fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d%s out %d%s: %zu "
-            "parameters\n", nmt_cell_name(c->cell), nmt_attention_name(c->attention),
-            c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden, att,
-            c->out_dim, c->tied ? " (tied to the embeddings)" : "", r->model->n_params);
+            "parameters\n", nmt_cell_name(rc->cell), nmt_attention_name(rc->attention),
+            rc->bidirectional ? "bidirectional" : "unidirectional", rc->emb, rc->hidden, att,
+            rc->out_dim, c->tied ? " (tied to the embeddings)" : "", r->model->n_params);
     if (cli_verbosity >= 2)
         fprintf(stderr, "training: %s lr %g clip %g dropout emb %g enc %g out %g label "
                 "smoothing %g batch %d epochs %d max-steps %lld max-time %gs seed %llu threads "

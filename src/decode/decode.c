@@ -15,7 +15,7 @@
 
 #include "nmt/error.h"
 #include "nmt/vocab.h"
-#include "model/rnn/seq2seq.h"
+
 
 /* One extension of an open hypothesis. */
 typedef struct candidate {
@@ -162,7 +162,7 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     d->max_B = max_B;
     d->max_src_T = max_src_T;
     d->max_len = nmt_decode_length_limit(opts, max_src_T);
-    d->keep_att = opts->attention && m->cfg.attention != NMT_ATT_NONE;
+    d->keep_att = opts->attention && nmt_model_attention_maps(m) > 0;
     size_t B = (size_t)max_B, K = (size_t)d->K, rows = B * K, T = (size_t)max_src_T;
     size_t L = (size_t)d->max_len, NB = (size_t)opts->n_best;
     d->prev = array(rows, sizeof(int32_t));
@@ -198,7 +198,8 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder (%d sentences of "
                              "up to %d tokens, beam %d)", max_B, max_src_T, opts->beam);
     }
-    int rc = nmt_infer_create(&d->infer, m, max_B, max_src_T, (int)rows);
+    /* a hypothesis takes at most max_len tokens and then </s> */
+    int rc = nmt_infer_create(&d->infer, m, max_B, max_src_T, (int)rows, d->max_len + 1);
     if (rc) {
         nmt_decoder_free(d);
         return rc;
@@ -383,7 +384,9 @@ static int search(nmt_decoder *d, int B, int T)
     }
     for (int pos = 0; R > 0; pos++) {
         d->logits = nmt_infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
-                                      &d->lse);
+                                          &d->lse);
+        if (!d->logits) /* past the steps the decoder was made for: cannot be */
+            return NMT_ERR_ARG;
         int next = 0, identity = 1;
         for (int r = 0; r < R;) {
             int b = d->row_sent[r], n = d->n_open[b];

@@ -48,7 +48,7 @@ void nmt_translated_free(nmt_translated *t)
 int nmt_translator_create(nmt_translator **out, const nmt_model *m, const nmt_translate_opts *o)
 {
     *out = NULL;
-    if (m->cfg.attention == NMT_ATT_NONE && (o->replace_unk || o->alignments))
+    if (nmt_model_attention_maps(m) == 0 && (o->replace_unk || o->alignments))
         return nmt_set_error(NMT_ERR_ARG, "%s needs a model with attention (this one has "
                              "attention none)", o->replace_unk ? "--replace-unk" : "--alignments");
     if (o->batch_size < 1)

@@ -9,30 +9,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nmt/error.h"
 #include "io/safetensors.h"
+#include "model/arch.h"
+#include "nmt/error.h"
 
 #define NMT_FORMAT "nmt-1"
 /* The tensor that holds a subword model's serialized SentencePiece model. */
 #define SUBWORDS_TENSOR "subwords"
-/* Sane bounds on the settings a file may claim. */
-#define MAX_SIZE 65536
+/* A sane bound on the vocabularies a file may claim. */
 #define MAX_VOCAB (1 << 24)
 
 struct nmt_file {
     st_file st;
 };
 
-/* The design's metadata keys; extras may not reuse them. */
+/* The design's metadata keys of every model; each architecture adds its
+ * own (nmt_arch_ops.meta_keys). Extras may reuse none of them. */
 static const char *const design_keys[] = {
-    "format", "cell", "attention", "bidirectional", "emb", "hidden", "att_dim",
-    "out_dim", "tied", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
+    "format", "arch", "tied", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
 };
+
+static int in_list(const char *const *list, const char *key)
+{
+    for (int k = 0; list[k]; k++)
+        if (!strcmp(list[k], key))
+            return 1;
+    return 0;
+}
 
 static int is_design_key(const char *key)
 {
-    for (int k = 0; design_keys[k]; k++)
-        if (!strcmp(design_keys[k], key))
+    if (in_list(design_keys, key))
+        return 1;
+    for (int a = 0; nmt_arch_all[a]; a++)
+        if (in_list(nmt_arch_all[a]->meta_keys, key))
             return 1;
     return 0;
 }
@@ -86,10 +96,15 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     if (n_subwords > INT_MAX)
         return nmt_set_error(NMT_ERR_ARG, "%s: the subword model is too large to store", path);
 
-    /* the design's keys: `tied` only when true (absent means false), so that
-     * an untied model's file is what it was before tying existed; the
-     * subword model's bytes go last, after every float */
-    int n_design = 11 + (m->cfg.tied != 0);
+    /* the design's keys: format; arch unless it is the RNN (a file without
+     * it is one, so that an RNN's file is what it was before there were
+     * other architectures); the architecture's own; `tied` only when true
+     * (absent means false), so that an untied model's file is what it was
+     * before tying existed; the subword model's bytes go last, after every
+     * float */
+    enum { MAX_ARCH_KEYS = 16 };
+    int rnn = m->cfg.arch == NMT_ARCH_RNN;
+    int n_design = 1 + !rnn + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0);
     int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
@@ -109,42 +124,37 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
         rc = join_vocab(&src, m->src_vocab, path, "src_vocab");
     if (!rc)
         rc = join_vocab(&tgt, m->tgt_vocab, path, "tgt_vocab");
+    char arch_buf[MAX_ARCH_KEYS * 16];
+    int n_kv = 0;
+    if (!rc) {
+        kv[n_kv++] = (nmt_meta){"format", NMT_FORMAT};
+        if (!rnn)
+            kv[n_kv++] = (nmt_meta){"arch", nmt_arch_name(m->cfg.arch)};
+        int n_arch = m->ops->meta_write(&m->cfg, kv + n_kv, MAX_ARCH_KEYS, arch_buf,
+                                        sizeof arch_buf);
+        rc = n_arch < 0 ? n_arch : NMT_OK;
+        n_kv += n_arch < 0 ? 0 : n_arch;
+    }
     if (!rc) {
         for (int k = 0; k < m->n_tensors; k++) {
             const nmt_tensor_info *ti = &m->tensors[k];
             t[k] = (nmt_named_tensor){.name = ti->name, .ndim = ti->ndim,
-                                      .shape = {ti->shape[0], ti->shape[1]},
                                       .data = params + ti->offset};
+            memcpy(t[k].shape, ti->shape, sizeof t[k].shape);
         }
         for (int k = 0; k < n_extra; k++)
             t[m->n_tensors + k] = extra[k];
         if (subwords)
             t[n_t - 1] = (nmt_named_tensor){.name = SUBWORDS_TENSOR, .ndim = 1,
-                                            .shape = {(int)n_subwords, 0}, .bytes = subwords};
-        const nmt_config *c = &m->cfg;
-        char num[4][16];
-        snprintf(num[0], sizeof num[0], "%d", c->emb);
-        snprintf(num[1], sizeof num[1], "%d", c->hidden);
-        snprintf(num[2], sizeof num[2], "%d", c->att_dim);
-        snprintf(num[3], sizeof num[3], "%d", c->out_dim);
-        const nmt_meta design[12] = {
-            {"format", NMT_FORMAT},
-            {"cell", nmt_cell_name(c->cell)},
-            {"attention", nmt_attention_name(c->attention)},
-            {"bidirectional", c->bidirectional ? "true" : "false"},
-            {"emb", num[0]},
-            {"hidden", num[1]},
-            {"att_dim", num[2]},
-            {"out_dim", num[3]},
-            {"lowercase", c->lowercase ? "true" : "false"},
-            {"src_vocab", src},
-            {"tgt_vocab", tgt},
-            {"tied", "true"},
-        };
-        memcpy(kv, design, (size_t)n_design * sizeof *design);
+                                            .shape = {(int)n_subwords}, .bytes = subwords};
+        kv[n_kv++] = (nmt_meta){"lowercase", m->cfg.lowercase ? "true" : "false"};
+        kv[n_kv++] = (nmt_meta){"src_vocab", src};
+        kv[n_kv++] = (nmt_meta){"tgt_vocab", tgt};
+        if (m->cfg.tied)
+            kv[n_kv++] = (nmt_meta){"tied", "true"};
         for (int k = 0; k < n_meta; k++)
-            kv[n_design + k] = meta[k];
-        rc = nmt_st_write(path, t, n_t, kv, n_m, "crc32");
+            kv[n_kv++] = meta[k];
+        rc = nmt_st_write(path, t, n_t, kv, n_kv, "crc32");
     }
     free(narrow);
     free(src);
@@ -156,12 +166,21 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
 
 /* ---- loading -------------------------------------------------------------- */
 
+static const char *file_meta(const void *ctx, const char *key)
+{
+    return nmt_st_meta(&((const nmt_file *)ctx)->st, key);
+}
+
+/* The file's metadata as the architectures read it (model/arch.h). */
+static meta_source source_of(const nmt_file *f, const char *path)
+{
+    return (meta_source){.path = path, .get = file_meta, .ctx = f};
+}
+
 static const char *need_meta(const nmt_file *f, const char *key, const char *path)
 {
-    const char *v = nmt_st_meta(&f->st, key);
-    if (!v)
-        nmt_set_error(NMT_ERR_FORMAT, "%s: the metadata lacks '%s'", path, key);
-    return v;
+    meta_source src = source_of(f, path);
+    return nmt_meta_need(&src, key);
 }
 
 static int check_format(const nmt_file *f, const char *path)
@@ -202,38 +221,6 @@ static int check_crc(const nmt_file *f, const char *path)
     return NMT_OK;
 }
 
-static int meta_bool(const nmt_file *f, const char *key, int *out, const char *path)
-{
-    const char *v = need_meta(f, key, path);
-    if (!v)
-        return NMT_ERR_FORMAT;
-    if (!strcmp(v, "true") || !strcmp(v, "false")) {
-        *out = !strcmp(v, "true");
-        return NMT_OK;
-    }
-    return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected true or false)", path, key, v);
-}
-
-/* A size in [min, MAX_SIZE], plain decimal digits. */
-static int meta_size(const nmt_file *f, const char *key, int min, int *out, const char *path)
-{
-    const char *v = need_meta(f, key, path);
-    if (!v)
-        return NMT_ERR_FORMAT;
-    long x = 0;
-    size_t n = strlen(v);
-    int ok = n > 0 && n <= 7 && !(n > 1 && v[0] == '0');
-    for (size_t k = 0; ok && k < n; k++) {
-        ok = v[k] >= '0' && v[k] <= '9';
-        x = x * 10 + (v[k] - '0');
-    }
-    if (!ok || x < min || x > MAX_SIZE)
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: %s is '%s' (expected a whole number from %d to %d)",
-                             path, key, v, min, MAX_SIZE);
-    *out = (int)x;
-    return NMT_OK;
-}
-
 /* Splits a vocabulary value on "\n" into a token list pointing into *copy. */
 static int split_vocab(const nmt_file *f, const char *key, char **copy, const char ***tokens, int *n,
                        const char *path)
@@ -270,45 +257,35 @@ static int split_vocab(const nmt_file *f, const char *key, char **copy, const ch
     return NMT_OK;
 }
 
+/* The architecture (arch; absent: the RNN), then the settings every model
+ * has, then the architecture's own. A key of another architecture is
+ * refused: the file contradicts itself. */
 static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
 {
     memset(cfg, 0, sizeof *cfg);
-    const char *cell = need_meta(f, "cell", path);
-    if (!cell)
-        return NMT_ERR_FORMAT;
-    if (nmt_cell_parse(cell, &cfg->cell))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown cell '%s' (expected rnn, gru or lstm)",
-                             path, cell);
-    const char *att = need_meta(f, "attention", path);
-    if (!att)
-        return NMT_ERR_FORMAT;
-    if (nmt_attention_parse(att, &cfg->attention))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown attention '%s' (expected bahdanau, dot, "
-                             "general, scaled-dot or none)", path, att);
-    int rc;
-    if ((rc = meta_bool(f, "bidirectional", &cfg->bidirectional, path)) ||
-        (rc = meta_bool(f, "lowercase", &cfg->lowercase, path)) ||
-        (rc = meta_size(f, "emb", 1, &cfg->emb, path)) ||
-        (rc = meta_size(f, "hidden", 1, &cfg->hidden, path)) ||
-        (rc = meta_size(f, "att_dim", nmt_attention_uses_att_dim(cfg->attention), &cfg->att_dim,
-                        path)) ||
-        (rc = meta_size(f, "out_dim", 1, &cfg->out_dim, path)))
+    meta_source src = source_of(f, path);
+    const char *arch = nmt_st_meta(&f->st, "arch");
+    if (arch && nmt_arch_parse(arch, &cfg->arch))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown arch '%s' (expected rnn or transformer)",
+                             path, arch);
+    const nmt_arch_ops *ops = nmt_arch_ops_of(cfg->arch);
+    if (!ops)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: arch %s is not in this build of nmt", path, arch);
+    for (int a = 0; nmt_arch_all[a]; a++)
+        for (int k = 0; nmt_arch_all[a]->meta_keys[k]; k++) {
+            const char *key = nmt_arch_all[a]->meta_keys[k];
+            if (nmt_arch_all[a] != ops && !in_list(ops->meta_keys, key) && nmt_st_meta(&f->st, key))
+                return nmt_set_error(NMT_ERR_FORMAT, "%s: '%s' is a setting of the %s, but the "
+                                     "file's arch is %s", path, key, nmt_arch_all[a]->name,
+                                     ops->name);
+        }
+    int rc = nmt_meta_bool(&src, "lowercase", &cfg->lowercase);
+    if (rc)
         return rc;
     /* absent means untied (files from before tying existed) */
-    if (nmt_st_meta(&f->st, "tied") && (rc = meta_bool(f, "tied", &cfg->tied, path)))
+    if (nmt_st_meta(&f->st, "tied") && (rc = nmt_meta_bool(&src, "tied", &cfg->tied)))
         return rc;
-    if (nmt_attention_check(cfg->attention, cfg->bidirectional, cfg->hidden)) {
-        char why[512]; /* the message is rewritten from itself */
-        snprintf(why, sizeof why, "%s", nmt_error_message());
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: attention dot and bidirectional true do not go "
-                             "together: %s", path, why);
-    }
-    if (cfg->tied && cfg->out_dim != cfg->emb)
-        return nmt_set_error(NMT_ERR_FORMAT,
-                             "%s: tied is true but out_dim (%d) is not emb (%d): tied output "
-                             "embeddings are the target embedding table", path, cfg->out_dim,
-                             cfg->emb);
-    return NMT_OK;
+    return ops->meta_read(cfg, &src);
 }
 
 static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape)
@@ -328,63 +305,70 @@ static int in_table(const nmt_tensor_info *t, int n, const char *name)
     return 0;
 }
 
-/* The tensors a model with every option on has, at unit sizes: what
- * matters is their names, which do not depend on the cell or the sizes.
- * Returns their number. */
-static int every_model_tensor(nmt_tensor_info all[NMT_MAX_TENSORS])
+/* Whether some architecture's model could hold a tensor of this name. */
+static int claimed(const char *name)
 {
-    nmt_config full = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                       .emb = 1, .hidden = 1, .att_dim = 1, .out_dim = 1, .src_vocab = 1,
-                       .tgt_vocab = 1};
-    size_t total;
-    return nmt_tensor_table(&full, all, &total);
+    for (int a = 0; nmt_arch_all[a]; a++)
+        if (nmt_arch_all[a]->claims(name))
+            return 1;
+    return 0;
 }
 
 /* Every tensor the settings need, with exactly the shape they imply; no
  * model tensor the settings do not need. */
 static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *path)
 {
-    nmt_tensor_info table[NMT_MAX_TENSORS], all[NMT_MAX_TENSORS];
+    const nmt_arch_ops *ops = nmt_arch_ops_of(cfg->arch);
     size_t total;
-    int n = nmt_tensor_table(cfg, table, &total);
+    int n = nmt_tensor_table(cfg, NULL, 0, &total);
+    if (n < 0)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: the settings do not fit together: %s", path,
+                             nmt_error_message());
+    nmt_tensor_info *table = malloc((size_t)n * sizeof *table);
+    if (!table)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    nmt_tensor_table(cfg, table, n, &total);
+    char settings[512];
+    int rc = NMT_OK;
     /* the output matrix, said in the words of tying */
     if (cfg->tied && nmt_st_find(&f->st, "out.W"))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: tied is true (the output matrix is tgt_emb) "
-                             "but the file has an 'out.W'", path);
-    if (!cfg->tied && !nmt_st_find(&f->st, "out.W"))
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
-                             "true (a model with tied embeddings says so in its metadata)", path);
-    for (int k = 0; k < n; k++) {
+        rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tied is true (the output matrix is tgt_emb) "
+                           "but the file has an 'out.W'", path);
+    else if (!cfg->tied && !nmt_st_find(&f->st, "out.W"))
+        rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
+                           "true (a model with tied embeddings says so in its metadata)", path);
+    for (int k = 0; k < n && !rc; k++) {
         const st_tensor *t = nmt_st_find(&f->st, table[k].name);
-        int64_t want[2] = {table[k].shape[0], table[k].shape[1]};
-        char ws[64], hs[ST_MAX_NDIM * 22 + 4];
+        int64_t want[NMT_MAX_NDIM];
+        for (int d = 0; d < NMT_MAX_NDIM; d++)
+            want[d] = table[k].shape[d];
+        char ws[96], hs[ST_MAX_NDIM * 22 + 4];
         shape_text(ws, sizeof ws, table[k].ndim, want);
-        if (!t)
-            return nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' %s is missing", path, table[k].name, ws);
+        if (!t) {
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' %s is missing", path,
+                               table[k].name, ws);
+            break;
+        }
         int same = t->ndim == table[k].ndim;
         for (int d = 0; same && d < t->ndim; d++)
             same = t->shape[d] == want[d];
         if (!same) {
             shape_text(hs, sizeof hs, t->ndim, t->shape);
-            return nmt_set_error(NMT_ERR_FORMAT,
-                                 "%s: tensor '%s' has shape %s but the settings (cell %s, attention %s, "
-                                 "%s, emb %d, hidden %d, att_dim %d, out_dim %d, vocabularies %d and %d) "
-                                 "need %s", path, table[k].name, hs, nmt_cell_name(cfg->cell),
-                                 nmt_attention_name(cfg->attention),
-                                 cfg->bidirectional ? "bidirectional" : "unidirectional", cfg->emb,
-                                 cfg->hidden, cfg->att_dim, cfg->out_dim, cfg->src_vocab,
-                                 cfg->tgt_vocab, ws);
+            ops->settings_text(cfg, 0, settings, sizeof settings);
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' has shape %s but the settings (%s) "
+                               "need %s", path, table[k].name, hs, settings, ws);
         }
     }
-    int n_all = every_model_tensor(all);
-    for (int k = 0; k < n_all; k++)
-        if (!in_table(table, n, all[k].name) && nmt_st_find(&f->st, all[k].name))
-            return nmt_set_error(NMT_ERR_FORMAT,
-                                 "%s: tensor '%s' is in the file but the settings (attention %s, %s) "
-                                 "have no use for it", path, all[k].name,
-                                 nmt_attention_name(cfg->attention),
-                                 cfg->bidirectional ? "bidirectional" : "unidirectional");
-    return NMT_OK;
+    for (int k = 0; k < f->st.n_tensors && !rc; k++) {
+        const char *name = f->st.tensors[k].name;
+        if (!in_table(table, n, name) && claimed(name)) {
+            ops->settings_text(cfg, 1, settings, sizeof settings);
+            rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor '%s' is in the file but the settings "
+                               "(%s) have no use for it", path, name, settings);
+        }
+    }
+    free(table);
+    return rc;
 }
 
 /* Every tensor holds floats but "subwords", which holds bytes. */
@@ -476,8 +460,7 @@ static int adopt_data(nmt_model *m, st_file *st)
             t->end - t->begin != ti->size * sizeof(float))
             return 0;
     }
-    free(m->params);
-    m->params = (nmt_real *)(void *)st->data;
+    nmt_model_adopt_params(m, (nmt_real *)(void *)st->data);
     st->data = NULL;
     return 1;
 }
@@ -566,8 +549,7 @@ static int finish_load(nmt_model **out, nmt_file *f, int rc, const char *path, n
 static int is_model_tensor(const char *name, void *ctx)
 {
     (void)ctx;
-    nmt_tensor_info all[NMT_MAX_TENSORS];
-    return in_table(all, every_model_tensor(all), name) || !strcmp(name, SUBWORDS_TENSOR);
+    return claimed(name) || !strcmp(name, SUBWORDS_TENSOR);
 }
 
 int nmt_model_load(nmt_model **out, const char *path, nmt_file **file_out)
@@ -598,25 +580,30 @@ int nmt_model_load_memory(nmt_model **out, const void *buf, size_t size, const c
 
 /* ---- the file's contents -------------------------------------------------- */
 
+int nmt_file_is_model_key(const char *key)
+{
+    return is_design_key(key);
+}
+
 const char *nmt_file_meta(const nmt_file *f, const char *key)
 {
     return f ? nmt_st_meta(&f->st, key) : NULL;
 }
 
-const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim, int shape[2])
+const float *nmt_file_tensor(const nmt_file *f, const char *name, int *ndim,
+                             int shape[NMT_MAX_NDIM])
 {
     const st_tensor *t = f ? nmt_st_find(&f->st, name) : NULL;
-    if (!t || t->ndim > 2 || t->dtype != ST_F32)
+    if (!t || t->ndim > NMT_MAX_NDIM || t->dtype != ST_F32)
         return NULL;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > INT_MAX)
             return NULL;
     if (ndim)
         *ndim = t->ndim;
-    if (shape) {
-        shape[0] = t->ndim > 0 ? (int)t->shape[0] : 0;
-        shape[1] = t->ndim > 1 ? (int)t->shape[1] : 0;
-    }
+    if (shape)
+        for (int d = 0; d < NMT_MAX_NDIM; d++)
+            shape[d] = d < t->ndim ? (int)t->shape[d] : 0;
     /* begin is a multiple of 4 (the tensors tile the data from 0 and each
      * holds whole floats) and data comes from malloc, so this is aligned */
     return (const float *)(const void *)(f->st.data + t->begin);

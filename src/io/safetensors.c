@@ -580,6 +580,14 @@ static size_t tensor_count(const nmt_named_tensor *t)
     return n;
 }
 
+static int has_negative_size(const nmt_named_tensor *t)
+{
+    for (int k = 0; k < t->ndim; k++)
+        if (t->shape[k] < 0)
+            return 1;
+    return 0;
+}
+
 /* Its bytes in the data section. */
 static size_t tensor_bytes(const nmt_named_tensor *t)
 {
@@ -658,10 +666,10 @@ static int check_write_args(const char *path, const nmt_named_tensor *t, int n, 
     for (int k = 0; k < n && !rc; k++) {
         if (!t[k].name || !*t[k].name || !strcmp(t[k].name, "__metadata__"))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor %d has no usable name", path, k);
-        else if (t[k].ndim < 0 || t[k].ndim > 2)
-            rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has %d dimensions (0 to 2 allowed)",
-                               path, t[k].name, t[k].ndim);
-        else if ((t[k].ndim > 0 && t[k].shape[0] < 0) || (t[k].ndim > 1 && t[k].shape[1] < 0))
+        else if (t[k].ndim < 0 || t[k].ndim > NMT_MAX_NDIM)
+            rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has %d dimensions (0 to %d allowed)",
+                               path, t[k].name, t[k].ndim, NMT_MAX_NDIM);
+        else if (has_negative_size(&t[k]))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has a negative size", path, t[k].name);
         else if (!t[k].data && !t[k].bytes && tensor_count(&t[k]))
             rc = nmt_set_error(NMT_ERR_ARG, "%s: tensor '%s' has no data", path, t[k].name);

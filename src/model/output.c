@@ -1,10 +1,13 @@
-/* The output side: deep output t = tanh(W_t [s ; c ; e] + b_t), the
- * projection to the vocabulary, and softmax cross-entropy with a padding
- * mask. Every product runs over all N = T*B rows at once. */
+/* The output side every architecture shares: the projection to the
+ * vocabulary, softmax cross-entropy with a padding mask and label smoothing,
+ * and the output layer that runs them chunk by chunk over a batch's rows
+ * (nmt_output_loss). */
+#include <stdlib.h>
 #include <string.h>
 
-#include "model/layers.h"
 #include "base/pool.h"
+#include "model/workspace.h"
+#include "nmt/error.h"
 
 /* Element-wise passes are cut into chunks of at least this many elements. */
 #define MIN_CHUNK 16384
@@ -26,46 +29,6 @@ typedef struct rows_job {
     real smooth;    /* label smoothing e; 0: the plain loss */
     int N, V;
 } rows_job;
-
-/* x = tanh(x) over a chunk of N * V elements */
-static void tanh_chunk(void *arg, int c, int n)
-{
-    const rows_job *j = arg;
-    int lo, hi;
-    pool_chunk_range(j->N, 1, c, n, &lo, &hi);
-    for (size_t i = (size_t)lo * j->V; i < (size_t)hi * j->V; i++)
-        j->x[i] = fast_tanh(j->x[i]);
-}
-
-void nmt_deep_output_forward(real *t, const real *s, const real *c, const real *e,
-                         const real *W_t, const real *b_t, int N, int H, int DH, int E,
-                         int O)
-{
-    /* t: [N, O], s: [N, H], c: [N, DH], e: [N, E], W_t: [O, H + DH + E] */
-    int ld = H + DH + E;
-    nmt_linear_forward(t, s, W_t, b_t, N, H, O, ld, 0);
-    nmt_linear_forward(t, c, W_t + H, NULL, N, DH, O, ld, 1);
-    nmt_linear_forward(t, e, W_t + H + DH, NULL, N, E, O, ld, 1);
-    rows_job j = {.x = t, .N = N, .V = O};
-    nmt_pool_run(tanh_chunk, &j, n_chunks((size_t)N * O));
-}
-
-void nmt_deep_output_backward(real *ds, real *dc, real *de, real *dW_t, real *db_t,
-                          const real *dpre, const real *s, const real *c, const real *e,
-                          const real *W_t, int N, int H, int DH, int E, int O,
-                          int accumulate)
-{
-    /* ds: [N, H], dc: [N, DH], de: [N, E], dW_t: [O, H + DH + E], dpre: [N, O] */
-    int ld = H + DH + E;
-    if (!accumulate) {
-        memset(ds, 0, (size_t)N * H * sizeof *ds);
-        memset(dc, 0, (size_t)N * DH * sizeof *dc);
-        memset(de, 0, (size_t)N * E * sizeof *de);
-    }
-    nmt_linear_backward(ds, dW_t, db_t, dpre, s, W_t, N, H, O, ld);
-    nmt_linear_backward(dc, dW_t + H, NULL, dpre, c, W_t + H, N, DH, O, ld);
-    nmt_linear_backward(de, dW_t + H + DH, NULL, dpre, e, W_t + H + DH, N, E, O, ld);
-}
 
 /* The maximum of a row, in lanes (see lanes_total) so that it vectorizes. */
 static real row_max(const real *row, int V)
@@ -258,4 +221,131 @@ void nmt_cross_entropy_grad(real *logits, real *logp_target, real *logp_mean, co
     rows_job j = {.x = logits, .row_out = logp_target, .row_mean = logp_mean, .target = target,
                   .active = active, .scale = scale, .smooth = e, .N = N, .V = V};
     nmt_pool_run(xent_grad_chunk, &j, n_chunks((size_t)N * V));
+}
+
+/* ---- the output layer over a batch ---- */
+
+int nmt_workspace_base_init(nmt_workspace *ws, const nmt_arch_ops *ops, int K, int Vt,
+                            int max_B, int max_Ts, int max_Tt, double *bytes)
+{
+    /* whole steps of at least 128 rows: big enough for an efficient product
+     * (256 rows were no faster on the bench), small enough (3 MB at B = 64,
+     * Vt = 6000) to stay in cache and off the peak memory */
+    int steps = (128 + max_B - 1) / max_B;
+    int rows = max_B * (steps < max_Tt ? steps : max_Tt);
+    size_t reals = (size_t)rows * Vt + 2 * (size_t)rows * K + 2 * (size_t)rows;
+    size_t side = (size_t)max_B * max_Tt + (size_t)max_B * sizeof(double);
+    if (!ws) {
+        *bytes += (double)reals * sizeof(real) + (double)side;
+        return NMT_OK;
+    }
+    ws->ops = ops;
+    ws->max_B = max_B, ws->max_Ts = max_Ts, ws->max_Tt = max_Tt;
+    output_layer *o = &ws->out;
+    o->K = K, o->Vt = Vt, o->rows = rows;
+    o->logits = calloc((size_t)rows * Vt, sizeof(real));
+    o->chunk_in = calloc((size_t)rows * K, sizeof(real));
+    o->chunk_dx = calloc((size_t)rows * K, sizeof(real));
+    o->logp = calloc((size_t)rows, sizeof(real));
+    o->logp_mean = calloc((size_t)rows, sizeof(real));
+    ws->tgt_active = calloc((size_t)max_B * max_Tt, 1);
+    ws->nll = calloc((size_t)max_B, sizeof *ws->nll);
+    if (!o->logits || !o->chunk_in || !o->chunk_dx || !o->logp || !o->logp_mean ||
+        !ws->tgt_active || !ws->nll) {
+        nmt_workspace_base_free(ws);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the output layer's %zu MB",
+                             reals * sizeof(real) >> 20);
+    }
+    return NMT_OK;
+}
+
+void nmt_workspace_base_free(nmt_workspace *ws)
+{
+    free(ws->out.logits);
+    free(ws->out.chunk_in);
+    free(ws->out.chunk_dx);
+    free(ws->out.logp);
+    free(ws->out.logp_mean);
+    free(ws->tgt_active);
+    free(ws->nll);
+}
+
+/* The input of the vocabulary projection for rows r0 .. r0+rows-1: in, or
+ * with dropout in times its mask (made here, chunk by chunk, rather than
+ * held for all rows). */
+static const real *chunk_input(const output_layer *o, size_t r0, int rows)
+{
+    size_t K = (size_t)o->K;
+    const real *x = o->in + r0 * K;
+    if (!o->mask)
+        return x;
+    memcpy(o->chunk_in, x, (size_t)rows * K * sizeof(real));
+    nmt_dropout_apply(o->chunk_in, o->mask + r0 * K, o->keep, (size_t)rows * K);
+    return o->chunk_in;
+}
+
+/* The projection and the loss of rows r0 .. r0+rows-1 (whole steps) into
+ * o->logits; returns their summed -log p, and adds their summed objective to
+ * *objective if given. With grad, the logits become their gradient at the
+ * same time (nmt_cross_entropy_grad). */
+static double chunk_loss(const nmt_workspace *ws, const real *x, const nmt_batch *batch,
+                         double *nll, double *objective, size_t r0, int rows, int grad)
+{
+    const output_layer *o = &ws->out;
+    int K = o->K, Vt = o->Vt;
+    const int32_t *target = batch->tgt_out + r0;
+    const unsigned char *active = ws->tgt_active + r0;
+    real e = ws->smoothing;
+    double total = 0, mean_logp = 0; /* summed over the active rows */
+    nmt_linear_forward(o->logits, x, o->W, o->b, rows, K, Vt, K, 0);
+    if (!grad) {
+        total = nmt_cross_entropy_forward(o->logits, target, active, nll, e > 0 ? &mean_logp : NULL,
+                                          rows, ws->B, Vt);
+    } else {
+        nmt_cross_entropy_grad(o->logits, o->logp, o->logp_mean, target, active,
+                               (real)(1.0 / ws->n_tokens), e, rows, Vt);
+        /* summed as nmt_cross_entropy_forward sums */
+        for (int n = 0; n < rows; n++) {
+            if (!active[n])
+                continue;
+            double l = -(double)o->logp[n];
+            total += l;
+            if (nll)
+                nll[n % ws->B] += l;
+            if (e > 0)
+                mean_logp += (double)o->logp_mean[n];
+        }
+    }
+    if (objective)
+        *objective += e > 0 ? (1 - (double)e) * total - (double)e * mean_logp : total;
+    return total;
+}
+
+/* The chunk's logit gradient into its share of dW and db, and the gradient
+ * of its input rows, through the dropout, to the sink. */
+static void chunk_backward(const output_layer *o, const real *x, size_t r0, int rows)
+{
+    size_t n = (size_t)rows * o->K;
+    real *dx = o->chunk_dx;
+    memset(dx, 0, n * sizeof(real));
+    nmt_linear_backward(dx, o->dW, o->db, o->logits, x, o->W, rows, o->K, o->Vt, o->K);
+    if (o->mask)
+        nmt_dropout_apply(dx, o->mask + r0 * o->K, o->keep, n);
+    o->sink(o->sink_ctx, dx, r0, rows);
+}
+
+double nmt_output_loss(nmt_workspace *ws, const nmt_batch *batch, int grad, double *nll,
+                       double *objective)
+{
+    const output_layer *o = &ws->out;
+    size_t N = (size_t)ws->Tt * ws->B;
+    double total = 0;
+    for (size_t r0 = 0; r0 < N; r0 += o->rows) {
+        int rows = (int)(N - r0 < (size_t)o->rows ? N - r0 : (size_t)o->rows);
+        const real *x = chunk_input(o, r0, rows);
+        total += chunk_loss(ws, x, batch, nll, objective, r0, rows, grad);
+        if (grad)
+            chunk_backward(o, x, r0, rows);
+    }
+    return total;
 }

@@ -63,15 +63,6 @@ int nmt_best_metric_parse(const char *s, nmt_best_metric *out)
     return nmt_set_error(NMT_ERR_ARG, "unknown best metric '%s' (expected bleu or ppl)", s);
 }
 
-char *nmt_path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* ---- metadata writing ---------------------------------------------------- */
 
 typedef struct meta_writer {
@@ -413,11 +404,14 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
     }
     nmt_meta meta[MAX_META];
     char *buf = malloc(META_BUF);
-    char *names = malloc(2 * NMT_MAX_TENSORS * 96);
+    /* the moments: one tensor per model tensor and moment, named NAME.TENSOR */
+    size_t n_moments = (size_t)t->opt.n_moments * (size_t)t->m->n_tensors;
+    enum { NAME_MAX_LEN = 32 + NMT_MAX_TENSOR_NAME };
+    char *names = malloc(n_moments * NAME_MAX_LEN + 1);
+    nmt_named_tensor *extra = malloc((n_moments + 1) * sizeof *extra);
     char *path = nmt_path_join(t->dir, "checkpoint.safetensors");
-    nmt_named_tensor extra[2 * NMT_MAX_TENSORS];
     int n_extra = 0, rc = NMT_OK;
-    if (!buf || !names || !path) {
+    if (!buf || !names || !extra || !path) {
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory writing a checkpoint");
         goto done;
     }
@@ -431,11 +425,11 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
     for (int i = 0; i < t->opt.n_moments; i++)
         for (int k = 0; k < t->m->n_tensors; k++) {
             const nmt_tensor_info *ti = &t->m->tensors[k];
-            char *name = names + n_extra * 96;
-            snprintf(name, 96, "%s.%s", nmt_optim_moment_name(t->opt.kind, i), ti->name);
-            extra[n_extra] = (nmt_named_tensor){
-                .name = name, .ndim = ti->ndim, .shape = {ti->shape[0], ti->shape[1]},
-                .data = t->opt.moment[i] + ti->offset};
+            char *name = names + (size_t)n_extra * NAME_MAX_LEN;
+            snprintf(name, NAME_MAX_LEN, "%s.%s", nmt_optim_moment_name(t->opt.kind, i), ti->name);
+            extra[n_extra] = (nmt_named_tensor){.name = name, .ndim = ti->ndim,
+                                                .data = t->opt.moment[i] + ti->offset};
+            memcpy(extra[n_extra].shape, ti->shape, sizeof extra[n_extra].shape);
             n_extra++;
         }
     rc = nmt_model_save(t->m, path, extra, n_extra, meta, w.n);
@@ -456,6 +450,7 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
 done:
     free(buf);
     free(names);
+    free(extra);
     free(path);
     return rc;
 }
@@ -546,9 +541,11 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
             char name[128];
             snprintf(name, sizeof name, "%s.%s", nmt_optim_moment_name(t->opt.kind, i),
                      ti->name);
-            int ndim, shape[2] = {0, 0};
+            int ndim, shape[NMT_MAX_NDIM];
             const float *data = nmt_file_tensor(f, name, &ndim, shape);
-            size_t size = ndim == 1 ? (size_t)shape[0] : (size_t)shape[0] * (size_t)shape[1];
+            size_t size = 1;
+            for (int d = 0; data && d < ndim; d++)
+                size *= (size_t)shape[d];
             if (!data)
                 return nmt_set_error(NMT_ERR_FORMAT, "checkpoint has no tensor '%s' (the "
                                      "%s optimizer's state)", name,

@@ -621,8 +621,10 @@ static int train_step(nmt_trainer *t)
     nmt_model_zero_grad(t->m);
     /* the gradients of a diverged step are made but never applied; the loss
      * is the plain -log p, with label smoothing or not */
-    const nmt_regularizer reg = {t->s.dropout_emb, t->s.dropout_enc, t->s.dropout_out,
-                                 t->s.label_smoothing};
+    const nmt_regularizer reg = {.dropout_emb = t->s.dropout_emb,
+                                 .dropout_enc = t->s.dropout_enc,
+                                 .dropout_out = t->s.dropout_out,
+                                 .label_smoothing = t->s.label_smoothing};
     double loss, tokens;
     if (t->size > 1) {
         if ((rc = share_forward_backward(t, pairs, n, &reg, &loss, &tokens)))
@@ -769,8 +771,7 @@ static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_r
 {
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
-    nmt_real *own = t->m->params;
-    t->m->params = params;
+    nmt_real *own = nmt_model_swap_params(t->m, params);
     int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
                            &st->valid_bleu);
     if (rc == NMT_OK) {
@@ -780,7 +781,7 @@ static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_r
         if (beats_best(t, st->valid_bleu, st->valid_ppl))
             rc = new_best(t, cb, n);
     }
-    t->m->params = own;
+    nmt_model_swap_params(t->m, own);
     return rc;
 }
 

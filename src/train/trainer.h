@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "base/path.h"
 #include "nmt/batch.h"
 #include "nmt/bleu.h"
 #include "nmt/decode.h"
@@ -61,8 +62,6 @@ struct nmt_trainer {
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);
 int nmt_trainer_save_best(nmt_trainer *t);
-/* dir/name in a malloc'ed string (NULL when out of memory). */
-char *nmt_path_join(const char *dir, const char *name);
 
 /* snapshots.c: dir/snapshot-STEP.safetensors, the model of a validation.
  * Kept: the keep_snapshots newest, and the keep_snapshots newest up to the

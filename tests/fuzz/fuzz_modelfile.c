@@ -37,9 +37,12 @@ static void list_file(const nmt_file *f)
     for (int i = 0; i < nmt_file_n_tensors(f); i++) {
         const char *name = nmt_file_tensor_name(f, i);
         CHECK(name);
-        int ndim = -1, shape[2] = {-1, -1};
-        if (nmt_file_tensor(f, name, &ndim, shape))
-            CHECK(ndim >= 0 && ndim <= 2 && shape[0] >= 0 && shape[1] >= 0);
+        int ndim = -1, shape[NMT_MAX_NDIM] = {-1, -1, -1, -1};
+        if (nmt_file_tensor(f, name, &ndim, shape)) {
+            CHECK(ndim >= 0 && ndim <= NMT_MAX_NDIM);
+            for (int d = 0; d < NMT_MAX_NDIM; d++)
+                CHECK(shape[d] >= 0 && (d < ndim || shape[d] == 0));
+        }
     }
     for (int i = 0; i < nmt_file_n_meta(f); i++) {
         const char *key = nmt_file_meta_key(f, i);
@@ -56,7 +59,7 @@ static void check_model(const nmt_model *m, const nmt_file *f)
     CHECK(m->cfg.src_vocab >= NMT_N_SPECIAL && m->cfg.tgt_vocab >= NMT_N_SPECIAL);
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
-        int ndim, shape[2];
+        int ndim, shape[NMT_MAX_NDIM];
         const float *x = nmt_file_tensor(f, t->name, &ndim, shape);
         CHECK(x && ndim == t->ndim && shape[0] == t->shape[0]);
         CHECK(ndim == 1 || shape[1] == t->shape[1]);
@@ -69,7 +72,7 @@ static void check_model(const nmt_model *m, const nmt_file *f)
 static void run_model(const nmt_model *m)
 {
     nmt_infer *st;
-    if (nmt_infer_create(&st, m, 1, 2, 1) != NMT_OK)
+    if (nmt_infer_create(&st, m, 1, 2, 1, 256) != NMT_OK)
         return; /* out of memory is allowed */
     const int32_t src[2] = {NMT_UNK, NMT_EOS};
     const int src_len[1] = {2};

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nmt/error.h"
 #include "model/rnn/seq2seq.h"
+#include "nmt/error.h"
 
 const weight_field nmt_weight_fields[] = {
     {"src_emb", offsetof(weights, src_emb)},
@@ -74,7 +74,7 @@ static unsigned char *carve_bytes(carver *c, size_t n)
     return (unsigned char *)carve(c, (n + sizeof(real) - 1) / sizeof(real));
 }
 
-static void layout(nmt_workspace *w, carver *c)
+static void layout(rnn_workspace *w, carver *c)
 {
     size_t B = w->max_B, Ts = w->max_Ts, Tt = w->max_Tt, GH = (size_t)w->G * w->H;
     size_t H = w->H, E = w->E, DH = (size_t)w->D * w->H, A = w->A, O = w->O;
@@ -123,11 +123,6 @@ static void layout(nmt_workspace *w, carver *c)
     w->dctx = carve(c, WIN * B * DH);
     w->t = carve(c, Tt * B * O);
     w->t_mask = carve_bytes(c, Tt * B * O);
-    w->chunk_in = carve(c, (size_t)w->out_rows * O);
-    w->chunk_dt = carve(c, (size_t)w->out_rows * O);
-    w->chunk_logp = carve(c, (size_t)w->out_rows);
-    w->chunk_logp_mean = carve(c, (size_t)w->out_rows);
-    w->logits = carve(c, (size_t)w->out_rows * w->Vt);
     /* the chunks' shares of bahdanau's dv */
     w->dv_part = carve(c, w->att_kind == NMT_ATT_BAHDANAU ? (size_t)ATT_BACKWARD_CHUNKS * A : 0);
     w->ds_out = carve(c, WIN * B * H);
@@ -137,87 +132,64 @@ static void layout(nmt_workspace *w, carver *c)
     }
 }
 
-int nmt_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
-                         int max_tgt_T)
-{
-    return nmt_workspace_alloc(out, m, max_B, max_src_T, max_tgt_T, 1);
-}
-
 /* The sizes of a workspace for cfg, before its memory is carved. */
-static int workspace_sizes(nmt_workspace *w, const nmt_config *cfg, int max_B, int max_src_T,
-                           int max_tgt_T, int training)
+static void workspace_sizes(rnn_workspace *w, const nmt_config *cfg, int max_B, int max_src_T,
+                            int max_tgt_T, int training)
 {
-    if (max_B < 1 || max_src_T < 1 || max_tgt_T < 1 || max_B > (1 << 20) ||
-        max_src_T > (1 << 16) || max_tgt_T > (1 << 16))
-        return nmt_set_error(NMT_ERR_ARG, "bad workspace sizes %d x %d x %d", max_B, max_src_T,
-                             max_tgt_T);
+    const nmt_rnn_config *r = &cfg->rnn;
     w->max_B = max_B, w->max_Ts = max_src_T, w->max_Tt = max_tgt_T;
     w->training = training;
-    w->cell = cfg->cell;
-    w->att_kind = cfg->attention;
-    w->attention = cfg->attention != NMT_ATT_NONE;
-    w->att_query_proj = att_query_is_projected(cfg->attention);
-    w->att_key_proj = att_keys_are_projected(cfg->attention);
-    w->G = cell_gates(cfg->cell), w->E = cfg->emb, w->H = cfg->hidden;
-    w->D = cfg->bidirectional ? 2 : 1, w->A = att_key_size(cfg);
-    w->O = cfg->out_dim, w->Vt = cfg->tgt_vocab;
-    /* whole steps of at least 128 rows: big enough for an efficient product
-     * (256 rows were no faster on the bench), small enough (3 MB at B = 64,
-     * Vt = 6000) to stay in cache and off the peak memory */
-    int steps = (128 + max_B - 1) / max_B;
-    w->out_rows = max_B * (steps < max_tgt_T ? steps : max_tgt_T);
-    return NMT_OK;
+    w->cell = r->cell;
+    w->att_kind = r->attention;
+    w->attention = r->attention != NMT_ATT_NONE;
+    w->att_query_proj = att_query_is_projected(r->attention);
+    w->att_key_proj = att_keys_are_projected(r->attention);
+    w->G = cell_gates(r->cell), w->E = r->emb, w->H = r->hidden;
+    w->D = r->bidirectional ? 2 : 1, w->A = att_key_size(r);
+    w->O = r->out_dim, w->Vt = cfg->tgt_vocab;
 }
 
-/* The reals of the one allocation (a dry run of the layout that carves it),
- * and the bytes of the small arrays beside it. */
-static size_t workspace_reals(nmt_workspace *w)
+/* The reals of the one allocation (a dry run of the layout that carves it). */
+static size_t workspace_reals(rnn_workspace *w)
 {
     carver c = {NULL, 0};
     layout(w, &c);
     return c.used;
 }
 
-static size_t workspace_side_bytes(const nmt_workspace *w)
+int nmt_rnn_workspace_bytes(const nmt_config *cfg, int max_B, int max_Ts, int max_Tt, double *bytes)
 {
-    return (size_t)w->max_B * (w->max_Ts + w->max_Tt) + (size_t)w->max_B * sizeof *w->nll;
-}
-
-int nmt_workspace_bytes(const nmt_config *cfg, int max_B, int max_src_T, int max_tgt_T,
-                        double *bytes)
-{
-    nmt_workspace w = {0};
-    int rc = workspace_sizes(&w, cfg, max_B, max_src_T, max_tgt_T, 1);
-    if (rc)
-        return rc;
-    *bytes = (double)workspace_reals(&w) * sizeof(real) + (double)workspace_side_bytes(&w);
+    rnn_workspace w = {0};
+    workspace_sizes(&w, cfg, max_B, max_Ts, max_Tt, 1);
+    *bytes += (double)workspace_reals(&w) * sizeof(real) + (double)max_B * max_Ts;
     return NMT_OK;
 }
 
-int nmt_workspace_alloc(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
-                     int max_tgt_T, int training)
+int nmt_rnn_workspace_alloc(rnn_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                        int max_tgt_T, int training)
 {
     *out = NULL;
-    nmt_workspace *w = calloc(1, sizeof *w);
+    rnn_workspace *w = calloc(1, sizeof *w);
     if (!w)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
-    int rc = workspace_sizes(w, &m->cfg, max_B, max_src_T, max_tgt_T, training);
-    if (rc) {
-        free(w);
-        return rc;
-    }
+    workspace_sizes(w, &m->cfg, max_B, max_src_T, max_tgt_T, training);
     size_t used = workspace_reals(w); /* a dry run to size the one allocation */
     size_t bytes = used * sizeof(real);
     if (bytes / sizeof(real) != used || used > ((size_t)1 << 40) / sizeof(real)) {
         free(w);
         return nmt_set_error(NMT_ERR_NOMEM, "workspace too large");
     }
+    int rc = training ? nmt_workspace_base_init(&w->base, m->ops, w->O, w->Vt, max_B,
+                                                max_src_T, max_tgt_T, NULL)
+                      : NMT_OK;
+    if (rc) {
+        free(w);
+        return rc;
+    }
     w->block = calloc(used, sizeof(real));
     w->src_active = calloc((size_t)max_B * max_src_T, 1);
-    w->tgt_active = calloc((size_t)max_B * max_tgt_T, 1);
-    w->nll = calloc((size_t)max_B, sizeof *w->nll);
-    if (!w->block || !w->src_active || !w->tgt_active || !w->nll) {
-        nmt_workspace_free(w);
+    if (!w->block || !w->src_active) {
+        nmt_rnn_workspace_free(w);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a workspace of %zu MB",
                              bytes >> 20);
     }
@@ -227,32 +199,36 @@ int nmt_workspace_alloc(nmt_workspace **out, const nmt_model *m, int max_B, int 
     return NMT_OK;
 }
 
-void nmt_workspace_free(nmt_workspace *ws)
+void nmt_rnn_workspace_free(rnn_workspace *ws)
 {
     if (!ws)
         return;
+    if (ws->training)
+        nmt_workspace_base_free(&ws->base);
     free(ws->block);
     free(ws->src_active);
-    free(ws->tgt_active);
-    free(ws->nll);
     free(ws);
 }
 
-const double *nmt_workspace_sentence_nll(const nmt_workspace *ws)
+int nmt_rnn_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_Ts,
+                         int max_Tt)
 {
-    return ws->nll;
+    rnn_workspace *ws;
+    int rc = nmt_rnn_workspace_alloc(&ws, m, max_B, max_Ts, max_Tt, 1);
+    *out = rc ? NULL : &ws->base;
+    return rc;
 }
 
-double nmt_workspace_objective(const nmt_workspace *ws)
+void nmt_rnn_workspace_destroy(nmt_workspace *ws)
 {
-    return ws->objective;
+    nmt_rnn_workspace_free((rnn_workspace *)ws);
 }
 
 /* ---- forward ---- */
 
 /* Where step t's W_hh h_prev lives: GRU keeps every step's, the others
  * reuse one step's buffer. */
-static size_t hh_at(const nmt_workspace *ws, size_t t, size_t step_size)
+static size_t hh_at(const rnn_workspace *ws, size_t t, size_t step_size)
 {
     return ws->cell == NMT_CELL_GRU && ws->training ? t * step_size : 0;
 }
@@ -267,7 +243,7 @@ static int window_of(int t, int T, int *t0)
 
 /* Encoder step t's gates [B, G*H]: every step's for training, a window's
  * (windows start at multiples of GRAD_WINDOW) for inference. */
-static real *enc_gates(const nmt_workspace *ws, const enc_direction *e, int t)
+static real *enc_gates(const rnn_workspace *ws, const enc_direction *e, int t)
 {
     size_t BGH = (size_t)ws->B * ws->G * ws->H;
     return e->gates + (size_t)(ws->training ? t : t % GRAD_WINDOW) * BGH;
@@ -275,7 +251,7 @@ static real *enc_gates(const nmt_workspace *ws, const enc_direction *e, int t)
 
 /* Encoder cell state k (0 .. Ts) [B, H], LSTM only: every state for
  * training, the last two for inference (a step reads k and writes k +- 1). */
-static real *enc_cell(const nmt_workspace *ws, const enc_direction *e, int k)
+static real *enc_cell(const rnn_workspace *ws, const enc_direction *e, int k)
 {
     if (!e->c)
         return NULL;
@@ -293,14 +269,14 @@ static void set_active(unsigned char *active, const int *len, int T, int B)
  * h_j = [fwd state j+1 ; bwd state j]: direction d's state k is [B, H] with a
  * row stride of D*H, at enc row k-1 (fwd) or k (bwd), and the states that
  * are no output (fwd 0, bwd Ts) fall on enc's padding rows. */
-static real *enc_state(const nmt_workspace *ws, int d, int k)
+static real *enc_state(const rnn_workspace *ws, int d, int k)
 {
     size_t BDH = (size_t)ws->B * ws->D * ws->H;
     return d == 0 ? ws->enc + ((ptrdiff_t)k - 1) * (ptrdiff_t)BDH : ws->enc + k * BDH + ws->H;
 }
 
 /* Step t of encoder direction d as the cell sees it, forward and backward. */
-static cell_step enc_step(const nmt_workspace *ws, int d, int t)
+static cell_step enc_step(const rnn_workspace *ws, int d, int t)
 {
     const enc_direction *e = &ws->dir[d];
     int prev = d == 0 ? t : t + 1, next = d == 0 ? t + 1 : t;
@@ -312,15 +288,14 @@ static cell_step enc_step(const nmt_workspace *ws, int d, int t)
 }
 
 /* The shape of an encoder step: its states are written into enc, a row of D*H. */
-static cell_shape enc_shape(const nmt_workspace *ws)
+static cell_shape enc_shape(const rnn_workspace *ws)
 {
     return (cell_shape){.cell = ws->cell, .B = ws->B, .H = ws->H, .ldh = ws->D * ws->H};
 }
 
-void nmt_seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts)
+void nmt_seq2seq_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts)
 {
-    weights w;
-    nmt_weights_resolve(&w, m, m->params);
+    const weights w = *rnn_weights(m);
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
     size_t BH = (size_t)B * H, BGH = (size_t)B * GH;
     ws->B = B, ws->Ts = Ts;
@@ -379,7 +354,7 @@ void nmt_seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, i
         nmt_linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
-attention_layer nmt_seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g)
+attention_layer nmt_seq2seq_attention(const rnn_workspace *ws, const weights *w, const weights *g)
 {
     attention_layer L = {.kind = ws->att_kind, .B = ws->B, .T = ws->Ts, .K = ws->A,
                          .DH = ws->D * ws->H, .keys = att_keys(ws), .enc = ws->ann,
@@ -395,7 +370,7 @@ attention_layer nmt_seq2seq_attention(const nmt_workspace *ws, const weights *w,
 }
 
 void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
-                          const nmt_workspace *enc)
+                          const rnn_workspace *enc)
 {
     int E = enc->E, H = enc->H, GH = enc->G * enc->H, DH = enc->D * enc->H, A = enc->A;
     int R = st->R;
@@ -416,36 +391,14 @@ void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const 
     nmt_linear_forward(st->hh, st->s_prev, w->dec_W_hh, NULL, R, H, GH, H, 0);
     cell_step step = {.gates = st->gates, .hh = st->hh, .h_prev = st->s_prev, .c_prev = st->c_prev,
                       .h = st->s, .c = st->c, .active = st->active};
-    nmt_cell_forward(&step, (cell_shape){.cell = m->cfg.cell, .B = R, .H = H, .ldh = H});
-}
-
-static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
-{
-    if (!ws->training)
-        return nmt_set_error(NMT_ERR_ARG, "the workspace only encodes (made for inference)");
-    if (b->B < 1 || b->B > ws->max_B || b->src_T < 1 || b->src_T > ws->max_Ts ||
-        b->tgt_T < 1 || b->tgt_T > ws->max_Tt)
-        return nmt_set_error(NMT_ERR_ARG, "batch %d x %d x %d exceeds the workspace %d x %d x %d",
-                             b->B, b->src_T, b->tgt_T, ws->max_B, ws->max_Ts, ws->max_Tt);
-    for (int i = 0; i < b->B; i++)
-        if (b->src_len[i] < 1 || b->src_len[i] > b->src_T || b->tgt_len[i] < 1 ||
-            b->tgt_len[i] > b->tgt_T)
-            return nmt_set_error(NMT_ERR_ARG, "sentence %d of the batch has a bad length", i);
-    for (size_t p = 0; p < (size_t)b->src_T * b->B; p++)
-        if (b->src[p] < 0 || b->src[p] >= m->cfg.src_vocab)
-            return nmt_set_error(NMT_ERR_ARG, "source id %d out of range", (int)b->src[p]);
-    for (size_t p = 0; p < (size_t)b->tgt_T * b->B; p++)
-        if (b->tgt_in[p] < 0 || b->tgt_in[p] >= m->cfg.tgt_vocab || b->tgt_out[p] < 0 ||
-            b->tgt_out[p] >= m->cfg.tgt_vocab)
-            return nmt_set_error(NMT_ERR_ARG, "target id out of range");
-    return NMT_OK;
+    nmt_cell_forward(&step, (cell_shape){.cell = enc->cell, .B = R, .H = H, .ldh = H});
 }
 
 /* Rows r0 .. r0+rows-1 of a batch's embeddings into ws->e_win [rows, E]:
  * table[ids], times the last forward's dropout mask [T*B, E] when it used
  * one. The same bits, window by window, as looking up and dropping out every
  * step at once. */
-static void window_embeddings(nmt_workspace *ws, const int32_t *ids, const real *table,
+static void window_embeddings(rnn_workspace *ws, const int32_t *ids, const real *table,
                               const unsigned char *mask, size_t r0, int rows)
 {
     size_t E = (size_t)ws->E;
@@ -454,141 +407,46 @@ static void window_embeddings(nmt_workspace *ws, const int32_t *ids, const real 
         nmt_dropout_apply(ws->e_win, mask + r0 * E, ws->keep_emb, (size_t)rows * E);
 }
 
-/* The input of the vocabulary projection for rows r0 .. r0+rows-1: t, or
- * with dropout t times its mask (made here, chunk by chunk, rather than
- * held for all rows). */
-static const real *chunk_input(nmt_workspace *ws, size_t r0, int rows)
+/* The output layer's sink: the gradient dt of rows r0 .. r0+rows-1 of the
+ * deep output t (through its dropout), which the layer has made from those
+ * rows' logits, becomes the gradient of the deep output's pre-activation,
+ * through tanh, in place of those rows of t (t is not needed any more). */
+static void deep_output_grad(void *ctx, const real *dt, size_t r0, int rows)
 {
-    size_t O = (size_t)ws->O;
-    const real *t = ws->t + r0 * O;
-    if (!ws->drop_out)
-        return t;
-    memcpy(ws->chunk_in, t, (size_t)rows * O * sizeof(real));
-    nmt_dropout_apply(ws->chunk_in, ws->t_mask + r0 * O, ws->keep_out, (size_t)rows * O);
-    return ws->chunk_in;
-}
-
-/* The vocabulary projection and the loss of rows r0 .. r0+rows-1 (whole
- * steps) into ws->logits; returns their summed -log p, and adds their summed
- * objective (the loss the gradient is of: with label smoothing e,
- * (1 - e)(-log p[y]) + e * mean_k(-log p[k])) to *objective if given. With
- * grad, the logits become their gradient at the same time
- * (nmt_cross_entropy_grad). */
-static double output_chunk_forward(nmt_workspace *ws, const weights *w, const real *t_in,
-                                   const nmt_batch *b, double *nll, double *objective,
-                                   size_t r0, int rows, int grad)
-{
-    int O = ws->O, Vt = ws->Vt;
-    const int32_t *target = b->tgt_out + r0;
-    const unsigned char *active = ws->tgt_active + r0;
-    real e = ws->smoothing;
-    double total = 0, mean_logp = 0; /* summed over the active rows */
-    nmt_linear_forward(ws->logits, t_in, w->out_W, w->out_b, rows, O, Vt, O, 0);
-    if (!grad) {
-        total = nmt_cross_entropy_forward(ws->logits, target, active, nll, e > 0 ? &mean_logp : NULL,
-                                      rows, ws->B, Vt);
-    } else {
-        nmt_cross_entropy_grad(ws->logits, ws->chunk_logp, ws->chunk_logp_mean, target, active,
-                           (real)(1.0 / ws->n_tokens), e, rows, Vt);
-        /* summed as nmt_cross_entropy_forward sums */
-        for (int n = 0; n < rows; n++) {
-            if (!active[n])
-                continue;
-            double l = -(double)ws->chunk_logp[n];
-            total += l;
-            if (nll)
-                nll[n % ws->B] += l;
-            if (e > 0)
-                mean_logp += (double)ws->chunk_logp_mean[n];
-        }
-    }
-    if (objective)
-        *objective += e > 0 ? (1 - (double)e) * total - (double)e * mean_logp : total;
-    return total;
-}
-
-/* Turns the chunk's logit gradient into its share of the model's out.W and
- * out.b gradients (g), and the gradient of the deep output's pre-activation
- * of its rows, through dropout and tanh, which replaces those rows of t. */
-static void output_chunk_backward(nmt_workspace *ws, const weights *w, const weights *g,
-                                  const real *t_in, size_t r0, int rows)
-{
-    int O = ws->O, Vt = ws->Vt;
-    size_t n = (size_t)rows * O;
-    real *dt = ws->chunk_dt, *t = ws->t + r0 * O;
-    memset(dt, 0, n * sizeof(real));
-    nmt_linear_backward(dt, g->out_W, g->out_b, ws->logits, t_in, w->out_W, rows, O, Vt, O);
-    if (ws->drop_out)
-        nmt_dropout_apply(dt, ws->t_mask + r0 * O, ws->keep_out, n);
+    rnn_workspace *ws = ctx;
+    size_t n = (size_t)rows * ws->O;
+    real *t = ws->t + r0 * ws->O;
     for (size_t i = 0; i < n; i++)
         t[i] = dt[i] * (1 - t[i] * t[i]);
 }
 
-/* Every chunk of the vocabulary projection: the loss (and nll, and the
- * summed objective if asked) and, with gradients g, the chunk's gradient
- * (output_chunk_backward). Returns the summed -log p. */
-static double output_chunks(nmt_workspace *ws, const weights *w, const weights *g,
-                            const nmt_batch *b, double *nll, double *objective)
-{
-    size_t N = (size_t)ws->Tt * ws->B;
-    double total = 0;
-    for (size_t r0 = 0; r0 < N; r0 += ws->out_rows) {
-        int rows = (int)(N - r0 < (size_t)ws->out_rows ? N - r0 : (size_t)ws->out_rows);
-        const real *t_in = chunk_input(ws, r0, rows);
-        total += output_chunk_forward(ws, w, t_in, b, nll, objective, r0, rows, g != NULL);
-        if (g)
-            output_chunk_backward(ws, w, g, t_in, r0, rows);
-    }
-    ws->output_grad_done = g != NULL;
-    return total;
-}
-
 /* The regularizer of a forward into ws: which dropouts it uses (a rate of
- * 0, or no rng, drops nothing) with their keep factors, and its label
- * smoothing. A rate outside [0, 1) is refused. */
-static int set_regularizer(nmt_workspace *ws, const nmt_regularizer *r, const nmt_rng *rng)
+ * 0, or no rng, drops nothing) with their keep factors. The rates are
+ * checked (pass.c). */
+static void set_regularizer(rnn_workspace *ws, const nmt_regularizer *r, const nmt_rng *rng)
 {
     const float p[3] = {r->dropout_emb, r->dropout_enc, r->dropout_out};
-    for (int k = 0; k < 3; k++)
-        if (!(p[k] >= 0 && p[k] < 1))
-            return nmt_set_error(NMT_ERR_ARG, "a dropout rate must be in [0, 1), not %g",
-                                 (double)p[k]);
-    if (!(r->label_smoothing >= 0 && r->label_smoothing <= 1))
-        return nmt_set_error(NMT_ERR_ARG, "label smoothing must be in [0, 1], not %g",
-                             (double)r->label_smoothing);
     ws->drop_emb = p[0] > 0 && rng;
     ws->drop_enc = p[1] > 0 && rng;
     ws->drop_out = p[2] > 0 && rng;
     ws->keep_emb = ws->drop_emb ? (real)1 / ((real)1 - (real)p[0]) : 1;
     ws->keep_enc = ws->drop_enc ? (real)1 / ((real)1 - (real)p[1]) : 1;
     ws->keep_out = ws->drop_out ? (real)1 / ((real)1 - (real)p[2]) : 1;
-    ws->smoothing = (real)r->label_smoothing;
-    return NMT_OK;
 }
 
-/* The forward pass; with g (the model's gradients), also the vocabulary
- * projection's gradient, added into g (nmt_forward_backward). */
-static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
-                        const nmt_batch *b, const nmt_regularizer *reg, nmt_rng *rng,
-                        const weights *g)
+/* The forward pass up to the deep output t, the output layer's input. */
+int nmt_rnn_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
+                const nmt_regularizer *reg, nmt_rng *rng)
 {
-    ws->output_grad_done = 0;
-    ws->backward_ready = 0;
-    ws->forward_batch = NULL;
-    if (loss)
-        *loss = (nmt_real)NAN;
-    const nmt_regularizer r = reg ? *reg : (nmt_regularizer){0};
-    int rc = check_batch(m, ws, b);
-    if (rc || (rc = set_regularizer(ws, &r, rng)))
-        return rc;
-    weights w;
-    nmt_weights_resolve(&w, m, m->params);
+    rnn_workspace *ws = (rnn_workspace *)base;
+    const nmt_regularizer r = *reg;
+    set_regularizer(ws, &r, rng);
+    const weights w = *rnn_weights(m);
     int B = b->B, Ts = b->src_T, Tt = b->tgt_T;
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, O = ws->O;
     size_t BH = (size_t)B * H, N = (size_t)Tt * B;
     ws->B = B, ws->Ts = Ts, ws->Tt = Tt;
     set_active(ws->src_active, b->src_len, Ts, B);
-    set_active(ws->tgt_active, b->tgt_len, Tt, B);
 
     /* Dropout masks are drawn in a fixed order: source embeddings,
      * annotations, target embeddings, deep output (each only if used). */
@@ -617,32 +475,26 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
                                  .alpha = ws->alpha + at * Ts,
                                  .ctx = ws->ctx_win + (size_t)k * B * DH, .s = s_prev + BH,
                                  .c = c_prev + BH, .s_prev = s_prev, .c_prev = c_prev,
-                                 .active = ws->tgt_active + at, .R = B};
+                                 .active = ws->base.tgt_active + at, .R = B};
             nmt_decoder_step_forward(&step, m, &w, ws);
         }
-        nmt_deep_output_forward(ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
-                            w.out_W_t, w.out_b_t, n * B, H, DH, E, O);
+        deep_output L = {.s = ws->s + BH + a0 * H, .c = ws->ctx_win, .e = ws->e_win,
+                         .W_t = w.out_W_t, .b_t = w.out_b_t, .H = H, .DH = DH, .E = E, .O = O};
+        nmt_deep_output_forward(ws->t + a0 * O, &L, n * B);
     }
     if (ws->drop_out)
         nmt_dropout_mask(ws->t_mask, rng, (real)r.dropout_out, N * O);
-    ws->n_tokens = 0;
-    for (int i = 0; i < B; i++)
-        ws->n_tokens += b->tgt_len[i];
-    memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
-    double objective = 0;
-    double total = output_chunks(ws, &w, g, b, ws->nll, &objective);
-    ws->objective = objective / ws->n_tokens;
-    ws->backward_ready = 1;
-    ws->forward_batch = b;
-    if (loss)
-        *loss = (nmt_real)(total / ws->n_tokens);
+    /* the output layer reads t (out.W is tgt_emb when tied) */
+    output_layer *o = &ws->base.out;
+    o->in = ws->t;
+    o->mask = ws->drop_out ? ws->t_mask : NULL;
+    o->keep = ws->keep_out;
+    o->W = w.out_W, o->b = w.out_b;
+    o->dW = m->grads ? rnn_grads(m)->out_W : NULL;
+    o->db = m->grads ? rnn_grads(m)->out_b : NULL;
+    o->sink = deep_output_grad;
+    o->sink_ctx = ws;
     return NMT_OK;
-}
-
-int nmt_forward(nmt_real *loss, const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                const nmt_regularizer *reg, nmt_rng *rng)
-{
-    return forward_pass(loss, m, ws, b, reg, rng, NULL);
 }
 
 /* ---- backward ---- */
@@ -655,7 +507,7 @@ static void add(real *y, const real *x, size_t n)
 
 /* Backward through one encoder direction, given the gradient of its outputs
  * (denc, column block d; z's share included). */
-static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
+static void encode_backward(const weights *w, const weights *g, rnn_workspace *ws,
                             const nmt_batch *batch, int d)
 {
     int B = ws->B, Ts = ws->Ts;
@@ -696,7 +548,7 @@ static void encode_backward(const weights *w, weights *g, nmt_workspace *ws,
 /* What the forward held for one window only, again for steps i0 .. i0+n-1:
  * their embeddings (e_win), context vectors (ctx_win) and, for the kinds
  * that project the query, W_a s (wa_s_win). */
-static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt_batch *b,
+static void decoder_window_inputs(const weights *w, rnn_workspace *ws, const nmt_batch *b,
                                   int i0, int n)
 {
     int B = ws->B, H = ws->H, DH = ws->D * ws->H, R = n * B;
@@ -723,7 +575,7 @@ static void decoder_window_inputs(const weights *w, nmt_workspace *ws, const nmt
 /* The decoder's weight gradients of steps i0 .. i0+n-1, whose gate gradients
  * are the window's (step i read state i), and the window's target
  * embeddings' gradient. */
-static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws,
+static void decoder_window_grads(const weights *w, const weights *g, rnn_workspace *ws,
                                  const nmt_batch *b, int i0, int n)
 {
     int B = ws->B, E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
@@ -742,28 +594,15 @@ static void decoder_window_grads(const weights *w, weights *g, nmt_workspace *ws
     nmt_embed_backward(g->tgt_emb, ws->dtgt_x, b->tgt_in + at, b->tgt_len, i0, n, B, E);
 }
 
-int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
+/* The backward from the gradient of the deep output's pre-activation,
+ * which the output layer left in t (deep_output_grad). */
+void nmt_rnn_backward(nmt_model *m, nmt_workspace *base, const nmt_batch *b)
 {
-    if (!m->grads)
-        return nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
-    /* once per forward: the first backward overwrites what a second needs */
-    if (!ws->backward_ready)
-        return nmt_set_error(NMT_ERR_ARG, "backward without a fresh forward (it runs once per forward)");
-    if (b != ws->forward_batch)
-        return nmt_set_error(NMT_ERR_ARG, "backward of another batch than the forward's");
-    ws->backward_ready = 0;
-    weights w, g;
-    nmt_weights_resolve(&w, m, m->params);
-    nmt_weights_resolve(&g, m, m->grads);
+    rnn_workspace *ws = (rnn_workspace *)base;
+    const weights w = *rnn_weights(m), g = *rnn_grads(m);
     int B = ws->B, Ts = ws->Ts, Tt = ws->Tt;
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H, A = ws->A, O = ws->O;
     size_t BH = (size_t)B * H;
-
-    /* Output side: the vocabulary projection's gradient, unless the forward
-     * made it already. It leaves in t the gradient of the deep output's
-     * pre-activation. */
-    if (!ws->output_grad_done)
-        output_chunks(ws, &w, &g, b, NULL, NULL);
 
     /* Decoder recurrence, last step first. */
     memset(ws->denc, 0, (size_t)Ts * B * DH * sizeof(real));
@@ -784,14 +623,17 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
              * of n * B rows, into the window's ds_out, dctx and dtgt_x. */
             size_t a0 = (size_t)i0 * B;
             decoder_window_inputs(&w, ws, b, i0, n);
-            nmt_deep_output_backward(ws->ds_out, ws->dctx, ws->dtgt_x, g.out_W_t, g.out_b_t,
-                                 ws->t + a0 * O, ws->s + BH + a0 * H, ws->ctx_win, ws->e_win,
-                                 w.out_W_t, n * B, H, DH, E, O, 0);
+            deep_output L = {.s = ws->s + BH + a0 * H, .c = ws->ctx_win, .e = ws->e_win,
+                             .W_t = w.out_W_t, .b_t = w.out_b_t, .H = H, .DH = DH, .E = E,
+                             .O = O};
+            deep_output_grads dL = {.ds = ws->ds_out, .dc = ws->dctx, .de = ws->dtgt_x,
+                                    .dW_t = g.out_W_t, .db_t = g.out_b_t};
+            nmt_deep_output_backward(&dL, ws->t + a0 * O, &L, n * B);
         }
         add(dh, ws->ds_out + row * H, BH);
         cell_step step = {.gates = ws->gates + at * GH, .hh = ws->hh + hh_at(ws, at, GH),
                           .h_prev = ws->s + i * BH, .c_prev = ws->s_cell + i * BH,
-                          .c = ws->s_cell + (i + 1) * BH, .active = ws->tgt_active + at};
+                          .c = ws->s_cell + (i + 1) * BH, .active = ws->base.tgt_active + at};
         cell_grads grads = {.dh = dh, .dc = dc, .dgates = ws->dgates + slot, .dhh = ws->dhh + slot,
                             .dh_prev = dh_prev, .dc_prev = dc_prev};
         nmt_cell_backward(&grads, &step, (cell_shape){.cell = ws->cell, .B = B, .H = H, .ldh = H});
@@ -840,18 +682,4 @@ int nmt_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b)
     if (ws->drop_emb)
         nmt_dropout_apply(ws->dsrc_x, ws->src_mask, ws->keep_emb, (size_t)Ts * B * E);
     nmt_embed_backward(g.src_emb, ws->dsrc_x, b->src, b->src_len, 0, Ts, B, E);
-    return NMT_OK;
-}
-
-int nmt_forward_backward(nmt_real *loss, nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
-                         const nmt_regularizer *reg, nmt_rng *rng)
-{
-    if (loss)
-        *loss = (nmt_real)NAN;
-    if (!m->grads)
-        return nmt_set_error(NMT_ERR_ARG, "the model has no gradients (nmt_model_alloc_grads)");
-    weights g;
-    nmt_weights_resolve(&g, m, m->grads);
-    int rc = forward_pass(loss, m, ws, b, reg, rng, &g);
-    return rc ? rc : nmt_backward(m, ws, b);
 }

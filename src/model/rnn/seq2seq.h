@@ -1,10 +1,12 @@
-/* Internal: the workspace of the training pass and the pieces of it that the
- * inference pass reuses (the encoder, the decoder step), so that training and
- * decoding compute the same numbers with the same code. */
+/* Internal: the RNN encoder-decoder: its view of the parameters, the
+ * workspace of the training pass and the pieces of it that the inference
+ * pass reuses (the encoder, the decoder step), so that training and decoding
+ * compute the same numbers with the same code. */
 #ifndef NMT_SEQ2SEQ_H
 #define NMT_SEQ2SEQ_H
 
-#include "model/layers.h"
+#include "model/rnn/layers.h"
+#include "model/workspace.h"
 
 /* Pointers to each tensor of a parameter (or gradient) allocation. With tied
  * embeddings out_W is tgt_emb: the projection reads the embedding table and
@@ -31,6 +33,21 @@ typedef struct weights {
 } weights;
 void nmt_weights_resolve(weights *w, const nmt_model *m, real *base);
 
+/* The model's named pointers (m->arch), resolved once by rnn_bind whenever
+ * the parameters or the gradients move: w into params, g into grads (all
+ * NULL until the model has gradients). */
+typedef struct rnn_model {
+    weights w, g;
+} rnn_model;
+static inline const weights *rnn_weights(const nmt_model *m)
+{
+    return &((const rnn_model *)m->arch)->w;
+}
+static inline const weights *rnn_grads(const nmt_model *m)
+{
+    return &((const rnn_model *)m->arch)->g;
+}
+
 /* The tensor name behind each field of weights, in the struct's order, so
  * that a test can check that the two stay one to one. */
 typedef struct weight_field {
@@ -51,10 +68,13 @@ typedef struct enc_direction {
                            * (dhh == dgates unless GRU) */
 } enc_direction;
 
-struct nmt_workspace {
+typedef struct rnn_workspace {
+    nmt_workspace base;     /* what every architecture's workspace shares
+                             * (the output layer reads t); unused by an
+                             * inference workspace */
     int max_B, max_Ts, max_Tt;
     int training;           /* 0: encoding for inference only (infer.c) */
-    int B, Ts, Tt;          /* of the last forward */
+    int B, Ts, Tt;          /* of the last forward (or encoding) */
     int G, E, H, D, A, O, Vt;
     nmt_cell cell;
     nmt_attention att_kind;
@@ -62,14 +82,11 @@ struct nmt_workspace {
     int att_query_proj;     /* the query is W_a s (bahdanau, scaled-dot), else s */
     int att_key_proj;       /* the keys are uh = U_a h_j (+ b_a), else (dot) ann */
     /* the last forward's regularizer: which dropouts it used (their rates
-     * as keep = 1 / (1 - rate)) and its label smoothing */
+     * as keep = 1 / (1 - rate)) */
     int drop_emb, drop_enc, drop_out;
     real keep_emb, keep_enc, keep_out;
-    real smoothing;
-    double objective;       /* the mean loss its gradient is of */
-    double n_tokens;
 
-    unsigned char *src_active, *tgt_active; /* [Ts, B], [Tt, B] */
+    unsigned char *src_active;              /* [Ts, B] (the target's is base.tgt_active) */
     unsigned char *src_mask;                /* [Ts, B, E] dropout mask */
     real *src_x, *dsrc_x;                   /* [Ts, B, E]; src_x and dsrc_x
                                              * share the decoder gates' memory:
@@ -118,51 +135,37 @@ struct nmt_workspace {
                                              * the queries' gradient */
     real *dv_part;                          /* [ATT_BACKWARD_CHUNKS, A] */
     real *alpha;                            /* [Tt, B, Ts] */
+    /* The deep output of every step: the output layer's input (base.out).
+     * Once the output layer has made a chunk's gradient, the chunk's rows of
+     * t are overwritten with the gradient of the deep output's
+     * pre-activation (t is not needed any more): no [Tt, B, O] gradient is
+     * held. */
     real *t;                                /* [Tt, B, O] */
     unsigned char *t_mask;                  /* [Tt, B, O] dropout mask */
-    /* The vocabulary projection runs over chunks of out_rows rows (whole
-     * steps), so that only [out_rows, Vt] logits are ever held, not
-     * [Tt, B, Vt]. nmt_forward_backward turns each chunk into its gradient
-     * during the forward (added to the out.W and out.b gradients); after a
-     * plain nmt_forward, nmt_backward recomputes the chunks with the same
-     * operations in the same order, so both give identical bits. Either way,
-     * once a chunk's gradient is known its rows of t are overwritten with the
-     * gradient of the deep output's pre-activation (t is not needed any
-     * more): no [Tt, B, O] gradient is held. */
-    int out_rows;
-    int output_grad_done;                   /* the last forward did it */
-    int backward_ready;                     /* a forward's state, not yet used */
-    const nmt_batch *forward_batch;         /* the batch that forward was of */
-    real *logits;                           /* [out_rows, Vt] */
-    real *chunk_in, *chunk_dt;              /* [out_rows, O]: the dropped-out
-                                             * input and the gradient of a chunk */
-    real *chunk_logp;                       /* [out_rows] log p of the targets */
-    real *chunk_logp_mean;                  /* [out_rows] mean log p over the
-                                             * vocabulary (label smoothing) */
     real *dh[2], *dc[2];                    /* [B, H] carried gradients */
-    double *nll;                            /* [B] */
     real *block;                            /* the one allocation */
-};
+} rnn_workspace;
 
-/* nmt_workspace_create; training 0 makes a workspace that only encodes (for
- * the inference pass), without what a backward would need. */
-int nmt_workspace_alloc(nmt_workspace **out, const nmt_model *m, int max_B, int max_src_T,
-                     int max_tgt_T, int training);
+/* A workspace for batches up to these sizes; training 0 makes one that only
+ * encodes (for the inference pass), without what a backward would need. */
+int nmt_rnn_workspace_alloc(rnn_workspace **out, const nmt_model *m, int max_B, int max_src_T,
+                        int max_tgt_T, int training);
+void nmt_rnn_workspace_free(rnn_workspace *ws);
 
 /* Encodes ws->src_x (already embedded, [Ts, B, E]) with ws->src_active set
  * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
  * dropout when ws->drop_enc, whose mask is drawn already), z, uh (the keys
  * of an attention that projects them) and s[0], s_cell[0] = s_0, c_0. */
-void nmt_seq2seq_encode(const nmt_model *m, nmt_workspace *ws, const int *len, int B, int Ts);
+void nmt_seq2seq_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts);
 /* The attention's keys [Ts, B, A] of the last encoding: uh, or for dot ann. */
-static inline const real *att_keys(const nmt_workspace *ws)
+static inline const real *att_keys(const rnn_workspace *ws)
 {
     return ws->att_key_proj ? ws->uh : ws->ann;
 }
 
 /* The attention layer over the last encoding: what it reads of ws and, with
  * g (the gradients; training), where its gradients go. */
-attention_layer nmt_seq2seq_attention(const nmt_workspace *ws, const weights *w, const weights *g);
+attention_layer nmt_seq2seq_attention(const rnn_workspace *ws, const weights *w, const weights *g);
 
 /* One decoder step for R rows of an encoded batch (enc). */
 typedef struct decoder_step {
@@ -180,15 +183,25 @@ typedef struct decoder_step {
 
 /* Computes the attention (or copies z into ctx), then the cell. */
 void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const weights *w,
-                          const nmt_workspace *enc);
+                          const rnn_workspace *enc);
 
-/* nmt_infer_step without its last pass over the vocabulary: the rows'
- * logits [R, Vt] are returned (valid until the next step) and *lse [R] gets
- * each row's log-sum-exp, so that log p of token v in row r is
- * logits[r * Vt + v] - lse[r], the very bits nmt_infer_step writes. The beam
- * search computes it only for the tokens it looks at, rather than writing
- * and copying [R, Vt] log-probabilities every step. */
-const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
-                               float *att, const float **lse);
+/* The pieces the architecture's table of operations (rnn.c) calls from
+ * the other files of the folder. */
+/* seq2seq.c: the training pass */
+int nmt_rnn_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_Ts,
+                         int max_Tt);
+int nmt_rnn_workspace_bytes(const nmt_config *c, int max_B, int max_Ts, int max_Tt, double *bytes);
+void nmt_rnn_workspace_destroy(nmt_workspace *ws);
+int nmt_rnn_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                const nmt_regularizer *reg, nmt_rng *rng);
+void nmt_rnn_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
+/* infer.c: the inference pass */
+void *nmt_rnn_infer_create(const nmt_model *m, int max_B, int max_Ts, int max_rows, int max_steps);
+void nmt_rnn_infer_free(void *st);
+int nmt_rnn_infer_encode(const nmt_model *m, void *st, const int32_t *src, const int *src_len, int B,
+                     int T);
+int nmt_rnn_infer_select(void *st, const int *from, int R, int old_R);
+const nmt_real *nmt_rnn_infer_step(const nmt_model *m, void *st, const int32_t *prev,
+                               const int *row_src, int R, int map, float *att);
 
 #endif

@@ -1,0 +1,17 @@
+/* The Transformer encoder-decoder of docs/DESIGN.md, "The Transformer":
+ * pre-norm layers of multi-head self-attention (and, in the decoder,
+ * cross-attention) and a position-wise feed-forward network, sinusoidal
+ * positions. A model is this architecture when nmt_config.arch is
+ * NMT_ARCH_TRANSFORMER. */
+#ifndef NMT_TRANSFORMER_H
+#define NMT_TRANSFORMER_H
+
+typedef struct nmt_transformer_config {
+    int d_model;     /* d: the width of every layer's input and output */
+    int heads;       /* h: attention heads, each of d / h (h divides d) */
+    int ff;          /* F: the feed-forward network's inner width */
+    int enc_layers;  /* L_e */
+    int dec_layers;  /* L_d */
+} nmt_transformer_config;
+
+#endif
