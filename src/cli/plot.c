@@ -39,7 +39,8 @@ static void help(void)
            "each folder's checkpoint.safetensors, else best.safetensors; at most %d\n"
            "named), e.g. \"none (attention=none)\".\n\n"
            "Options:\n"
-           "  -o, --output FILE   the SVG to write (atomically)\n"
+           "  -o, --output FILE   the SVG to write (atomically; never one of the files\n"
+           "                      read)\n"
            "      --title TEXT    a title above the panels\n"
            "  -h, --help          this help\n",
            MAX_SHOWN_SETTINGS);
