@@ -122,6 +122,10 @@ static int parse_args(compare_args *a, int argc, char **argv)
         cli_error("%s is required", !a->src ? "--src" : "--ref");
         return cli_usage_error();
     }
+    if (a->svg && !strcmp(a->svg, "-")) {
+        cli_error("-o -: the table goes to standard output; give the chart a file name");
+        return 2;
+    }
     const cli_file in[] = {{"--src", a->src}, {"--ref", a->ref}};
     const cli_file out = {"-o", a->svg};
     int rc = cli_check_outputs(&out, 1, in, 2);

@@ -89,6 +89,11 @@ int cli_check_outputs(const cli_file *out, int n_out, const cli_file *in, int n_
         for (int k = 0; k < i; k++) {
             if (!out[k].path)
                 continue;
+            if (!strcmp(out[k].path, "-") && !strcmp(out[i].path, "-")) {
+                cli_error("%s and %s both name standard output: give one of them a file",
+                          out[k].option, out[i].option);
+                return 2;
+            }
             file_id f = identify(out[k].path, STDOUT_FILENO);
             if (same_file(&o, &f)) {
                 describe(a, sizeof a, &out[k], 1);

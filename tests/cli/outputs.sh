@@ -75,6 +75,18 @@ refused_same "translate -o F --alignments F" "$TMP/old.txt" \
 refused_same "translate -o new --alignments new" "$TMP/in.src" "are the same file" \
     "${T[@]}" -i "$TMP/in.src" -o "$TMP/new.txt" --alignments "$TMP/./new.txt"
 [ ! -e "$TMP/new.txt" ] && pass || fail "refused outputs were made"
+# '-' is standard output, for one output only
+mkdir -p "$TMP/dash"
+(cd "$TMP/dash" && "${T[@]}" -i "$TMP/in.src" -o - >"$TMP/out" 2>"$TMP/err")
+[ "$(wc -l <"$TMP/out")" -eq 4 ] && [ ! -e "$TMP/dash/-" ] && pass ||
+    fail "translate -o -: not standard output: $(ls -A "$TMP/dash") $(cat "$TMP/err")"
+(cd "$TMP/dash" && "${T[@]}" -i "$TMP/in.src" -o "$TMP/dash/t.txt" --alignments - >"$TMP/out" 2>"$TMP/err")
+[ "$(grep -c '"attention"' "$TMP/out")" -eq 4 ] && [ "$(wc -l <"$TMP/dash/t.txt")" -eq 4 ] && pass ||
+    fail "translate --alignments -: $(cat "$TMP/err")"
+expect_fail "translate -o - --alignments -" "-o and --alignments both name standard output" \
+    "${T[@]}" -i "$TMP/in.src" -o - --alignments -
+expect_fail "compare -o -" "-o -: the table goes to standard output" \
+    "$NMT" compare -q "$M" --src "$TMP/in.src" --ref "$TMP/in.tgt" -o -
 # streams that are no regular files are not files to protect: a terminal or
 # a pipe may be both standard input and standard output
 echo "a" | "${T[@]}" 2>"$TMP/err" | cat >"$TMP/out" && [ "$(wc -l <"$TMP/out")" -eq 1 ] && pass ||
