@@ -24,6 +24,7 @@
 #include "align_input.h"
 #include "commands.h"
 #include "opts.h"
+#include "outfile.h"
 #include "unknown.h"
 #include "nmt/align.h"
 #include "nmt/bleu.h"
@@ -100,7 +101,9 @@ static void help(void)
         "                       needs --format.\n"
         "  -o, --output OUT     where to write (default standard output). For svg and png\n"
         "                       with several pairs, OUT is a folder (created if needed)\n"
-        "                       that gets line-0001.svg, line-0002.svg, ... (by line)\n"
+        "                       that gets line-0001.svg, line-0002.svg, ... (by line).\n"
+        "                       A file is replaced when complete; it may not be one\n"
+        "                       of the files read\n"
         "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src (i-j,\n"
         "                       or i?j, all counted as sure links): prints the alignment\n"
         "                       error rate, precision and recall of the model's hard\n"
@@ -234,6 +237,17 @@ static int settle_format(align_args *a)
     return 0;
 }
 
+/* Refuses an -o that is one of the files read. */
+static int check_files(const align_args *a)
+{
+    cli_file in[4 + MAX_MODELS] = {{"--src", a->src}, {"--tgt", a->tgt}, {"--gold", a->gold},
+                                   {"--ref", a->ref}};
+    for (int k = 0; k < a->n_models; k++)
+        in[4 + k] = (cli_file){"-m", a->model[k]};
+    const cli_file out = {"-o", a->out ? a->out : "-"};
+    return cli_check_outputs(&out, 1, in, 4 + a->n_models);
+}
+
 static int parse_args(int argc, char **argv, align_args *a)
 {
     enum { OPT_WIDTH = 256 };
@@ -336,6 +350,8 @@ static int parse_args(int argc, char **argv, align_args *a)
         cli_error("--ref: the sentences' BLEU is shown by --format html only");
         return 2;
     }
+    if (check_files(a))
+        return 2;
     return -1; /* go on */
 }
 
@@ -373,31 +389,6 @@ static int pick_width(int given, FILE *f)
     return 0;
 }
 
-/* Opens -o or names standard output. */
-static FILE *open_out(const char *path, const char *mode)
-{
-    if (!path || !strcmp(path, "-"))
-        return stdout;
-    FILE *f = fopen(path, mode);
-    if (!f)
-        cli_error("%s: %s", path, strerror(errno));
-    return f;
-}
-
-static int close_out(FILE *f, const char *path)
-{
-    int bad = ferror(f);
-    if (f == stdout)
-        bad |= fflush(f) != 0;
-    else
-        bad |= fclose(f) != 0;
-    if (bad) {
-        cli_error("%s: write failed", path && strcmp(path, "-") ? path : "standard output");
-        return -1;
-    }
-    return 0;
-}
-
 /* One picture, into the folder (several pairs) or the single file. */
 static int write_picture(const align_args *a, const nmt_alignment *al, const nmt_align_view *v,
                          int folder)
@@ -409,17 +400,17 @@ static int write_picture(const align_args *a, const nmt_alignment *al, const nmt
                  a->format == FMT_SVG ? "svg" : "png");
         path = path_buf;
     }
-    FILE *f = open_out(path, "wb");
-    if (!f)
+    cli_outfile o;
+    if (cli_out_open(&o, path))
         return -1;
-    int rc = a->format == FMT_SVG ? nmt_svg_heatmap_view(f, al, v) : nmt_png_heatmap_view(f, al, v);
+    int rc = a->format == FMT_SVG ? nmt_svg_heatmap_view(o.f, al, v)
+                                  : nmt_png_heatmap_view(o.f, al, v);
     if (rc) {
         cli_lib_error();
-        if (f != stdout)
-            fclose(f);
+        cli_out_abort(&o);
         return -1;
     }
-    return close_out(f, path);
+    return cli_out_commit(&o);
 }
 
 /* ---- aligning ------------------------------------------------------------ */
@@ -459,7 +450,7 @@ static void count_unknown(const int32_t *ids, int n, size_t *unk, size_t *units)
  * or the page. */
 typedef struct sink {
     int write;          /* 0: --gold alone, the scores only */
-    FILE *out;          /* streams */
+    cli_outfile out;    /* streams */
     nmt_color_mode color;
     int width;
     int folder;         /* pictures: one file per pair in the folder -o */
@@ -635,10 +626,10 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                             .width = out->width, .color = out->color};
         int rc = 0;
         switch (fmt) {
-        case FMT_TEXT: rc = nmt_align_write_text_view(out->out, shown, &v); break;
-        case FMT_TSV: rc = nmt_align_write_tsv(out->out, shown); break;
-        case FMT_JSON: rc = nmt_align_write_json_view(out->out, shown, &v); break;
-        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out->out, shown); break;
+        case FMT_TEXT: rc = nmt_align_write_text_view(out->out.f, shown, &v); break;
+        case FMT_TSV: rc = nmt_align_write_tsv(out->out.f, shown); break;
+        case FMT_JSON: rc = nmt_align_write_json_view(out->out.f, shown, &v); break;
+        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out->out.f, shown); break;
         default:
             if (write_picture(a, shown, &v, out->folder))
                 goto done;
@@ -705,10 +696,10 @@ static int open_outputs(const align_args *a, sink *out)
     }
     int fmt = a->format;
     if (out->write && fmt != FMT_SVG && fmt != FMT_PNG && fmt != FMT_HTML) {
-        if (!(out->out = open_out(a->out, "w")))
+        if (cli_out_open(&out->out, a->out))
             return -1;
-        out->color = pick_color(a->color, out->out);
-        out->width = pick_width(a->width, out->out);
+        out->color = pick_color(a->color, out->out.f);
+        out->width = pick_width(a->width, out->out.f);
     }
     return 0;
 }
@@ -794,24 +785,19 @@ static int run(const align_args *a)
         const char *src = strcmp(a->src, "-") ? a->src : "standard input";
         const char *base = strrchr(src, '/');
         snprintf(title, sizeof title, "Alignments of %s", base ? base + 1 : src);
-        FILE *f = open_out(a->out, "w");
-        if (!f)
+        cli_outfile page;
+        if (cli_out_open(&page, a->out))
             goto done;
-        if (html_write(f, out.html, title)) {
-            if (f != stdout)
-                fclose(f);
-            cli_error("%s: write failed", a->out ? a->out : "standard output");
+        if (html_write(page.f, out.html, title)) {
+            cli_error("%s: write failed", page.name);
+            cli_out_abort(&page);
             goto done;
         }
-        if (close_out(f, a->out))
+        if (cli_out_commit(&page))
             goto done;
     }
-    if (out.out) {
-        FILE *f = out.out;
-        out.out = NULL;
-        if (close_out(f, a->out))
-            goto done;
-    }
+    if (cli_out_commit(&out.out))
+        goto done;
     if (a->gold || a->ref) {
         /* The numbers go to stdout unless the alignments already do. */
         FILE *f = write && !pictures && (!a->out || !strcmp(a->out, "-")) ? stderr : stdout;
@@ -820,8 +806,7 @@ static int run(const align_args *a)
     }
     status = 0;
 done:
-    if (out.out && out.out != stdout)
-        fclose(out.out);
+    cli_out_abort(&out.out); /* a failed run leaves what -o held */
     html_free(out.html);
     for (int mi = 0; mi < a->n_models; mi++)
         nmt_bleu_free(res[mi].bleu);

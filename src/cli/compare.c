@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "outfile.h"
 #include "nmt/translator.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"
@@ -51,7 +52,8 @@ static void help(void)
            "      --src FILE       test source sentences (plain or gzip)\n"
            "      --ref FILE       their reference translations, line by line\n"
            "  -o, --output FILE    also write an SVG line chart of BLEU against source\n"
-           "                       length, one line per run\n"
+           "                       length, one line per run (replaced when complete;\n"
+           "                       never one of the files read)\n"
            "  -b, --beam K         beam size (default %d; 1 is greedy)\n"
            "      --alpha A        length normalisation (default %.1f, as nmt translate)\n"
            "      --lc             case-insensitive BLEU and chrF. Without it they are\n"
@@ -120,7 +122,14 @@ static int parse_args(compare_args *a, int argc, char **argv)
         cli_error("%s is required", !a->src ? "--src" : "--ref");
         return cli_usage_error();
     }
-    return 0;
+    if (a->svg && !strcmp(a->svg, "-")) {
+        cli_error("-o -: the table goes to standard output; give the chart a file name");
+        return 2;
+    }
+    const cli_file in[] = {{"--src", a->src}, {"--ref", a->ref}};
+    const cli_file out = {"-o", a->svg};
+    int rc = cli_check_outputs(&out, 1, in, 2);
+    return rc ? rc : cli_check_run_outputs(&out, (const char *const *)a->dirs, a->n_dirs, 1);
 }
 
 /* ---- log.tsv ---------------------------------------------------------------------- */
@@ -621,20 +630,15 @@ static int write_chart(const char *path, const run_result *r, int n, int lowerca
         .x_min = 0,
         .x_max = 60,
     };
-    FILE *f = fopen(path, "w");
-    int status = 0;
-    if (!f) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
+    cli_outfile o;
+    int status = cli_out_open(&o, path);
+    if (!status && nmt_svg_line_chart(o.f, &chart)) {
+        cli_lib_error();
+        cli_out_abort(&o);
         status = -1;
-    } else {
-        int rc = nmt_svg_line_chart(f, &chart);
-        if (fclose(f) != 0 && rc == NMT_OK)
-            rc = nmt_set_error(NMT_ERR_IO, "%s: write failed", path);
-        if (rc) {
-            cli_lib_error();
-            status = -1;
-        }
     }
+    if (!status)
+        status = cli_out_commit(&o);
     free(series);
     free(names);
     return status;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "opts.h"
+#include "outfile.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/runlog.h"
@@ -39,7 +39,8 @@ static void help(void)
            "each folder's checkpoint.safetensors, else best.safetensors; at most %d\n"
            "named), e.g. \"none (attention=none)\".\n\n"
            "Options:\n"
-           "  -o, --output FILE   the SVG to write (atomically)\n"
+           "  -o, --output FILE   the SVG to write (atomically; never one of the files\n"
+           "                      read)\n"
            "      --title TEXT    a title above the panels\n"
            "  -h, --help          this help\n",
            MAX_SHOWN_SETTINGS);
@@ -307,27 +308,18 @@ static int write_svg(FILE *f, const run *runs, int n, const char *title)
     return rc;
 }
 
-/* Writes into a temporary file beside path, renamed over it once complete. */
+/* Writes the SVG (through a temporary file: cli/outfile.h). */
 static int write_file(const char *path, const run *runs, int n, const char *title)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
+    cli_outfile o;
+    if (cli_out_open(&o, path))
         return -1;
-    }
-    int rc = write_svg(f, runs, n, title);
-    if (fclose(f) != 0 && rc == NMT_OK)
-        rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    if (rc == NMT_OK && rename(tmp, path) != 0)
-        rc = nmt_set_error(NMT_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (rc) {
-        remove(tmp);
+    if (write_svg(o.f, runs, n, title)) {
         cli_lib_error();
+        cli_out_abort(&o);
         return -1;
     }
-    return 0;
+    return cli_out_commit(&o);
 }
 
 int cmd_plot(int argc, char **argv)
@@ -359,6 +351,11 @@ int cmd_plot(int argc, char **argv)
         cli_error("-o FILE.svg is required");
         return cli_usage_error();
     }
+    /* an SVG over a run's log would lose the log */
+    const cli_file out_file = {"-o", out};
+    int rc = cli_check_run_outputs(&out_file, (const char *const *)(argv + optind), n, 0);
+    if (rc)
+        return rc;
     run *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) {
         cli_error("out of memory");

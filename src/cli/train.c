@@ -604,7 +604,7 @@ static int parse_args(train_args *a, int argc, char **argv, int *exit_code)
         a->s.out_dim = a->s.emb;
     else if (a->s.out_dim != a->s.emb && !a->given[O_TIED])
         a->s.tied_embeddings = 0;
-    if (check_combinations(a)) {
+    if (check_combinations(a) || train_check_batch_log(&a->s, a->spm, a->init_from, a->resume)) {
         *exit_code = 2;
         return -1;
     }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "opts.h"
+#include "outfile.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 
@@ -209,4 +210,15 @@ void train_data_free(train_data *d)
         free(d->path[k]);
         free(d->from_run[k]);
     }
+}
+
+int train_check_batch_log(const nmt_train_settings *s, const char *spm, const char *init_from,
+                          const char *resume)
+{
+    const cli_file log = {"--batch-log", s->batch_log_path};
+    const cli_file in[] = {{"--src", s->src_path},         {"--tgt", s->tgt_path},
+                           {"--valid-src", s->valid_src_path}, {"--valid-tgt", s->valid_tgt_path},
+                           {"--spm", spm},                 {"--init-from", init_from}};
+    int rc = cli_check_outputs(&log, 1, in, sizeof in / sizeof in[0]);
+    return rc || !resume ? rc : cli_check_run_outputs(&log, &resume, 1, 0);
 }

@@ -33,4 +33,10 @@ int train_data_resume(train_data *d, nmt_train_settings *s, const char *dir,
 
 void train_data_free(train_data *d);
 
+/* Refuses a --batch-log that is one of the files the run reads (the
+ * corpora, --spm, --init-from, the run folder of --resume): it is written
+ * from the start, and would overwrite it. 0, or 2 after naming both. */
+int train_check_batch_log(const nmt_train_settings *s, const char *spm, const char *init_from,
+                          const char *resume);
+
 #endif

@@ -2,17 +2,16 @@
  * through the library's translator (nmt/translator.h). */
 #include "nmt/translator.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "opts.h"
+#include "outfile.h"
 #include "unknown.h"
 #include "nmt/align.h"
 #include "nmt/error.h"
@@ -36,7 +35,9 @@ static void help(void)
            "Options:\n"
            "  -m, --model FILE     the model (or checkpoint) file\n"
            "  -i, --input FILE     source sentences (default: standard input)\n"
-           "  -o, --output FILE    translations (default: standard output)\n"
+           "  -o, --output FILE    translations (default or '-': standard output); a file\n"
+           "                       is replaced at the end, when complete, and may not be\n"
+           "                       the input or the model\n"
            "  -b, --beam K         beam size; 1 is greedy decoding (default %d, the same as\n"
            "                       nmt align and nmt compare)\n"
            "      --alpha A        length normalisation: hypotheses are ranked by\n"
@@ -146,7 +147,10 @@ static int parse_args(translate_args *a, int argc, char **argv)
                   a->opts.batch_size);
         return 2;
     }
-    return 0;
+    /* -i x -o x would read its own translations back */
+    const cli_file in[] = {{"-i", a->input ? a->input : "-"}, {"-m", a->model}};
+    const cli_file out[] = {{"-o", a->output ? a->output : "-"}, {"--alignments", a->alignments}};
+    return cli_check_outputs(out, 2, in, 2);
 }
 
 /* Monotonic seconds, for -v. */
@@ -205,32 +209,6 @@ static void free_window(char **lines, nmt_translated *r, size_t n)
     }
 }
 
-static FILE *open_output(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-    return f;
-}
-
-static int close_output(FILE *f, const char *path)
-{
-    if (!f)
-        return 0;
-    int bad = ferror(f);
-    bad |= (f == stdout ? fflush(f) : fclose(f)) != 0;
-    if (bad)
-        cli_error("%s: write failed", f == stdout ? "standard output" : path);
-    return bad ? -1 : 0;
-}
-
-static void remove_partial(const FILE *f, const char *path)
-{
-    struct stat st;
-    if (f && path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        unlink(path);
-}
-
 int cmd_translate(int argc, char **argv)
 {
     translate_args a;
@@ -241,7 +219,7 @@ int cmd_translate(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_translator *t = NULL;
     nmt_reader *in = NULL;
-    FILE *out = NULL, *align = NULL;
+    cli_outfile out = {0}, align = {0};
     const size_t window = 64 * (size_t)a.opts.batch_size;
     char **lines = calloc(window, sizeof *lines);
     nmt_translated *res = calloc(window, sizeof *res);
@@ -256,8 +234,7 @@ int cmd_translate(int argc, char **argv)
         cli_lib_error();
         goto done;
     }
-    out = a.output ? open_output(a.output) : stdout;
-    if (!out || (a.alignments && !(align = open_output(a.alignments))))
+    if (cli_out_open(&out, a.output) || (a.alignments && cli_out_open(&align, a.alignments)))
         goto done;
     t_loaded = now_seconds() - t_start;
     progress_state prog = {0};
@@ -298,10 +275,13 @@ int cmd_translate(int argc, char **argv)
             warned = cli_warn_unknown(a.input ? a.input : "the input", unk, units,
                                       nmt_units_name(m));
         }
-        int bad = write_window(out, align, res, n, prog.base, a.n_best_given);
+        int bad = write_window(out.f, align.f, res, n, prog.base, a.n_best_given);
         free_window(lines, res, n);
-        if (bad)
-            goto done; /* close_output below names what failed */
+        if (bad) {
+            if (!cli_out_failed(&align))
+                cli_out_failed(&out);
+            goto done;
+        }
         prog.base += n;
         if (rc == 0)
             break;
@@ -314,16 +294,11 @@ int cmd_translate(int argc, char **argv)
                 "(%.1f sentences/s)\n",
                 prog.base, t_loaded, t_translating,
                 t_translating > 0 ? (double)prog.base / t_translating : 0.0);
-    status = 0;
+    status = cli_out_commit(&align) || cli_out_commit(&out) ? 1 : 0;
 done:
-    if (close_output(align, a.alignments) || close_output(out, a.output))
-        status = 1;
-    if (status) {
-        /* no partial output: remove what this run wrote (only regular files,
-         * never a device or pipe given as the output) */
-        remove_partial(align, a.alignments);
-        remove_partial(out == stdout ? NULL : out, a.output);
-    }
+    /* no partial output: a file given keeps what it held */
+    cli_out_abort(&align);
+    cli_out_abort(&out);
     nmt_reader_close(in);
     nmt_translator_free(t);
     nmt_model_free(m);

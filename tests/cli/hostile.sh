@@ -227,7 +227,7 @@ refused "train --out holds a run" "already holds a run" "$NMT" train --src "$TMP
 
 # ---- outputs that fail while being written ------------------------------------------
 # past a file size limit (SIGXFSZ is ignored: the write fails, the program says
-# so) and to a full device; a failed -o file is removed. 3000 lines pass the
+# so) and to a full device; a failed -o file is never made. 3000 lines pass the
 # 1 KB limit even when the model ends every translation at once.
 for i in $(seq 1 3000); do echo "ein Hund läuft ."; done >"$TMP/many.de"
 sed 's/.*/a dog runs ./' "$TMP/many.de" >"$TMP/many.en"
