@@ -41,8 +41,11 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
     *out = NULL;
     if (max_rows < 1 || max_rows > (1 << 20))
         return nmt_set_error(NMT_ERR_ARG, "bad number of decoding rows %d", max_rows);
-    if (max_B < 1 || max_B > (1 << 20) || max_src_T < 1 || max_src_T > (1 << 16) ||
-        max_steps < 1 || max_steps > (1 << 16))
+    if (max_src_T > (1 << 16) || max_steps > (1 << 17))
+        return nmt_set_error(NMT_ERR_ARG, "a sentence of %d positions is too long to decode "
+                             "(at most %d)", max_src_T > (1 << 16) ? max_src_T : max_steps,
+                             max_src_T > (1 << 16) ? 1 << 16 : 1 << 17);
+    if (max_B < 1 || max_B > (1 << 20) || max_src_T < 1 || max_steps < 1)
         return nmt_set_error(NMT_ERR_ARG, "bad decoding sizes %d x %d, %d steps", max_B,
                              max_src_T, max_steps);
     nmt_infer *st = calloc(1, sizeof *st);
