@@ -58,6 +58,12 @@ struct nmt_trainer {
     FILE *batch_log;           /* settings.batch_log_path, opened by the run */
 };
 
+/* batch_log.c (--batch-log): the first line, the weights the logged steps
+ * start from; then, before each step, the batch at the current position
+ * (t->batch filled) with the lr its update uses. */
+int nmt_batch_log_start(nmt_trainer *t);
+int nmt_batch_log_step(nmt_trainer *t);
+
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);
 int nmt_trainer_save_best(nmt_trainer *t);

@@ -25,6 +25,7 @@ IMPLEMENTS = {
     "token": "text", "bleu_text": "bleu", "bleu_lower": "bleu", "infer": "model",
     "linear": "layers", "embed": "layers", "cell": "layers", "attention": "layers",
     "output": "layers", "checkpoint": "trainer", "snapshots": "trainer",
+    "batch_log": "trainer",
 }
 CLI = 5
 
