@@ -398,8 +398,16 @@ static int new_best(nmt_trainer *t, const nmt_train_callbacks *cb, int average_o
 }
 
 /* A validation and what follows from it: best model, snapshot, lr decay,
- * early stop. Sets *stop_run when early stopping ends the run. */
-static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *stop_run)
+ * early stop. Sets *stop_run when early stopping ends the run.
+ *
+ * Only a validation of the schedule (every valid_every steps, epoch ends)
+ * counts. The one a run makes where --max-steps or --max-time stopped it
+ * between those is reported and may become best.safetensors, but changes
+ * nothing else (no snapshot, no lr decay, no patience or early-stop count,
+ * the scores that judge improvement stay): a run extended from there with
+ * --resume must go on as if it had never stopped. */
+static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int scheduled,
+                         int *stop_run)
 {
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
@@ -426,6 +434,17 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     st->has_valid = 1;
     t->last_valid_step = st->step;
     emit(cb, NMT_TRAIN_VALID, st);
+    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
+        return rc;
+    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
+        return rc;
+    if (!scheduled)
+        return NMT_OK;
+    if (t->s.keep_snapshots > 0) {
+        if ((rc = nmt_snapshot_save(t)))
+            return rc;
+        emit(cb, NMT_TRAIN_SNAPSHOT, st);
+    }
     /* By BLEU, training still improves while either BLEU or perplexity
      * does (early on, greedy BLEU stays near 0 while the perplexity falls
      * fast); by perplexity, while it falls. */
@@ -435,15 +454,6 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
         t->lowest_ppl = st->valid_ppl;
     if (st->valid_bleu > t->highest_bleu)
         t->highest_bleu = st->valid_bleu;
-    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
-        return rc;
-    if (t->s.keep_snapshots > 0) {
-        if ((rc = nmt_snapshot_save(t)))
-            return rc;
-        emit(cb, NMT_TRAIN_SNAPSHOT, st);
-    }
-    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
-        return rc;
     if (improved) {
         st->bad_validations = 0;
         t->since_decay = 0;
@@ -459,6 +469,7 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     }
     if (t->s.early_stop > 0 && st->bad_validations >= t->s.early_stop) {
         *stop_run = 1;
+        st->early_stopped = 1;
         emit(cb, NMT_TRAIN_EARLY_STOP, st);
     }
     return NMT_OK;
@@ -666,7 +677,8 @@ static int ensure_plan(nmt_trainer *t)
 
 static int finished(const nmt_trainer *t)
 {
-    return t->st.time_up || (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
+    return t->st.time_up || t->st.early_stopped ||
+           (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
            (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
 }
 
@@ -785,6 +797,10 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
         return rc;
+    /* a run that ended by early stopping stays ended, unless its settings
+     * now allow more validations without improvement */
+    if (t->s.early_stop == 0 || st->bad_validations < t->s.early_stop)
+        st->early_stopped = 0;
     int stop_run = 0, interrupted = 0;
     while (!finished(t) && !stop_run) {
         if ((rc = ensure_plan(t)))
@@ -816,10 +832,10 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         }
         int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
                    (t->s.epochs > 0 && end_of_epoch && st->epoch >= t->s.epochs) || st->time_up;
-        int want_valid = (t->valid.corpus || t->validates_elsewhere) &&
-                         ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
-                          end_of_epoch || last);
-        if (want_valid && (rc = validate_step(t, cb, &stop_run)))
+        int scheduled = (t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
+                        end_of_epoch;
+        int want_valid = (t->valid.corpus || t->validates_elsewhere) && (scheduled || last);
+        if (want_valid && (rc = validate_step(t, cb, scheduled, &stop_run)))
             return rc;
         int want_report = t->s.report_every > 0 ? st->step % t->s.report_every == 0
                                                 : now - t->t_report >= t->s.report_seconds;
@@ -843,10 +859,11 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     }
     /* the end, whatever ended it: a run resumed after its end validates
      * nothing new, and one stopped by a signal does not validate at all (so
-     * that resuming it continues exactly) */
+     * that resuming it continues exactly); a step of the schedule was
+     * validated in the loop, so this one is off it and counts for nothing */
     if (!interrupted && (t->valid.corpus || t->validates_elsewhere) &&
         t->last_valid_step != st->step && st->step > 0) {
-        if ((rc = validate_step(t, cb, &stop_run)))
+        if ((rc = validate_step(t, cb, 0, &stop_run)))
             return rc;
         if ((rc = report(t, cb, nmt_now())))
             return rc;

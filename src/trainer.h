@@ -38,10 +38,12 @@ struct nmt_trainer {
     /* the loop's position and schedule: everything here is saved */
     nmt_train_status st;      /* step, epoch, batch, lr, best_* ... */
     int since_decay;          /* validations without improvement since the last lr decay */
+    /* what an improvement must beat: the scheduled validations only (an
+     * average that became best, or the validation at a stop between them,
+     * would stall the lr schedule, or make it other than an uninterrupted
+     * run's) */
     double lowest_ppl;        /* the lowest validation perplexity so far */
-    double highest_bleu;      /* the highest validation BLEU so far (of the run's
-                               * own models: an average that became best does not
-                               * count, so it cannot stall the lr schedule) */
+    double highest_bleu;      /* the highest validation BLEU so far */
     int64_t averaged_step;    /* the step the snapshots were last averaged at; -1 */
     int64_t last_valid_step;  /* -1: none yet */
     double elapsed_base;      /* elapsed seconds of earlier sessions */
