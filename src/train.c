@@ -806,8 +806,11 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         if ((rc = ensure_plan(t)))
             return rc;
         st->total_steps = total_steps(t, t->plan.n_batches);
-        /* a signal to any process stops them all at this step */
-        if (nmt_dist_max_int(stop && *stop)) {
+        /* a signal to any process stops them all at this step, and all
+         * take its number (the largest, if several arrived) */
+        int sig = nmt_dist_max_int(stop ? (int)*stop : 0);
+        if (sig) {
+            st->stop_signal = sig;
             interrupted = 1;
             break;
         }

@@ -136,7 +136,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
  * it. */
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
 /* Trains until --epochs, --max-steps or --max-time is reached, early
- * stopping, or *stop becomes non-zero (a signal); saves the checkpoint
+ * stopping, or *stop becomes non-zero (a signal; the status's stop_signal
+ * is then its value, the largest over the processes); saves the checkpoint
  * and writes a log.tsv row for the steps since the last row whenever the
  * run ends. A run that --max-steps or --max-time ends between scheduled
  * validations (valid_every, epoch ends) validates its last model: that

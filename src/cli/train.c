@@ -1384,9 +1384,12 @@ static int train_main(int argc, char **argv)
         summary(&r, &v, st, 0);
         code = 0;
     } else if (rc == NMT_ERR_INTERRUPTED) {
-        cli_lib_error();
+        /* every process exits with the signal's code (any of them may have
+         * received it: the loop shared its number), and rank 0 alone says so */
+        if (nmt_dist_rank() == 0)
+            cli_lib_error();
         summary(&r, &v, st, 1);
-        code = 128 + (int)stop_signal;
+        code = 128 + st->stop_signal;
     } else {
         cli_lib_error();
         code = 1;
