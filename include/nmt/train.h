@@ -136,13 +136,20 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
  * it. */
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
 /* Trains until --epochs, --max-steps or --max-time is reached, early
- * stopping, or *stop becomes non-zero (a signal); saves the checkpoint
+ * stopping, or *stop becomes non-zero (a signal; the status's stop_signal
+ * is then its value, the largest over the processes); saves the checkpoint
  * and writes a log.tsv row for the steps since the last row whenever the
- * run ends. When it ends by any but a signal and the settings
- * ask for it, the last keep_snapshots snapshots are averaged into
- * average.safetensors and validated, and the mean replaces best.safetensors
- * if it is better by best_metric (once per step: a resumed run that has
- * nothing left to do does not average again).
+ * run ends. A run that --max-steps or --max-time ends between scheduled
+ * validations (valid_every, epoch ends) validates its last model: that
+ * may write best.safetensors but counts for nothing else (no snapshot, lr
+ * decay or early-stop count), so that the run extended with more steps goes
+ * on as if it had not stopped. A run that early stopping ended stays ended
+ * (status early_stopped) unless early_stop is now 0 or above the count of
+ * validations without improvement. When it ends by any but a signal and
+ * the settings ask for it, the last keep_snapshots snapshots are averaged
+ * into average.safetensors and validated, and the mean replaces
+ * best.safetensors if it is better by best_metric (once per step: a resumed
+ * run that has nothing left to do does not average again).
  * Returns NMT_OK, NMT_ERR_INTERRUPTED (stopped by *stop, state saved),
  * NMT_ERR_NUMERIC (NaN/Inf: nothing saved, the last checkpoint stays) or
  * another error. */

@@ -41,6 +41,11 @@ typedef struct nmt_train_status {
                               * 0: a model of the run */
     double time_limit_s;     /* the settings' max_time (0: none), for an ETA */
     int time_up;             /* the run ended because max_time passed */
+    int early_stopped;       /* the run ended by early stopping (saved: a resumed
+                              * run stays ended unless early_stop is now 0 or
+                              * above bad_validations) */
+    int stop_signal;         /* the run was stopped by *stop: its value, the
+                              * largest over the processes of an MPI run */
     int average_of;          /* with NMT_TRAIN_AVERAGE: how many snapshots */
     int64_t average_from;    /* ... and the step of the oldest */
 } nmt_train_status;

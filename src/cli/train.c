@@ -40,8 +40,8 @@ static void help(void)
     printf(
         "Usage: nmt train --src F --tgt F --out DIR [OPTIONS]\n"
         "       nmt train --resume DIR [--max-steps N] [--epochs N] [--max-time T]\n"
-        "                              [--threads N] [--src F] [--tgt F] [--valid-src F]\n"
-        "                              [--valid-tgt F]\n"
+        "                              [--early-stop N] [--threads N] [--src F] [--tgt F]\n"
+        "                              [--valid-src F] [--valid-tgt F]\n"
         "       nmt train --init-from FILE --src F --tgt F --out DIR [OPTIONS]\n\n"
         "Trains an encoder-decoder on a parallel corpus (plain or gzip files, one\n"
         "sentence per line). Writes DIR/checkpoint.safetensors (the latest state,\n"
@@ -144,7 +144,8 @@ static void help(void)
         "                         without improvement (default 0.5)\n"
         "  --patience N           (default 2; 0: never decay)\n"
         "  --early-stop N         stop after N validations without improvement\n"
-        "                         (default 0: off)\n"
+        "                         (default 0: off). A run it ended stays ended on\n"
+        "                         --resume; --early-stop 0 or a larger N goes on\n"
         "  --seed N               random seed: init, shuffling, dropout (default 1)\n"
         "  --init uniform|orthogonal|bahdanau\n"
         "                         initial weights (fresh runs). uniform (default):\n"
@@ -462,12 +463,14 @@ static int check_combinations(const train_args *a)
          * to be the same data (cli/train_data.c) */
         for (int c = O_SRC; c < O_END; c++)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
-                c != O_MAX_TIME && c != O_THREADS && c != O_BATCH_LOG && c != O_ARCHIVE &&
-                c != O_SRC && c != O_TGT && c != O_VALID_SRC && c != O_VALID_TGT) {
+                c != O_MAX_TIME && c != O_EARLY_STOP && c != O_THREADS && c != O_BATCH_LOG &&
+                c != O_ARCHIVE && c != O_SRC && c != O_TGT && c != O_VALID_SRC &&
+                c != O_VALID_TGT) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
                           "settings of its checkpoint (only --max-steps, --epochs, "
-                          "--max-time and --threads may be given, and --src, --tgt, "
-                          "--valid-src, --valid-tgt for data that moved)", option_name(c));
+                          "--max-time, --early-stop and --threads may be given, and --src, "
+                          "--tgt, --valid-src, --valid-tgt for data that moved)",
+                          option_name(c));
                 return -1;
             }
         return 0;
@@ -793,6 +796,8 @@ static int load_model_or_checkpoint(run *r)
             r->s.threads = a->s.threads;
         if (a->given[O_MAX_TIME])
             r->s.max_time = a->s.max_time;
+        if (a->given[O_EARLY_STOP])
+            r->s.early_stop = a->s.early_stop;
         if (r->s.epochs == 0 && r->s.max_time <= 0 && r->s.max_steps < 0) {
             cli_error("--resume %s: the run has no limit but --max-time, and --max-time 0 "
                       "removes it: give --max-time, --epochs or --max-steps too", a->resume);
@@ -1274,6 +1279,33 @@ static void summary(const run *r, const view *v, const nmt_train_status *st, int
                 (long long)st->best_step, what, r->dir);
 }
 
+/* A resumed run that early stopping had ended, and that stayed ended. */
+static void early_stop_note(const run *r, const nmt_train_status *st)
+{
+    if (cli_verbosity == 0)
+        return;
+    fprintf(stderr, "the run in %s ended by early stopping at step %lld (%d validations without "
+            "improvement, --early-stop %d): nothing to do. To train on, resume it with "
+            "--early-stop 0 (off) or a larger --early-stop\n", r->dir, (long long)st->step,
+            st->bad_validations, r->s.early_stop);
+}
+
+/* On a run that early stopping ended, an --early-stop below the validations
+ * it has had without improvement would have ended it sooner: refused before
+ * anything is written, as a --max-steps below the run's step is. */
+static int check_early_stop_ahead(const run *r, const nmt_train_status *st)
+{
+    const train_args *a = &r->args;
+    if (!a->given[O_EARLY_STOP] || !st->early_stopped || a->s.early_stop == 0 ||
+        a->s.early_stop >= st->bad_validations)
+        return 0;
+    cli_error("--early-stop %d: the run in %s was ended by early stopping after %d validations "
+              "without improvement; give --early-stop above %d to train on, or 0 to turn it "
+              "off (nothing was changed)", a->s.early_stop, r->dir, st->bad_validations,
+              st->bad_validations);
+    return -1;
+}
+
 /* ---- signals ------------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_signal = 0;
@@ -1334,6 +1366,11 @@ static int train_main(int argc, char **argv)
         run_free(&r);
         return 1;
     }
+    if (r.ckpt && check_early_stop_ahead(&r, nmt_trainer_status(t))) {
+        nmt_trainer_free(t);
+        run_free(&r);
+        return 1;
+    }
     view v = {.tty = isatty(STDERR_FILENO) && nmt_dist_rank() == 0, .dir = r.dir, .metric = r.s.best_metric,
               .max_time = r.s.max_time};
     nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);
@@ -1343,13 +1380,19 @@ static int train_main(int argc, char **argv)
     int rc = nmt_trainer_run(t, &cb, &stop_signal);
     v.steps_run = nmt_trainer_status(t)->step - first_step;
     clear_live(&v);
+    const nmt_train_status *st = nmt_trainer_status(t);
     if (rc == NMT_OK) {
-        summary(&r, &v, nmt_trainer_status(t), 0);
+        if (r.ckpt && st->early_stopped && v.steps_run == 0)
+            early_stop_note(&r, st);
+        summary(&r, &v, st, 0);
         code = 0;
     } else if (rc == NMT_ERR_INTERRUPTED) {
-        cli_lib_error();
-        summary(&r, &v, nmt_trainer_status(t), 1);
-        code = 128 + (int)stop_signal;
+        /* every process exits with the signal's code (any of them may have
+         * received it: the loop shared its number), and rank 0 alone says so */
+        if (nmt_dist_rank() == 0)
+            cli_lib_error();
+        summary(&r, &v, st, 1);
+        code = 128 + st->stop_signal;
     } else {
         cli_lib_error();
         code = 1;

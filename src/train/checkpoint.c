@@ -382,6 +382,7 @@ static void put_state(meta_writer *w, const nmt_trainer *t)
     put(w, "state.best_ppl", "%.17g", st->best_ppl);
     put(w, "state.best_step", "%" PRId64, st->best_step);
     put(w, "state.since_best", "%d", st->bad_validations);
+    put(w, "state.early_stopped", "%d", st->early_stopped);
     put(w, "state.since_decay", "%d", t->since_decay);
     put(w, "state.lowest_ppl", "%.17g", t->lowest_ppl);
     put(w, "state.highest_bleu", "%.17g", t->highest_bleu);
@@ -511,6 +512,15 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     st->best_ppl = get_double(&r, "state.best_ppl", 1);
     st->best_step = get_i64(&r, "state.best_step", -1, INT64_MAX);
     st->bad_validations = get_int(&r, "state.since_best", 0, 1 << 30);
+    /* absent from checkpoints written before it was kept: early stopping
+     * ended those runs exactly when the count had reached the setting (no
+     * checkpoint was written in between, and the setting could not change) */
+    if (has(&r, "state.early_stopped")) {
+        st->early_stopped = get_int(&r, "state.early_stopped", 0, 1);
+    } else {
+        int early_stop = get_int(&r, "train.early_stop", 0, 1 << 30);
+        st->early_stopped = early_stop > 0 && st->bad_validations >= early_stop;
+    }
     t->since_decay = get_int(&r, "state.since_decay", 0, 1 << 30);
     /* absent from checkpoints written before it was kept: the best's ppl */
     t->lowest_ppl = nmt_file_meta(f, "state.lowest_ppl")

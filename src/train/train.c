@@ -399,8 +399,16 @@ static int new_best(nmt_trainer *t, const nmt_train_callbacks *cb, int average_o
 }
 
 /* A validation and what follows from it: best model, snapshot, lr decay,
- * early stop. Sets *stop_run when early stopping ends the run. */
-static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *stop_run)
+ * early stop. Sets *stop_run when early stopping ends the run.
+ *
+ * Only a validation of the schedule (every valid_every steps, epoch ends)
+ * counts. The one a run makes where --max-steps or --max-time stopped it
+ * between those is reported and may become best.safetensors, but changes
+ * nothing else (no snapshot, no lr decay, no patience or early-stop count,
+ * the scores that judge improvement stay): a run extended from there with
+ * --resume must go on as if it had never stopped. */
+static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int scheduled,
+                         int *stop_run)
 {
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
@@ -427,6 +435,17 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     st->has_valid = 1;
     t->last_valid_step = st->step;
     emit(cb, NMT_TRAIN_VALID, st);
+    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
+        return rc;
+    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
+        return rc;
+    if (!scheduled)
+        return NMT_OK;
+    if (t->s.keep_snapshots > 0) {
+        if ((rc = nmt_snapshot_save(t)))
+            return rc;
+        emit(cb, NMT_TRAIN_SNAPSHOT, st);
+    }
     /* By BLEU, training still improves while either BLEU or perplexity
      * does (early on, greedy BLEU stays near 0 while the perplexity falls
      * fast); by perplexity, while it falls. */
@@ -436,15 +455,6 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
         t->lowest_ppl = st->valid_ppl;
     if (st->valid_bleu > t->highest_bleu)
         t->highest_bleu = st->valid_bleu;
-    if (beats_best(t, st->valid_bleu, st->valid_ppl) && (rc = new_best(t, cb, 0)))
-        return rc;
-    if (t->s.keep_snapshots > 0) {
-        if ((rc = nmt_snapshot_save(t)))
-            return rc;
-        emit(cb, NMT_TRAIN_SNAPSHOT, st);
-    }
-    if (t->s.archive_dir && (rc = nmt_snapshot_archive(t)))
-        return rc;
     if (improved) {
         st->bad_validations = 0;
         t->since_decay = 0;
@@ -460,6 +470,7 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int *sto
     }
     if (t->s.early_stop > 0 && st->bad_validations >= t->s.early_stop) {
         *stop_run = 1;
+        st->early_stopped = 1;
         emit(cb, NMT_TRAIN_EARLY_STOP, st);
     }
     return NMT_OK;
@@ -474,71 +485,6 @@ static int diverged(const nmt_trainer *t, const char *what)
                          "--lr (it is %g) or gradient clipping (e.g. --clip 5)",
                          what, (long long)t->st.step + 1, t->st.epoch,
                          (long long)t->last_saved_step, t->dir, t->st.lr);
-}
-
-/* The crc32 of the weights as a model file's data holds them: float32
- * little-endian, in the tensor table's order (the one parameter buffer). */
-static uint32_t weights_crc32(const nmt_model *m)
-{
-    uint32_t crc = 0;
-    unsigned char buf[4096];
-    const nmt_real *x = m->params;
-    for (size_t n = m->n_params; n;) {
-        size_t k = n > sizeof buf / 4 ? sizeof buf / 4 : n;
-        for (size_t i = 0; i < k; i++) {
-            float v = (float)x[i];
-            uint32_t u;
-            memcpy(&u, &v, 4);
-            for (int j = 0; j < 4; j++)
-                buf[4 * i + (size_t)j] = (unsigned char)(u >> (8 * j));
-        }
-        crc = nmt_st_crc32(crc, buf, k * 4);
-        x += k;
-        n -= k;
-    }
-    return crc;
-}
-
-/* The batch log's first line, {"start_step":S,"n_params":N,
- * "weights_crc32":"8 hex digits"}: the weights the logged steps start
- * from, so that a program following the batches can check that it starts
- * from the same model (a model file of these weights has this crc32 over
- * its tensors in table order). */
-static int log_batch_start(nmt_trainer *t)
-{
-    fprintf(t->batch_log, "{\"start_step\":%lld,\"n_params\":%zu,\"weights_crc32\":\"%08lx\"}\n",
-            (long long)t->st.step, t->m->n_params, (unsigned long)weights_crc32(t->m));
-    if (ferror(t->batch_log) || fflush(t->batch_log))
-        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
-    return NMT_OK;
-}
-
-/* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
- * (the one its optimizer update uses, after any decay) and pairs as token
- * ids, without </s> and <s> (docs/DESIGN.md's batches add them). */
-static int log_batch(nmt_trainer *t)
-{
-    FILE *f = t->batch_log;
-    const nmt_corpus *c = t->train;
-    const nmt_batch *b = &t->batch;
-    fprintf(f, "{\"step\":%lld,\"lr\":%.17g", (long long)t->st.step + 1, t->opt.lr);
-    for (int side = 0; side < 2; side++) {
-        const int32_t *ids = side ? c->tgt : c->src;
-        const size_t *off = side ? c->tgt_off : c->src_off;
-        fputs(side ? ",\"tgt\":[" : ",\"src\":[", f);
-        for (int k = 0; k < b->B; k++) {
-            size_t p = b->pair[k];
-            fputs(k ? ",[" : "[", f);
-            for (size_t i = off[p]; i < off[p + 1]; i++)
-                fprintf(f, i > off[p] ? ",%d" : "%d", (int)ids[i]);
-            fputc(']', f);
-        }
-        fputc(']', f);
-    }
-    fputs("}\n", f);
-    if (ferror(f))
-        return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);
-    return NMT_OK;
 }
 
 /* This process's share of a batch's pairs[n] in a run of t->size: a run of
@@ -632,7 +578,7 @@ static int train_step(nmt_trainer *t)
     } else {
         rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
         if (!rc && t->batch_log)
-            rc = log_batch(t);
+            rc = nmt_batch_log_step(t);
         if (rc)
             return rc;
         nmt_real step_loss;
@@ -734,7 +680,8 @@ static int ensure_plan(nmt_trainer *t)
 
 static int finished(const nmt_trainer *t)
 {
-    return t->st.time_up || (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
+    return t->st.time_up || t->st.early_stopped ||
+           (t->s.epochs > 0 && t->st.epoch > t->s.epochs) ||
            (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
 }
 
@@ -842,7 +789,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         if (!t->batch_log)
             return nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s",
                                  t->s.batch_log_path, strerror(errno));
-        if ((rc = log_batch_start(t)))
+        if ((rc = nmt_batch_log_start(t)))
             return rc;
     }
     /* snapshots past the checkpoint are of a run that went on and was lost
@@ -852,13 +799,20 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
         return rc;
+    /* a run that ended by early stopping stays ended, unless its settings
+     * now allow more validations without improvement */
+    if (t->s.early_stop == 0 || st->bad_validations < t->s.early_stop)
+        st->early_stopped = 0;
     int stop_run = 0, interrupted = 0;
     while (!finished(t) && !stop_run) {
         if ((rc = ensure_plan(t)))
             return rc;
         st->total_steps = total_steps(t, t->plan.n_batches);
-        /* a signal to any process stops them all at this step */
-        if (nmt_dist_max_int(stop && *stop)) {
+        /* a signal to any process stops them all at this step, and all
+         * take its number (the largest, if several arrived) */
+        int sig = nmt_dist_max_int(stop ? (int)*stop : 0);
+        if (sig) {
+            st->stop_signal = sig;
             interrupted = 1;
             break;
         }
@@ -883,10 +837,10 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         }
         int last = (t->s.max_steps >= 0 && st->step >= t->s.max_steps) ||
                    (t->s.epochs > 0 && end_of_epoch && st->epoch >= t->s.epochs) || st->time_up;
-        int want_valid = (t->valid.corpus || t->validates_elsewhere) &&
-                         ((t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
-                          end_of_epoch || last);
-        if (want_valid && (rc = validate_step(t, cb, &stop_run)))
+        int scheduled = (t->s.valid_every > 0 && st->step % t->s.valid_every == 0) ||
+                        end_of_epoch;
+        int want_valid = (t->valid.corpus || t->validates_elsewhere) && (scheduled || last);
+        if (want_valid && (rc = validate_step(t, cb, scheduled, &stop_run)))
             return rc;
         int want_report = t->s.report_every > 0 ? st->step % t->s.report_every == 0
                                                 : now - t->t_report >= t->s.report_seconds;
@@ -910,10 +864,11 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     }
     /* the end, whatever ended it: a run resumed after its end validates
      * nothing new, and one stopped by a signal does not validate at all (so
-     * that resuming it continues exactly) */
+     * that resuming it continues exactly); a step of the schedule was
+     * validated in the loop, so this one is off it and counts for nothing */
     if (!interrupted && (t->valid.corpus || t->validates_elsewhere) &&
         t->last_valid_step != st->step && st->step > 0) {
-        if ((rc = validate_step(t, cb, &stop_run)))
+        if ((rc = validate_step(t, cb, 0, &stop_run)))
             return rc;
         if ((rc = report(t, cb, nmt_now())))
             return rc;

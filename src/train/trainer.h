@@ -39,10 +39,12 @@ struct nmt_trainer {
     /* the loop's position and schedule: everything here is saved */
     nmt_train_status st;      /* step, epoch, batch, lr, best_* ... */
     int since_decay;          /* validations without improvement since the last lr decay */
+    /* what an improvement must beat: the scheduled validations only (an
+     * average that became best, or the validation at a stop between them,
+     * would stall the lr schedule, or make it other than an uninterrupted
+     * run's) */
     double lowest_ppl;        /* the lowest validation perplexity so far */
-    double highest_bleu;      /* the highest validation BLEU so far (of the run's
-                               * own models: an average that became best does not
-                               * count, so it cannot stall the lr schedule) */
+    double highest_bleu;      /* the highest validation BLEU so far */
     int64_t averaged_step;    /* the step the snapshots were last averaged at; -1 */
     int64_t last_valid_step;  /* -1: none yet */
     double elapsed_base;      /* elapsed seconds of earlier sessions */
@@ -58,6 +60,12 @@ struct nmt_trainer {
     FILE *log;
     FILE *batch_log;           /* settings.batch_log_path, opened by the run */
 };
+
+/* batch_log.c (--batch-log): the first line, the weights the logged steps
+ * start from; then, before each step, the batch at the current position
+ * (t->batch filled) with the lr its update uses. */
+int nmt_batch_log_start(nmt_trainer *t);
+int nmt_batch_log_step(nmt_trainer *t);
 
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);

@@ -71,15 +71,29 @@ expect_ok "dropout, uninterrupted" "${MPI[@]}" -np 2 "$NMT" "${L[@]}" --out full
 expect_ok "dropout, again" "${MPI[@]}" -np 2 "$NMT" "${L[@]}" --out full2
 same "2 processes with dropout twice" full full2
 
-# a signal to one process stops both at one step; the resumed run ends as
-# the uninterrupted one did
-"${MPI[@]}" -np 2 "$NMT" "${L[@]}" --max-steps 100000 --report-every 1 --out sig 2>sig.err &
+# a signal to one process stops both at one step, and every process exits
+# with the signal's code (a wrapper keeps each rank's), rank 0 alone saying
+# so; the resumed run ends as the uninterrupted one did
+cat >rank-rc.sh <<'EOF'
+"$@"
+rc=$?
+echo $rc >"rc.$OMPI_COMM_WORLD_RANK"
+exit $rc
+EOF
+nmt_pids() { # the nmt processes (not their wrappers) whose command line ends with $1
+    pgrep -f -- "$1\$" | while read -r p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = nmt ] && echo $p; done
+}
+"${MPI[@]}" -np 2 bash rank-rc.sh "$NMT" "${L[@]}" --max-steps 100000 --report-every 1 --out sig 2>sig.err &
 job=$!
-for _ in $(seq 1 1000); do [ "$(wc -l <sig/log.tsv 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.01; done
-pids=$(pgrep -f -- "--out sig\$" | head -n 2)
-victim=$(echo "$pids" | tail -n 1)
+for _ in $(seq 1 1000); do [ "$(wc -l 2>/dev/null <sig/log.tsv || echo 0)" -ge 4 ] && break; sleep 0.01; done
+victim=$(nmt_pids "--out sig" | tail -n 1)
 [ -n "$victim" ] && kill -TERM "$victim"
 wait $job
+rc=$?
+[ $rc = 143 ] && [ "$(cat rc.0 rc.1 | tr '\n' ' ')" = "143 143 " ] && pass ||
+    fail "SIGTERM to one process: mpirun exit $rc, the ranks' $(cat rc.0 rc.1 | tr '\n' ' ')"
+[ "$(grep -c "interrupted at step" sig.err)" = 1 ] && pass ||
+    fail "not one word of the interruption: $(grep "interrupted" sig.err)"
 at=$(python3 -c 'import json,struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; print(json.loads(b[8:8+n])["__metadata__"]["state.step"])' sig/checkpoint.safetensors 2>/dev/null)
 [ -n "$at" ] && [ "$at" -gt 0 ] && [ "$at" -lt 120 ] && pass ||
     fail "SIGTERM to one process: saved at step '$at' ($(tail -n 2 sig.err | tr '\n' ' '))"
@@ -94,7 +108,7 @@ for _ in $(seq 1 1000); do
     [ "$s" -ge 14 ] && break
     sleep 0.01
 done
-victim=$(pgrep -f -- "--out k9\$" | tail -n 1)
+victim=$(nmt_pids "--out k9" | tail -n 1)
 [ -n "$victim" ] && kill -9 "$victim"
 wait $job 2>/dev/null
 expect_ok "resume after kill -9" "${MPI[@]}" -np 2 "$NMT" train -q --resume k9
