@@ -27,15 +27,15 @@ static void fill_const(real *x, size_t n, double v)
 #ifdef NMT_REAL_DOUBLE
 typedef double (*objective_fn)(void *ctx);
 
-/* x [n] against the analytic gradient g [n] - TF_BASE of the objective.
- * A tensor may have no gradient only where the maths says so (zero). */
-static void fd_check_any(real *x, const real *g, size_t n, objective_fn f, void *ctx,
-                         const char *what, int zero)
+/* x [n] against the analytic gradient g [n] - base of the objective. A
+ * tensor may have no gradient only where the maths says so (zero). */
+static void fd_check_any(real *x, const real *g, double base, size_t n, objective_fn f,
+                         void *ctx, const char *what, int zero)
 {
     const double eps = 1e-5;
     double max_g = 0, max_diff = 0;
     for (size_t i = 0; i < n; i++)
-        max_g = fmax(max_g, fabs(g[i] - TF_BASE));
+        max_g = fmax(max_g, fabs(g[i] - base));
     for (size_t i = 0; i < n; i++) {
         real keep = x[i];
         x[i] = keep + eps;
@@ -43,7 +43,7 @@ static void fd_check_any(real *x, const real *g, size_t n, objective_fn f, void 
         x[i] = keep - eps;
         double down = f(ctx);
         x[i] = keep;
-        max_diff = fmax(max_diff, fabs((up - down) / (2 * eps) - (g[i] - TF_BASE)));
+        max_diff = fmax(max_diff, fabs((up - down) / (2 * eps) - (g[i] - base)));
     }
     if (zero) {
         ck_assert_msg(max_g < 1e-12 && max_diff < 1e-9, "%s: gradient %g, numerically %g off",
@@ -57,7 +57,7 @@ static void fd_check_any(real *x, const real *g, size_t n, objective_fn f, void 
 static void fd_check(real *x, const real *g, size_t n, objective_fn f, void *ctx,
                      const char *what)
 {
-    fd_check_any(x, g, n, f, ctx, what, 0);
+    fd_check_any(x, g, TF_BASE, n, f, ctx, what, 0);
 }
 
 static double mha_objective(void *ctx)
@@ -90,7 +90,7 @@ START_TEST(mha_gradients)
         size_t at = t < 4 ? (size_t)t * 64 : 4 * 64 + (size_t)(t - 4) * 8, n = t < 4 ? 64 : 8;
         snprintf(what, sizeof what, "%s h=%d drop=%d %s", uses[use], h, dropout, names[t]);
         /* b_k adds q . b_k to all scores of a query: the softmax ignores it */
-        fd_check_any(c.w + at, c.dw + at, n, mha_objective, &c, what, t == 5);
+        fd_check_any(c.w + at, c.dw + at, TF_BASE, n, mha_objective, &c, what, t == 5);
     }
     snprintf(what, sizeof what, "%s h=%d drop=%d query input", uses[use], h, dropout);
     fd_check(c.xq, c.dxq, nq, mha_objective, &c, what);
@@ -242,6 +242,179 @@ START_TEST(embed_and_residual_gradients)
     free(demb), free(dy);
 }
 END_TEST
+/* Two pre-norm decoder layers chained as the model will chain them:
+ * z += MHA_self(LN1(z)); z += MHA_cross(LN2(z), H); z += FFN(LN3(z)). The
+ * forwards add into the residual stream (accumulate); the backwards add the
+ * layer norms' share into the stream's gradient, and both layers' cross-
+ * attention into dH. Every parameter, z and H against central differences. */
+enum { SB = 2, STT = 4, STS = 3, SD = 8, SH = 2, SF = 12, SL = 2 };
+enum { SNQ = SB * STT * SD, SNK = SB * STS * SD };
+
+typedef struct stack_layer {
+    real *ln[3][2];        /* g, b */
+    tf_mha_params self, cross;
+    real *W1, *b1, *W2, *b2;
+    real *z_in[3];         /* [SNQ] the stream before each sublayer */
+    real *u[3];            /* [SNQ] the layer norms' outputs */
+    real *mean[3], *rstd[3];
+    tf_mha_acts a_self, a_cross;
+    real *act;             /* [SB*STT, SF] */
+} stack_layer;
+
+typedef struct stack_case {
+    real *w, *dw;          /* every parameter, one block */
+    size_t n_w;
+    stack_layer L[SL], dL[SL]; /* dL: the gradients' pointers only */
+    int tlen[SB], slen[SB];
+    real *z0, *H, *z, *G, *dz, *dH, *du, *scratch;
+} stack_case;
+
+/* Lays the tensors of SL layers out over block (NULL: just count). */
+static size_t stack_point(stack_layer *L, real *block)
+{
+    size_t at = 0, mha = tf_mha_n_params(SD);
+    for (int l = 0; l < SL; l++) {
+        real *p = block ? block + at : NULL;
+        for (int k = 0; k < 3; k++)
+            for (int gb = 0; gb < 2; gb++)
+                if (L)
+                    L[l].ln[k][gb] = p + (2 * k + gb) * SD;
+        at += 6 * SD;
+        if (L) {
+            tf_mha_point(&L[l].self, block + at, SD);
+            tf_mha_point(&L[l].cross, block + at + mha, SD);
+        }
+        at += 2 * mha;
+        if (L) {
+            L[l].W1 = block + at, L[l].b1 = L[l].W1 + SF * SD;
+            L[l].W2 = L[l].b1 + SF, L[l].b2 = L[l].W2 + SD * SF;
+        }
+        at += 2 * SF * SD + SF + SD;
+    }
+    return at;
+}
+
+static double stack_objective(void *arg)
+{
+    stack_case *c = arg;
+    memcpy(c->z, c->z0, SNQ * sizeof *c->z);
+    tf_mha_shape self = {SB, STT, STT, SD, SH, c->tlen, 1};
+    tf_mha_shape cross = {SB, STT, STS, SD, SH, c->slen, 0};
+    for (int l = 0; l < SL; l++) {
+        stack_layer *L = &c->L[l];
+        for (int k = 0; k < 3; k++) {
+            memcpy(L->z_in[k], c->z, SNQ * sizeof *c->z);
+            nmt_tf_layernorm_forward(L->u[k], L->mean[k], L->rstd[k], c->z, L->ln[k][0],
+                                     L->ln[k][1], SB * STT, SD);
+            if (k == 0)
+                nmt_tf_mha_forward(c->z, &L->a_self, L->u[0], L->u[0], &L->self, NULL, 1,
+                                   c->scratch, &self, 1);
+            else if (k == 1)
+                nmt_tf_mha_forward(c->z, &L->a_cross, L->u[1], c->H, &L->cross, NULL, 1,
+                                   c->scratch, &cross, 1);
+            else
+                nmt_tf_ffn_forward(c->z, L->act, L->u[2], L->W1, L->b1, L->W2, L->b2, NULL, 1,
+                                   SB * STT, SD, SF, 1);
+        }
+    }
+    double sum = 0;
+    for (size_t i = 0; i < SNQ; i++)
+        sum += c->G[i] * c->z[i];
+    return sum;
+}
+
+static void stack_backward(stack_case *c)
+{
+    tf_mha_shape self = {SB, STT, STT, SD, SH, c->tlen, 1};
+    tf_mha_shape cross = {SB, STT, STS, SD, SH, c->slen, 0};
+    memcpy(c->dz, c->G, SNQ * sizeof *c->dz); /* the gradient of the objective's z */
+    for (int l = SL - 1; l >= 0; l--) {
+        stack_layer *L = &c->L[l], *dL = &c->dL[l];
+        for (int k = 2; k >= 0; k--) {
+            memset(c->du, 0, SNQ * sizeof *c->du);
+            if (k == 2)
+                nmt_tf_ffn_backward(c->du, dL->W1, dL->b1, dL->W2, dL->b2, c->dz, L->act, L->u[2],
+                                    L->W1, L->W2, 1, c->scratch, SB * STT, SD, SF);
+            else if (k == 1)
+                nmt_tf_mha_backward(c->du, c->dH, &dL->cross, c->dz, &L->a_cross, L->u[1], c->H,
+                                    &L->cross, NULL, 1, c->scratch, &cross);
+            else
+                nmt_tf_mha_backward(c->du, c->du, &dL->self, c->dz, &L->a_self, L->u[0], L->u[0],
+                                    &L->self, NULL, 1, c->scratch, &self);
+            nmt_tf_layernorm_backward(c->dz, dL->ln[k][0], dL->ln[k][1], c->du, L->z_in[k],
+                                      L->mean[k], L->rstd[k], L->ln[k][0], c->scratch, SB * STT,
+                                      SD);
+        }
+    }
+}
+
+START_TEST(decoder_stack_gradients)
+{
+    stack_case c = {.tlen = {4, 2}, .slen = {3, 1}};
+    c.n_w = stack_point(NULL, NULL);
+    c.w = tf_alloc(c.n_w), c.dw = tf_alloc(c.n_w);
+    stack_point(c.L, c.w);
+    stack_point(c.dL, c.dw);
+    nmt_rng r;
+    nmt_rng_seed(&r, 900);
+    tf_fill(c.w, c.n_w, &r, 0.5);
+    for (int l = 0; l < SL; l++) {
+        stack_layer *L = &c.L[l];
+        for (int k = 0; k < 3; k++) {
+            L->z_in[k] = tf_alloc(SNQ), L->u[k] = tf_alloc(SNQ);
+            L->mean[k] = tf_alloc(SB * STT), L->rstd[k] = tf_alloc(SB * STT);
+            for (int i = 0; i < SD; i++)
+                L->ln[k][0][i] += 1; /* gains near 1 */
+        }
+        L->a_self = (tf_mha_acts){tf_alloc(SNQ), tf_alloc(SNQ), tf_alloc(SNQ),
+                                  tf_alloc(SB * SH * STT * STT), tf_alloc(SNQ)};
+        L->a_cross = (tf_mha_acts){tf_alloc(SNQ), tf_alloc(SNK), tf_alloc(SNK),
+                                   tf_alloc(SB * SH * STT * STS), tf_alloc(SNQ)};
+        L->act = tf_alloc(SB * STT * SF);
+    }
+    c.z0 = tf_alloc(SNQ), c.H = tf_alloc(SNK), c.z = tf_alloc(SNQ), c.G = tf_alloc(SNQ);
+    c.dz = tf_alloc(SNQ), c.dH = tf_alloc(SNK), c.du = tf_alloc(SNQ);
+    c.scratch = tf_alloc(4096); /* more than any layer's scratch here */
+    tf_mha_shape big = {SB, STT, STT, SD, SH, c.tlen, 1};
+    ck_assert(nmt_tf_mha_backward_scratch(&big) < 4096 && nmt_tf_ffn_scratch(SB * STT, SF) < 4096);
+    tf_fill(c.z0, SNQ, &r, 1.0), tf_fill(c.H, SNK, &r, 1.0), tf_fill(c.G, SNQ, &r, 1.0);
+    fill_const(c.dw, c.n_w, TF_BASE), fill_const(c.dH, SNK, TF_BASE);
+    stack_objective(&c);
+    stack_backward(&c);
+    fd_check_any(c.z0, c.dz, 0, SNQ, stack_objective, &c, "decoder stack input z", 0);
+    fd_check(c.H, c.dH, SNK, stack_objective, &c, "decoder stack encoder output H");
+    for (int l = 0; l < SL; l++) {
+        const stack_layer *L = &c.L[l];
+        struct { const char *name; real *p; int n; } t[] = {
+            {"ln1.g", L->ln[0][0], SD}, {"ln1.b", L->ln[0][1], SD}, {"ln2.g", L->ln[1][0], SD},
+            {"ln2.b", L->ln[1][1], SD}, {"ln3.g", L->ln[2][0], SD}, {"ln3.b", L->ln[2][1], SD},
+            {"self.W_q", L->self.W_q, 4 * SD * SD}, /* W_q W_k W_v W_o */
+            {"self.b_q", L->self.b_q, SD}, {"self.b_k", L->self.b_k, SD},
+            {"self.b_v", L->self.b_v, 2 * SD}, /* b_v b_o */
+            {"cross.W_q", L->cross.W_q, 4 * SD * SD}, {"cross.b_q", L->cross.b_q, SD},
+            {"cross.b_k", L->cross.b_k, SD}, {"cross.b_v", L->cross.b_v, 2 * SD},
+            {"ff", L->W1, 2 * SF * SD + SF + SD}};
+        for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "decoder stack layer %d %s", l, t[k].name);
+            /* b_k has no gradient (see mha_gradients) */
+            fd_check_any(t[k].p, c.dw + (t[k].p - c.w), TF_BASE, (size_t)t[k].n, stack_objective,
+                         &c, what, strstr(t[k].name, "b_k") != NULL);
+        }
+    }
+    for (int l = 0; l < SL; l++) {
+        stack_layer *L = &c.L[l];
+        for (int k = 0; k < 3; k++)
+            free(L->z_in[k]), free(L->u[k]), free(L->mean[k]), free(L->rstd[k]);
+        free(L->a_self.Q), free(L->a_self.K), free(L->a_self.V), free(L->a_self.P);
+        free(L->a_self.ctx), free(L->a_cross.Q), free(L->a_cross.K), free(L->a_cross.V);
+        free(L->a_cross.P), free(L->a_cross.ctx), free(L->act);
+    }
+    free(c.w), free(c.dw), free(c.z0), free(c.H), free(c.z), free(c.G), free(c.dz), free(c.dH);
+    free(c.du), free(c.scratch);
+}
+END_TEST
+
 #endif /* NMT_REAL_DOUBLE */
 
 /* ---- forwards (both precisions) ---- */
@@ -582,6 +755,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, layernorm_gradients, 0, 3);
     tcase_add_loop_test(tc, ffn_gradients, 0, 2);
     tcase_add_test(tc, embed_and_residual_gradients);
+    tcase_add_test(tc, decoder_stack_gradients);
 #endif
     tcase_add_loop_test(tc, mha_matches_reference, 0, 18);
     tcase_add_loop_test(tc, mha_masks, 0, 2);
