@@ -44,19 +44,34 @@ static real score_scale(int dk)
 
 void nmt_tf_softmax_row(real *p, int n, int T)
 {
-    /* p: [T], scores in p [0, n) */
-    real mx = -INFINITY;
-    for (int j = 0; j < n; j++)
-        mx = p[j] > mx ? p[j] : mx;
-    real sum = 0;
-    for (int j = 0; j < n; j++) {
+    /* p: [T], scores in p [0, n). The maximum and the sum in lanes, and the
+     * exponentials in a loop of their own: all three vectorize. */
+    real lane[NMT_LANES];
+    for (int l = 0; l < NMT_LANES; l++)
+        lane[l] = -INFINITY;
+    int j = 0;
+    for (; j + NMT_LANES <= n; j += NMT_LANES)
+        for (int l = 0; l < NMT_LANES; l++)
+            lane[l] = p[j + l] > lane[l] ? p[j + l] : lane[l];
+    for (; j < n; j++)
+        lane[j % NMT_LANES] = p[j] > lane[j % NMT_LANES] ? p[j] : lane[j % NMT_LANES];
+    real mx = lane[0];
+    for (int l = 1; l < NMT_LANES; l++)
+        mx = lane[l] > mx ? lane[l] : mx;
+    for (j = 0; j < n; j++)
         p[j] = fast_exp(p[j] - mx);
-        sum += p[j];
-    }
+    for (int l = 0; l < NMT_LANES; l++)
+        lane[l] = 0;
+    for (j = 0; j + NMT_LANES <= n; j += NMT_LANES)
+        for (int l = 0; l < NMT_LANES; l++)
+            lane[l] += p[j + l];
+    for (; j < n; j++)
+        lane[j % NMT_LANES] += p[j];
+    real sum = lanes_total(lane);
     real inv = n > 0 ? 1 / sum : 0;
-    for (int j = 0; j < n; j++)
+    for (j = 0; j < n; j++)
         p[j] *= inv;
-    for (int j = n; j < T; j++)
+    for (j = n; j < T; j++)
         p[j] = 0;
 }
 
