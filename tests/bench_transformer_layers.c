@@ -9,7 +9,9 @@
  * every row of the padded batch (forward 1, backward 2 products each) and,
  * per sentence and head, 6 products of Tq x n x dk (n = the sentence's keys).
  * Each figure is the median over --repeats runs, a run repeating the pass
- * for --min-time seconds.
+ * for --min-time seconds; "% of square" is the median, over the runs, of
+ * the pass's GFLOP/s over the square's timed just before it (the machine's
+ * same moment).
  *
  *   bench-transformer-layers [--threads 2] [--batch 64] [--d 256] [--heads 4]
  *       [--ff 1024] [--min-len 15] [--max-len 30] [--repeats 5] [--min-time 0.3] */
@@ -52,24 +54,46 @@ typedef void (*pass_fn)(void *ctx);
 static int repeats = 5;
 static double min_time = 0.3;
 
-/* The median seconds of one call of fn. */
-static double time_pass(pass_fn fn, void *ctx)
+static double median(double *x, int n)
 {
-    double *t = calloc((size_t)repeats, sizeof *t);
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Seconds of one call of fn, over calls lasting at least min_time. */
+static double time_once(pass_fn fn, void *ctx)
+{
+    long calls = 0;
+    double t0 = now(), dt;
+    do {
+        fn(ctx);
+        calls++;
+        dt = now() - t0;
+    } while (dt < min_time);
+    return dt / (double)calls;
+}
+
+/* The reference that every figure is divided by: set in main. */
+static pass_fn square_fn;
+static void *square_ctx;
+static double square_flops;
+
+/* The median seconds of one call of fn, and the median of its GFLOP/s
+ * (for `flops` a call) over the square's, each repeat timing the square just
+ * before fn so that both see the same moment of a shared machine. */
+static double time_pass(pass_fn fn, void *ctx, double flops, double *of_square)
+{
+    double *t = calloc((size_t)repeats, sizeof *t), *ratio = calloc((size_t)repeats, sizeof *t);
     fn(ctx); /* warm-up */
     for (int r = 0; r < repeats; r++) {
-        long calls = 0;
-        double t0 = now(), dt;
-        do {
-            fn(ctx);
-            calls++;
-            dt = now() - t0;
-        } while (dt < min_time);
-        t[r] = dt / (double)calls;
+        double sq = square_fn ? time_once(square_fn, square_ctx) : 0;
+        t[r] = time_once(fn, ctx);
+        ratio[r] = sq > 0 ? (flops / t[r]) / (square_flops / sq) : 0;
     }
-    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
-    double m = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
-    free(t);
+    double m = median(t, repeats);
+    if (of_square)
+        *of_square = median(ratio, repeats);
+    free(t), free(ratio);
     return m;
 }
 
@@ -170,7 +194,7 @@ static double projections_time(int Nq, int Nk, int d, nmt_rng *r, double *flops)
         gemm_bench shapes[3] = {{n, d, d, 0, 1, g.A, g.B, g.C}, {n, d, d, 0, 0, g.A, g.B, g.C},
                                 {d, d, n, 1, 0, g.A, g.B, g.C}};
         for (int s = 0; s < 3; s++) {
-            t += time_pass(gemm_pass, &shapes[s]);
+            t += time_pass(gemm_pass, &shapes[s], 0, NULL);
             *flops += 2.0 * n * d * d;
         }
     }
@@ -240,9 +264,10 @@ int main(int argc, char **argv)
 
     gemm_bench sq = {2048, 2048, 2048, 0, 0, random_array(2048 * 2048, &r, 1),
                      random_array(2048 * 2048, &r, 1), random_array(2048 * 2048, &r, 0)};
-    double peak = 2.0 * 2048 * 2048 * 2048 / time_pass(gemm_pass, &sq) * 1e-9;
+    square_flops = 2.0 * 2048 * 2048 * 2048;
+    double peak = square_flops / time_pass(gemm_pass, &sq, 0, NULL) * 1e-9;
     printf("%-34s %8.1f GFLOP/s\n", "nmt_gemm 2048 x 2048 x 2048", peak);
-    free(sq.A), free(sq.B), free(sq.C);
+    square_fn = gemm_pass, square_ctx = &sq;
 
     struct { const char *name; int Tq, Tk, self, causal; const int *klen; } uses[] = {
         {"encoder self-attention", Ts, Ts, 1, 0, src_len},
@@ -252,15 +277,16 @@ int main(int argc, char **argv)
         mha_bench m;
         mha_init(&m, B, uses[u].Tq, uses[u].Tk, d, h, uses[u].klen, uses[u].self,
                  uses[u].causal, &r);
-        double t_f = time_pass(mha_pass, &m);
+        double ratio_f, ratio_fb;
+        double t_f = time_pass(mha_pass, &m, mha_flops(&m, 0), &ratio_f);
         m.backward = 1;
-        double t_fb = time_pass(mha_pass, &m);
+        double t_fb = time_pass(mha_pass, &m, mha_flops(&m, 1), &ratio_fb);
+        printf("%-34s fwd %6.2f ms %5.1f GFLOP/s (%3.0f%% of square), fwd+bwd %6.2f ms %5.1f "
+               "GFLOP/s (%3.0f%%)\n", uses[u].name, t_f * 1e3, mha_flops(&m, 0) / t_f * 1e-9,
+               100 * ratio_f, t_fb * 1e3, mha_flops(&m, 1) / t_fb * 1e-9, 100 * ratio_fb);
         double pf, tp = projections_time(B * uses[u].Tq, B * uses[u].Tk, d, &r, &pf);
-        double gf = mha_flops(&m, 1) / t_fb * 1e-9;
-        printf("%-34s fwd %6.2f ms %5.1f GFLOP/s, fwd+bwd %6.2f ms %5.1f GFLOP/s (%3.0f%% of "
-               "square); its projections alone %6.2f ms %5.1f GFLOP/s\n",
-               uses[u].name, t_f * 1e3, mha_flops(&m, 0) / t_f * 1e-9, t_fb * 1e3, gf,
-               100 * gf / peak, tp * 1e3, pf / tp * 1e-9);
+        printf("%-34s fwd+bwd %6.2f ms %5.1f GFLOP/s\n", "  its 12 projection products alone",
+               tp * 1e3, pf / tp * 1e-9);
     }
 
     int N = B * Ts;
@@ -271,8 +297,8 @@ int main(int argc, char **argv)
                    random_array((size_t)N * d, &r, 0), random_array((size_t)F * d, &r, 0),
                    random_array((size_t)F, &r, 0), random_array((size_t)F * d, &r, 0),
                    random_array((size_t)d, &r, 0), random_array(nmt_tf_ffn_scratch(N, F), &r, 0)};
-    double t = time_pass(ffn_pass, &f), gf = 12.0 * N * d * F / t * 1e-9;
-    printf("%-34s fwd+bwd %6.2f ms %5.1f GFLOP/s (%3.0f%% of square)\n", "feed-forward", t * 1e3,
-           gf, 100 * gf / peak);
+    double ratio, t = time_pass(ffn_pass, &f, 12.0 * N * d * F, &ratio);
+    printf("%-34s fwd+bwd %6.2f ms %5.1f GFLOP/s (%3.0f%% of square)\n", "feed-forward",
+           t * 1e3, 12.0 * N * d * F / t * 1e-9, 100 * ratio);
     return 0;
 }
