@@ -55,13 +55,13 @@ static void step_chunk(void *arg, int c, int n_chunks)
         step_pair(j, pair / j->h, pair % j->h);
 }
 
-static void run_step(const step_job *j, int max_keys)
+static void run_step(step_job *j, int max_keys)
 {
     size_t work = (size_t)j->R * j->d * (size_t)(max_keys > 0 ? max_keys : 1);
     int n_chunks = pool_chunks(work, STEP_MIN_WORK);
     if (n_chunks > j->R * j->h)
         n_chunks = j->R * j->h > 0 ? j->R * j->h : 1;
-    nmt_pool_run(step_chunk, (void *)j, n_chunks);
+    nmt_pool_run(step_chunk, j, n_chunks);
 }
 
 /* out [R, ldo] = in [R, d] W^T + b, the bias first as nmt_linear_forward does. */
