@@ -54,6 +54,12 @@ int nmt_config_describe(const nmt_config *c, char *buf, size_t size);
  * i-th's name (*name) and value (into value); returns 1, or 0 past the
  * last. */
 int nmt_config_setting(const nmt_config *c, int i, const char **name, char *value, size_t size);
+/* The architecture's own settings as checkpoints list them among the
+ * training settings ("train.cell" = "lstm" ...; none for an architecture
+ * whose checkpoints rely on the model's metadata alone): fills up to max
+ * entries of kv, strings in buf (size bytes); returns how many, or
+ * NMT_ERR_NOMEM when they do not fit. */
+int nmt_config_train_meta(const nmt_config *c, nmt_meta *kv, int max, char *buf, size_t size);
 /* The width of the vectors the output layer projects onto the vocabulary
  * (the RNN's deep output O, the Transformer's d): with tied embeddings it
  * must be the embedding size. */

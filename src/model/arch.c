@@ -86,6 +86,12 @@ int nmt_config_setting(const nmt_config *c, int i, const char **name, char *valu
     return ops && i >= 0 ? ops->setting(c, i, name, value, size) : 0;
 }
 
+int nmt_config_train_meta(const nmt_config *c, nmt_meta *kv, int max, char *buf, size_t size)
+{
+    const nmt_arch_ops *ops = nmt_arch_ops_of(c->arch);
+    return ops && ops->train_meta ? ops->train_meta(c, kv, max, buf, size) : 0;
+}
+
 int nmt_config_output_width(const nmt_config *c)
 {
     const nmt_arch_ops *ops = nmt_arch_ops_of(c->arch);

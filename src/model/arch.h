@@ -65,6 +65,11 @@ typedef struct nmt_arch_ops {
     int (*meta_write)(const nmt_config *c, nmt_meta *kv, int max, char *buf, size_t size);
     /* the architecture's part of *c from a file's metadata */
     int (*meta_read)(nmt_config *c, const meta_source *src);
+    /* the architecture's settings among a checkpoint's training settings
+     * ("train.cell" = "lstm", ...), for the checkpoints of an architecture
+     * that wrote them so to stay what they were (the others write none: a
+     * checkpoint's model metadata already holds them). Returns how many. */
+    int (*train_meta)(const nmt_config *c, nmt_meta *kv, int max, char *buf, size_t size);
 
     /* ---- the model's own state ---- */
     /* m->arch from m->params and m->grads (named pointers); called again

@@ -206,6 +206,32 @@ static int rnn_meta_write(const nmt_config *cfg, nmt_meta *kv, int max, char *bu
     return 7;
 }
 
+/* Checkpoints have listed the RNN's settings among the training settings
+ * since before the model interface: train.cell ... train.out_dim, written
+ * as they always were (bidirectional as 0 or 1). */
+static int rnn_train_meta(const nmt_config *cfg, nmt_meta *kv, int max, char *buf, size_t size)
+{
+    const nmt_rnn_config *c = &cfg->rnn;
+    if (max < 7 || size < 5 * 16)
+        return nmt_set_error(NMT_ERR_NOMEM, "no room for the model's settings");
+    snprintf(buf, 16, "%d", c->bidirectional);
+    snprintf(buf + 16, 16, "%d", c->emb);
+    snprintf(buf + 32, 16, "%d", c->hidden);
+    snprintf(buf + 48, 16, "%d", c->att_dim);
+    snprintf(buf + 64, 16, "%d", c->out_dim);
+    const nmt_meta keys[7] = {
+        {"train.cell", nmt_cell_name(c->cell)},
+        {"train.attention", nmt_attention_name(c->attention)},
+        {"train.bidirectional", buf},
+        {"train.emb", buf + 16},
+        {"train.hidden", buf + 32},
+        {"train.att_dim", buf + 48},
+        {"train.out_dim", buf + 64},
+    };
+    memcpy(kv, keys, sizeof keys);
+    return 7;
+}
+
 /* Sane bounds on the sizes a file may claim. */
 #define MAX_SIZE 65536
 
@@ -415,6 +441,7 @@ const nmt_arch_ops nmt_rnn_ops = {
     .meta_keys = rnn_meta_keys,
     .meta_write = rnn_meta_write,
     .meta_read = rnn_meta_read,
+    .train_meta = rnn_train_meta,
     .bind = rnn_bind,
     .unbind = rnn_unbind,
     .init = rnn_init,
