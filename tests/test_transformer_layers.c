@@ -516,20 +516,20 @@ START_TEST(step_self_matches_forward)
                AT * D * sizeof *c1.xq);
     tf_mha_case_forward(&c0);
     tf_mha_case_forward(&c1);
-    real *Kc = tf_alloc(R * T * D), *Vc = tf_alloc(R * T * D), *K2 = tf_alloc(R * T * D);
-    real *V2 = tf_alloc(R * T * D), *P = tf_alloc((size_t)R * h * T), *out = tf_alloc(R * D);
+    /* the cache has a slot more than rows, which reordering may use */
+    enum { SLOTS = R + 1 };
+    real *Kc = tf_alloc(SLOTS * T * D), *Vc = tf_alloc(SLOTS * T * D);
+    real *P = tf_alloc((size_t)R * h * T), *out = tf_alloc(R * D);
     real *x = tf_alloc(R * D), *scratch = tf_alloc(nmt_tf_mha_step_scratch(R, D));
+    int slot[R] = {3, 1, 4, 0}, slot_scratch[4 * SLOTS]; /* rows start in scattered slots */
+    real *const caches[2] = {Kc, Vc};
     int same = 0;
     for (int i = 0; i < T; i++) {
-        if (i == AT) {
-            nmt_tf_cache_reorder(K2, Kc, from, i, T, R, D);
-            nmt_tf_cache_reorder(V2, Vc, from, i, T, R, D);
-            real *swap = Kc;
-            Kc = K2, K2 = swap, swap = Vc, Vc = V2, V2 = swap;
-        }
+        if (i == AT)
+            nmt_tf_slots_select(slot, from, R, R, SLOTS, caches, 2, i, T, D, slot_scratch);
         for (int r = 0; r < R; r++) /* from position AT on, c0's inputs are c1's */
             memcpy(x + r * D, c0.xq + ((size_t)r * T + i) * D, D * sizeof *x);
-        nmt_tf_mha_step_self(out, P, Kc, Vc, x, &c0.p, scratch, i, T, R, D, h, 0);
+        nmt_tf_mha_step_self(out, P, Kc, Vc, slot, x, &c0.p, scratch, i, T, R, D, h, 0);
         const tf_mha_case *ref = i < AT ? &c0 : &c1;
         for (int r = 0; r < R; r++) {
             const real *want = ref->out + ((size_t)r * T + i) * D;
@@ -546,7 +546,7 @@ START_TEST(step_self_matches_forward)
     }
     printf("step (self, h=%d): %d of %d output rows bit-identical to the training forward\n",
            h, same, R * T);
-    free(Kc), free(Vc), free(K2), free(V2), free(P), free(out), free(x), free(scratch);
+    free(Kc), free(Vc), free(P), free(out), free(x), free(scratch);
     tf_mha_case_free(&c0);
     tf_mha_case_free(&c1);
 }

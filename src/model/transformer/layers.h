@@ -132,11 +132,14 @@ void nmt_tf_softmax_row(real *p, int n, int T);
  * the products are cut differently). scratch: nmt_tf_mha_step_scratch. */
 size_t nmt_tf_mha_step_scratch(int R, int d);
 /* Self-attention of position i: writes the K, V of xq [R, d] at position i
- * of Kc, Vc, then attends positions 0 .. i. out [R, d] (=, or +=);
- * P [R, h, Tmax]: the weights, row (r, t) 0 .. i written. */
-void nmt_tf_mha_step_self(real *out, real *P, real *Kc, real *Vc, const real *xq,
-                          const tf_mha_params *p, real *scratch, int i, int Tmax, int R, int d,
-                          int h, int accumulate);
+ * of row r's cache row slot[r] (NULL: r) of Kc, Vc [slots, Tmax, d], then
+ * attends positions 0 .. i of it. out [R, d] (=, or +=); P [R, h, Tmax]:
+ * the weights, row (r, t) 0 .. i written. A beam search moves rows among
+ * the slots instead of moving the cache (copying a slot only for a row
+ * that another row also continues). */
+void nmt_tf_mha_step_self(real *out, real *P, real *Kc, real *Vc, const int *slot,
+                          const real *xq, const tf_mha_params *p, real *scratch, int i, int Tmax,
+                          int R, int d, int h, int accumulate);
 /* Cross-attention of xq [R, d]: row r attends source src_of[r] (NULL: r),
  * whose keys and values are rows of K, V [S, Ts, d] (nmt_tf_mha_project_kv
  * of the encoder output, once per source) and klen[src] long. out [R, d]
@@ -144,11 +147,17 @@ void nmt_tf_mha_step_self(real *out, real *P, real *Kc, real *Vc, const real *xq
 void nmt_tf_mha_step_cross(real *out, real *P, const real *K, const real *V, const int *klen,
                            const int *src_of, const real *xq, const tf_mha_params *p,
                            real *scratch, int Ts, int R, int d, int h, int accumulate);
-/* Beam search's reordering: dst row r = src row from[r] (positions
- * 0 .. n_pos-1) of a cache [R_src, Tmax, d]; dst [R, Tmax, d] must not
- * alias src (keep two caches and swap them). */
-void nmt_tf_cache_reorder(real *dst, const real *src, const int *from, int n_pos, int Tmax,
-                          int R, int d);
+/* Beam search's reordering of self-attention caches kept in slots: row r
+ * of the next step continues old row from[r] (R rows, of old_R), and
+ * slot [old_R] becomes the rows' slots [R]. The first row that continues a
+ * row takes over its slot; any other takes a free slot (of a row nobody
+ * continues, or never used) into which positions 0 .. n_pos-1 of every cache
+ * (caches[k], k < n_caches, each [n_slots, Tmax, d]) are copied. So a beam
+ * search moves the cache only for the hypotheses it duplicates. scratch:
+ * [4 * n_slots] ints. */
+void nmt_tf_slots_select(int *slot, const int *from, int R, int old_R, int n_slots,
+                         real *const *caches, int n_caches, int n_pos, int Tmax, int d,
+                         int *scratch);
 
 /* ---- ffn.c: position-wise feed-forward ---- */
 /* act [N, F] = dropout(relu(u W_1^T + b_1)) (drop [N, F] from

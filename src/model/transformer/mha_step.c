@@ -64,32 +64,29 @@ static void run_step(step_job *j, int max_keys)
     nmt_pool_run(step_chunk, j, n_chunks);
 }
 
-/* out [R, ldo] = in [R, d] W^T + b, the bias first as nmt_linear_forward does. */
-static void linear_strided(real *out, size_t ldo, const real *in, const real *W, const real *b,
-                           int R, int d)
-{
-    for (int r = 0; r < R; r++)
-        memcpy(out + (size_t)r * ldo, b, (size_t)d * sizeof *out);
-    nmt_gemm(0, 1, R, d, d, 1, in, d, W, d, 1, out, (int)ldo);
-}
-
 size_t nmt_tf_mha_step_scratch(int R, int d)
 {
-    return 2 * (size_t)R * d;
+    return 4 * (size_t)R * d;
 }
 
-void nmt_tf_mha_step_self(real *out, real *P, real *Kc, real *Vc, const real *xq,
-                          const tf_mha_params *p, real *scratch, int i, int Tmax, int R, int d,
-                          int h, int accumulate)
+void nmt_tf_mha_step_self(real *out, real *P, real *Kc, real *Vc, const int *slot,
+                          const real *xq, const tf_mha_params *p, real *scratch, int i, int Tmax,
+                          int R, int d, int h, int accumulate)
 {
-    /* out, xq: [R, d]; P: [R, h, Tmax]; Kc, Vc: [R, Tmax, d]; scratch: Q, ctx [R, d] */
-    real *Q = scratch, *ctx = Q + (size_t)R * d;
+    /* out, xq: [R, d]; P: [R, h, Tmax]; Kc, Vc: [slots, Tmax, d]; slot: [R];
+     * scratch: Q, ctx, and this position's K and V [R, d] */
+    real *Q = scratch, *ctx = Q + (size_t)R * d, *K = ctx + (size_t)R * d, *V = K + (size_t)R * d;
     size_t stride = (size_t)Tmax * d;
     nmt_linear_forward(Q, xq, p->W_q, p->b_q, R, d, d, d, 0);
-    linear_strided(Kc + (size_t)i * d, stride, xq, p->W_k, p->b_k, R, d);
-    linear_strided(Vc + (size_t)i * d, stride, xq, p->W_v, p->b_v, R, d);
+    nmt_tf_mha_project_kv(K, V, xq, p, R, d);
+    for (int r = 0; r < R; r++) {
+        size_t at = (size_t)(slot ? slot[r] : r) * stride + (size_t)i * d;
+        memcpy(Kc + at, K + (size_t)r * d, (size_t)d * sizeof *K);
+        memcpy(Vc + at, V + (size_t)r * d, (size_t)d * sizeof *V);
+    }
     step_job j = {.ctx = ctx, .P = P, .Q = Q, .K = Kc, .V = Vc, .kv_stride = stride,
-                  .n_keys = i + 1, .ldp = Tmax, .P_cols = i + 1, .R = R, .d = d, .h = h};
+                  .src_of = slot, .n_keys = i + 1, .ldp = Tmax, .P_cols = i + 1, .R = R, .d = d,
+                  .h = h};
     run_step(&j, i + 1);
     nmt_linear_forward(out, ctx, p->W_o, p->b_o, R, d, d, d, accumulate);
 }
@@ -109,12 +106,40 @@ void nmt_tf_mha_step_cross(real *out, real *P, const real *K, const real *V, con
     nmt_linear_forward(out, ctx, p->W_o, p->b_o, R, d, d, d, accumulate);
 }
 
-void nmt_tf_cache_reorder(real *dst, const real *src, const int *from, int n_pos, int Tmax,
-                          int R, int d)
+void nmt_tf_slots_select(int *slot, const int *from, int R, int old_R, int n_slots,
+                         real *const *caches, int n_caches, int n_pos, int Tmax, int d,
+                         int *scratch)
 {
-    /* dst: [R, Tmax, d]; src: [R_src, Tmax, d]; from: [R] */
-    size_t stride = (size_t)Tmax * d;
+    /* slot: [old_R] on entry, [R] on return; from: [R]; caches: n_caches of
+     * [n_slots, Tmax, d]; scratch: the old slots [old_R], each old row's
+     * continuations [old_R], the slots in use [n_slots], the free ones */
+    int *old = scratch, *count = old + n_slots, *used = count + n_slots, *free_list = used + n_slots;
+    size_t stride = (size_t)Tmax * d, n = (size_t)n_pos * d;
+    memcpy(old, slot, (size_t)old_R * sizeof *old);
+    memset(count, 0, (size_t)old_R * sizeof *count);
+    memset(used, 0, (size_t)n_slots * sizeof *used);
     for (int r = 0; r < R; r++)
-        memcpy(dst + (size_t)r * stride, src + (size_t)from[r] * stride,
-               (size_t)n_pos * d * sizeof *dst);
+        count[from[r]]++;
+    for (int r = 0; r < old_R; r++)
+        if (count[r] > 0)
+            used[old[r]] = 1;
+    int n_free = 0;
+    for (int s = 0; s < n_slots; s++)
+        if (!used[s])
+            free_list[n_free++] = s;
+    for (int r = 0; r < R; r++) {
+        int p = from[r];
+        if (count[p] > 0) { /* the first to continue row p keeps its slot */
+            slot[r] = old[p];
+            count[p] = -count[p];
+            continue;
+        }
+        /* another continuation of p: a free slot with p's positions so far
+         * (p's own slot is not written before the next step) */
+        int s = free_list[--n_free];
+        slot[r] = s;
+        for (int k = 0; k < n_caches; k++)
+            memcpy(caches[k] + (size_t)s * stride, caches[k] + (size_t)old[p] * stride,
+                   n * sizeof(real));
+    }
 }

@@ -1,0 +1,375 @@
+/* The Transformer as an architecture behind model/arch.h: its settings,
+ * its tensors in file order (one walk of them gives both the table and the
+ * named pointers), its metadata in model files, its initial weights and its
+ * attention maps (every decoder layer's cross-attention: each head and the
+ * heads' mean). The passes are encdec.c's (training) and infer.c's
+ * (decoding). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/transformer/encdec.h"
+#include "nmt/error.h"
+
+/* Sane bounds: every product of sizes fits an int, and a file cannot claim
+ * more layers than anyone trains. */
+#define MAX_SIZE 65536
+#define MAX_LAYERS 64
+
+static int tf_check(const nmt_config *cfg)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    if (c->d_model < 1 || c->d_model > MAX_SIZE || c->ff < 1 || c->ff > MAX_SIZE ||
+        c->heads < 1 || c->heads > c->d_model)
+        return nmt_set_error(NMT_ERR_ARG, "Transformer sizes must be between 1 and %d, with at "
+                             "most d_model heads (d_model %d, heads %d, ff %d)", MAX_SIZE,
+                             c->d_model, c->heads, c->ff);
+    if (c->d_model % c->heads)
+        return nmt_set_error(NMT_ERR_ARG, "%d heads do not divide d_model %d: each head reads "
+                             "d_model / heads of the features", c->heads, c->d_model);
+    if (c->enc_layers < 1 || c->enc_layers > MAX_LAYERS || c->dec_layers < 1 ||
+        c->dec_layers > MAX_LAYERS)
+        return nmt_set_error(NMT_ERR_ARG, "the encoder and the decoder need 1 to %d layers "
+                             "each (here %d and %d)", MAX_LAYERS, c->enc_layers, c->dec_layers);
+    return NMT_OK;
+}
+
+/* ---- the tensors ---- */
+
+typedef struct walker {
+    nmt_tensor_info *table;
+    int max, n;
+    size_t total;
+    real *base;                   /* NULL: no pointers */
+} walker;
+
+/* Appends tensor `name` of shape [rows] (cols 0) or [rows, cols]; returns
+ * where it lives in base (NULL without base). */
+static real *add(walker *w, const char *name, int rows, int cols)
+{
+    size_t size = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
+    if (w->table && w->n < w->max) {
+        nmt_tensor_info *t = &w->table[w->n];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", name);
+        t->ndim = cols > 0 ? 2 : 1;
+        t->shape[0] = rows;
+        t->shape[1] = cols > 0 ? cols : 0;
+        t->offset = w->total;
+        t->size = size;
+    }
+    real *p = w->base ? w->base + w->total : NULL;
+    w->n++;
+    w->total += size;
+    return p;
+}
+
+static real *add_f(walker *w, const char *side, int layer, const char *what, int rows, int cols)
+{
+    char name[NMT_MAX_TENSOR_NAME];
+    snprintf(name, sizeof name, "%s.%d.%s", side, layer, what);
+    return add(w, name, rows, cols);
+}
+
+static void add_attention(walker *w, tf_mha_params *p, const char *side, int layer,
+                          const char *which, int d)
+{
+    static const char *const mats[4] = {"W_q", "W_k", "W_v", "W_o"};
+    static const char *const vecs[4] = {"b_q", "b_k", "b_v", "b_o"};
+    real **W[4] = {&p->W_q, &p->W_k, &p->W_v, &p->W_o};
+    real **b[4] = {&p->b_q, &p->b_k, &p->b_v, &p->b_o};
+    char what[32];
+    for (int k = 0; k < 4; k++) {
+        snprintf(what, sizeof what, "%s.%s", which, mats[k]);
+        *W[k] = add_f(w, side, layer, what, d, d);
+    }
+    for (int k = 0; k < 4; k++) {
+        snprintf(what, sizeof what, "%s.%s", which, vecs[k]);
+        *b[k] = add_f(w, side, layer, what, d, 0);
+    }
+}
+
+/* One layer in file order: ln1, self, ln2, [cross, ln3,] ff. */
+static void add_layer(walker *w, tf_layer *L, const char *side, int layer, int decoder, int d,
+                      int F)
+{
+    L->ln1_g = add_f(w, side, layer, "ln1.g", d, 0);
+    L->ln1_b = add_f(w, side, layer, "ln1.b", d, 0);
+    add_attention(w, &L->self, side, layer, "self", d);
+    L->ln2_g = add_f(w, side, layer, "ln2.g", d, 0);
+    L->ln2_b = add_f(w, side, layer, "ln2.b", d, 0);
+    if (decoder) {
+        add_attention(w, &L->cross, side, layer, "cross", d);
+        L->ln3_g = add_f(w, side, layer, "ln3.g", d, 0);
+        L->ln3_b = add_f(w, side, layer, "ln3.b", d, 0);
+    }
+    L->W_1 = add_f(w, side, layer, "ff.W_1", F, d);
+    L->b_1 = add_f(w, side, layer, "ff.b_1", F, 0);
+    L->W_2 = add_f(w, side, layer, "ff.W_2", d, F);
+    L->b_2 = add_f(w, side, layer, "ff.b_2", d, 0);
+}
+
+int nmt_tf_layout(const nmt_config *cfg, nmt_tensor_info *table, int max, size_t *total,
+                  tf_weights *tw, real *base)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    int d = c->d_model, F = c->ff;
+    walker w = {.table = table, .max = max, .base = tw ? base : NULL};
+    tf_layer scratch;
+    real *p = add(&w, "src_emb", cfg->src_vocab, d);
+    if (tw)
+        tw->src_emb = p;
+    p = add(&w, "tgt_emb", cfg->tgt_vocab, d);
+    if (tw)
+        tw->tgt_emb = p;
+    for (int l = 0; l < c->enc_layers; l++) {
+        tf_layer *L = tw ? &tw->enc[l] : &scratch;
+        memset(L, 0, sizeof *L);
+        add_layer(&w, L, "enc", l, 0, d, F);
+    }
+    real *g = add(&w, "enc.ln.g", d, 0), *b = add(&w, "enc.ln.b", d, 0);
+    if (tw)
+        tw->enc_ln_g = g, tw->enc_ln_b = b;
+    for (int l = 0; l < c->dec_layers; l++) {
+        tf_layer *L = tw ? &tw->dec[l] : &scratch;
+        memset(L, 0, sizeof *L);
+        add_layer(&w, L, "dec", l, 1, d, F);
+    }
+    g = add(&w, "dec.ln.g", d, 0), b = add(&w, "dec.ln.b", d, 0);
+    if (tw)
+        tw->dec_ln_g = g, tw->dec_ln_b = b;
+    real *out_W = cfg->tied ? NULL : add(&w, "out.W", cfg->tgt_vocab, d);
+    real *out_b = add(&w, "out.b", cfg->tgt_vocab, 0);
+    if (tw) {
+        tw->out_W = cfg->tied ? tw->tgt_emb : out_W; /* tied: the output matrix is tgt_emb */
+        tw->out_b = out_b;
+    }
+    *total = w.total;
+    return w.n;
+}
+
+static int tf_tensor_table(const nmt_config *c, nmt_tensor_info *table, int max, size_t *total)
+{
+    return nmt_tf_layout(c, table, max, total, NULL, NULL);
+}
+
+/* enc.N.*, dec.N.*, enc.ln.*, dec.ln.*, and the embeddings and output
+ * projection every architecture has. */
+static int tf_claims(const char *name)
+{
+    static const char *const shared[] = {"src_emb", "tgt_emb", "out.W", "out.b",
+                                         "enc.ln.g", "enc.ln.b", "dec.ln.g", "dec.ln.b", NULL};
+    for (int k = 0; shared[k]; k++)
+        if (!strcmp(name, shared[k]))
+            return 1;
+    const char *p = !strncmp(name, "enc.", 4) || !strncmp(name, "dec.", 4) ? name + 4 : NULL;
+    if (!p || *p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return *p == '.';
+}
+
+static int tf_describe(const nmt_config *cfg, char *buf, size_t size)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    return snprintf(buf, size, "transformer %d+%d", c->enc_layers, c->dec_layers);
+}
+
+static void tf_settings_text(const nmt_config *cfg, int brief, char *buf, size_t size)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    if (brief)
+        snprintf(buf, size, "arch transformer, %d + %d layers", c->enc_layers, c->dec_layers);
+    else
+        snprintf(buf, size, "arch transformer, d_model %d, heads %d, ff %d, %d + %d layers, "
+                 "vocabularies %d and %d", c->d_model, c->heads, c->ff, c->enc_layers,
+                 c->dec_layers, cfg->src_vocab, cfg->tgt_vocab);
+}
+
+static int tf_setting(const nmt_config *cfg, int i, const char **name, char *value, size_t size)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    const int v[6] = {0, c->d_model, c->heads, c->ff, c->enc_layers, c->dec_layers};
+    static const char *const names[6] = {"arch", "d_model", "heads", "ff", "enc_layers",
+                                         "dec_layers"};
+    if (i >= 6)
+        return 0;
+    *name = names[i];
+    if (i == 0)
+        snprintf(value, size, "transformer");
+    else
+        snprintf(value, size, "%d", v[i]);
+    return 1;
+}
+
+static int tf_output_width(const nmt_config *c)
+{
+    return c->transformer.d_model;
+}
+
+/* ---- model files ---- */
+
+static const char *const tf_meta_keys[] = {"d_model", "heads", "ff", "enc_layers", "dec_layers",
+                                           NULL};
+
+static int tf_meta_write(const nmt_config *cfg, nmt_meta *kv, int max, char *buf, size_t size)
+{
+    const nmt_transformer_config *c = &cfg->transformer;
+    if (max < 5 || size < 5 * 16)
+        return nmt_set_error(NMT_ERR_NOMEM, "no room for the model's settings");
+    const int v[5] = {c->d_model, c->heads, c->ff, c->enc_layers, c->dec_layers};
+    for (int k = 0; k < 5; k++) {
+        snprintf(buf + 16 * k, 16, "%d", v[k]);
+        kv[k] = (nmt_meta){tf_meta_keys[k], buf + 16 * k};
+    }
+    return 5;
+}
+
+static int tf_meta_read(nmt_config *cfg, const meta_source *src)
+{
+    nmt_transformer_config *c = &cfg->transformer;
+    int *v[5] = {&c->d_model, &c->heads, &c->ff, &c->enc_layers, &c->dec_layers};
+    for (int k = 0; k < 5; k++) {
+        int rc = nmt_meta_size(src, tf_meta_keys[k], 1, k >= 3 ? MAX_LAYERS : MAX_SIZE, v[k]);
+        if (rc)
+            return rc;
+    }
+    if (c->heads > c->d_model || c->d_model % c->heads)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: heads %d do not divide d_model %d (each head "
+                             "reads d_model / heads features)", src->path, c->heads, c->d_model);
+    return NMT_OK;
+}
+
+/* ---- the model's named pointers ---- */
+
+static int tf_bind(nmt_model *m)
+{
+    tf_model *t = m->arch;
+    int L = m->cfg.transformer.enc_layers + m->cfg.transformer.dec_layers;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (t)
+            t->layers = calloc(2 * (size_t)L, sizeof *t->layers);
+        if (!t || !t->layers) {
+            free(t);
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the model");
+        }
+        m->arch = t;
+    }
+    size_t total;
+    t->w.enc = t->layers, t->w.dec = t->layers + m->cfg.transformer.enc_layers;
+    nmt_tf_layout(&m->cfg, NULL, 0, &total, &t->w, m->params);
+    t->g.enc = t->layers + L, t->g.dec = t->g.enc + m->cfg.transformer.enc_layers;
+    if (m->grads)
+        nmt_tf_layout(&m->cfg, NULL, 0, &total, &t->g, m->grads);
+    return NMT_OK;
+}
+
+static void tf_unbind(nmt_model *m)
+{
+    tf_model *t = m->arch;
+    if (t)
+        free(t->layers);
+    free(t);
+    m->arch = NULL;
+}
+
+/* ---- initial weights ---- */
+
+/* xavier: every matrix uniform in +-sqrt(6 / (in + out)) (Glorot and
+ * Bengio), biases 0, layer norms' gains 1, the embeddings (and an untied
+ * output matrix) N(0, 1/d), so that sqrt(d) * emb has unit variance as the
+ * positions do. uniform: every matrix and embedding uniform in +-scale, the
+ * layer norms as in xavier (a gain drawn near 0 would silence its layer).
+ * Tensors are drawn in file order, each element in order. */
+static int tf_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t seed)
+{
+    if (scheme != NMT_INIT_XAVIER && scheme != NMT_INIT_UNIFORM)
+        return nmt_set_error(NMT_ERR_ARG, "init %s is not one of the Transformer's (xavier or "
+                             "uniform)", nmt_init_name(scheme));
+    nmt_rng rng;
+    nmt_rng_seed(&rng, seed);
+    double sd_emb = 1.0 / sqrt((double)m->cfg.transformer.d_model);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const nmt_tensor_info *t = &m->tensors[i];
+        real *p = m->params + t->offset;
+        size_t n = t->size;
+        const char *dot = strrchr(t->name, '.');
+        int gain = dot && !strcmp(dot, ".g");
+        int emb = !strcmp(t->name, "src_emb") || !strcmp(t->name, "tgt_emb") ||
+                  !strcmp(t->name, "out.W");
+        if (t->ndim == 1) {
+            for (size_t k = 0; k < n; k++)
+                p[k] = gain ? 1 : 0;
+        } else if (scheme == NMT_INIT_UNIFORM) {
+            for (size_t k = 0; k < n; k++)
+                p[k] = (real)(scale * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
+        } else if (emb) {
+            for (size_t k = 0; k < n; k++)
+                p[k] = (real)(sd_emb * nmt_rng_normal(&rng));
+        } else {
+            double a = sqrt(6.0 / (double)(t->shape[0] + t->shape[1]));
+            for (size_t k = 0; k < n; k++)
+                p[k] = (real)(a * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
+        }
+    }
+    return NMT_OK;
+}
+
+/* ---- attention maps: each decoder layer's cross-attention, every head
+ * and the heads' mean; map l * (h + 1) + k is layer l's head k (k < h) or
+ * its mean (k = h) ---- */
+
+static int tf_n_maps(const nmt_config *c)
+{
+    return c->transformer.dec_layers * (c->transformer.heads + 1);
+}
+
+static int tf_map_name(const nmt_config *c, int map, char *buf, size_t size)
+{
+    int h = c->transformer.heads, l = map / (h + 1), k = map % (h + 1);
+    return k == h ? snprintf(buf, size, "layer %d mean", l)
+                  : snprintf(buf, size, "layer %d head %d", l, k);
+}
+
+/* The map nmt align shows unless told: chosen by AER on the toy corpus's
+ * gold links (docs/alignments.md): the mean of the heads of the last
+ * decoder layer. */
+static int tf_default_map(const nmt_config *c)
+{
+    int h = c->transformer.heads;
+    return (c->transformer.dec_layers - 1) * (h + 1) + h;
+}
+
+const nmt_arch_ops nmt_transformer_ops = {
+    .arch = NMT_ARCH_TRANSFORMER,
+    .name = "transformer",
+    .check = tf_check,
+    .tensor_table = tf_tensor_table,
+    .claims = tf_claims,
+    .describe = tf_describe,
+    .settings_text = tf_settings_text,
+    .setting = tf_setting,
+    .output_width = tf_output_width,
+    .meta_keys = tf_meta_keys,
+    .meta_write = tf_meta_write,
+    .meta_read = tf_meta_read,
+    .bind = tf_bind,
+    .unbind = tf_unbind,
+    .init = tf_init,
+    .workspace_create = nmt_tf_workspace_create,
+    .workspace_bytes = nmt_tf_workspace_bytes,
+    .workspace_free = nmt_tf_workspace_destroy,
+    .forward = nmt_tf_forward,
+    .backward = nmt_tf_backward,
+    .infer_create = nmt_tf_infer_create,
+    .infer_free = nmt_tf_infer_free,
+    .infer_encode = nmt_tf_infer_encode,
+    .infer_select = nmt_tf_infer_select,
+    .infer_step = nmt_tf_infer_step,
+    .n_maps = tf_n_maps,
+    .map_name = tf_map_name,
+    .default_map = tf_default_map,
+};

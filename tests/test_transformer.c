@@ -1,0 +1,269 @@
+/* The Transformer as a model (src/model/transformer): its tensor table and
+ * metadata round trip, the gradient check of the whole encoder-decoder in
+ * double (every element of every tensor against central differences, for
+ * several heads and layers, tied and untied, label smoothing, each dropout
+ * site alone and all together, extra padding), and, in float, that decoding
+ * with the key/value cache computes what the training forward computes.
+ *
+ * Built twice (tests/meson.build): transformer (float, with the library)
+ * and transformer-double (the model's sources in double), which adds the
+ * finite differences. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model_fixture.h"
+#include "nmt/error.h"
+#include "nmt/model.h"
+#include "test_common.h"
+
+enum { VS = 10, VT = 9 };
+
+static nmt_config tf_config(int d, int h, int ff, int Le, int Ld, int tied)
+{
+    nmt_config c;
+    memset(&c, 0, sizeof c);
+    c.arch = NMT_ARCH_TRANSFORMER;
+    c.transformer = (nmt_transformer_config){.d_model = d, .heads = h, .ff = ff,
+                                             .enc_layers = Le, .dec_layers = Ld};
+    c.src_vocab = VS, c.tgt_vocab = VT, c.tied = tied;
+    return c;
+}
+
+/* Weights large enough that every path carries signal; layer norm gains
+ * around 1 so that no layer is silenced. */
+static void randomize(nmt_model *m, uint64_t seed)
+{
+    nmt_rng r;
+    nmt_rng_seed(&r, seed);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const nmt_tensor_info *t = &m->tensors[i];
+        const char *dot = strrchr(t->name, '.');
+        int gain = dot && !strcmp(dot, ".g");
+        for (size_t k = 0; k < t->size; k++) {
+            double u = 2.0 * ((double)nmt_rng_uniform(&r) - 0.5);
+            m->params[t->offset + k] = (nmt_real)(gain ? 1 + 0.5 * u : 0.8 * u);
+        }
+    }
+}
+
+/* The table follows the design: names, shapes and file order of a 2+1
+ * layer model, tied and untied. */
+START_TEST(tensor_table_follows_design)
+{
+    nmt_config c = tf_config(8, 2, 6, 2, 1, 0);
+    nmt_tensor_info t[128];
+    size_t total;
+    int n = nmt_tensor_table(&c, t, 128, &total);
+    /* embeddings 2, encoder layers 16 each, enc.ln 2, decoder layers 26
+     * each, dec.ln 2, out.W and out.b */
+    ck_assert_int_eq(n, 2 + 2 * 16 + 2 + 26 + 2 + 2);
+    ck_assert_str_eq(t[0].name, "src_emb");
+    ck_assert_str_eq(t[2].name, "enc.0.ln1.g");
+    ck_assert_str_eq(t[4].name, "enc.0.self.W_q");
+    ck_assert_int_eq(t[4].shape[0], 8);
+    ck_assert_int_eq(t[4].shape[1], 8);
+    ck_assert_str_eq(t[8].name, "enc.0.self.b_q");
+    ck_assert_str_eq(t[14].name, "enc.0.ff.W_1");
+    ck_assert_int_eq(t[14].shape[0], 6);
+    ck_assert_int_eq(t[14].shape[1], 8);
+    ck_assert_str_eq(t[16].name, "enc.0.ff.W_2");
+    ck_assert_int_eq(t[16].shape[0], 8);
+    ck_assert_int_eq(t[16].shape[1], 6);
+    ck_assert_str_eq(t[18].name, "enc.1.ln1.g");
+    ck_assert_str_eq(t[34].name, "enc.ln.g");
+    ck_assert_str_eq(t[36 + 12].name, "dec.0.cross.W_q");
+    ck_assert_str_eq(t[36 + 20].name, "dec.0.ln3.g");
+    ck_assert_str_eq(t[n - 2].name, "out.W");
+    ck_assert_int_eq(t[n - 2].shape[0], VT);
+    ck_assert_str_eq(t[n - 1].name, "out.b");
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_uint_eq(t[i].offset, at);
+        at += t[i].size;
+    }
+    ck_assert_uint_eq(total, at);
+    c.tied = 1;
+    ck_assert_int_eq(nmt_tensor_table(&c, t, 128, &total), n - 1);
+    ck_assert_str_eq(t[n - 2].name, "out.b");
+    /* heads that do not divide d_model are refused with the reason */
+    c.transformer.heads = 3;
+    ck_assert_int_eq(nmt_config_check(&c), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "do not divide"));
+}
+END_TEST
+
+#ifdef NMT_REAL_DOUBLE
+
+typedef struct variant {
+    const char *name;
+    int d, h, ff, Le, Ld, tied, extra_pad;
+    nmt_regularizer reg;
+} variant;
+
+static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
+                      const nmt_regularizer *reg)
+{
+    nmt_rng r;
+    nmt_rng_seed(&r, 99); /* the same dropout masks every time */
+    ck_assert_msg(nmt_forward(NULL, m, ws, b, reg, &r) == NMT_OK, "%s", nmt_error_message());
+    return nmt_workspace_objective(ws);
+}
+
+/* b_k moves every score of a query alike, which the softmax ignores: its
+ * gradient is 0 (to rounding), and the check only asks that it is. */
+static int is_key_bias(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".b_k");
+}
+
+static double check(const variant *v)
+{
+    nmt_config cfg = tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_model_alloc_grads(m), NMT_OK);
+    randomize(m, 77 + (uint64_t)v->h);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, v->extra_pad);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
+    nmt_model_zero_grad(m);
+    double loss = loss_at(m, ws, &b, &v->reg);
+    ck_assert(isfinite(loss) && loss > 0);
+    ck_assert_int_eq(nmt_backward(m, ws, &b), NMT_OK);
+    /* central differences: the error is eps^2 times the third derivative, so
+     * smaller than the RNN check's 1e-4 for these deeper models */
+    const double eps = 1e-5;
+    double worst = 0;
+    for (int ti = 0; ti < m->n_tensors; ti++) {
+        const nmt_tensor_info *t = &m->tensors[ti];
+        double max_grad = 0, max_diff = 0;
+        for (size_t i = 0; i < t->size; i++)
+            max_grad = fmax(max_grad, fabs(m->grads[t->offset + i]));
+        for (size_t i = 0; i < t->size; i++) {
+            double *p = &m->params[t->offset + i];
+            double keep = *p;
+            *p = keep + eps;
+            double up = loss_at(m, ws, &b, &v->reg);
+            *p = keep - eps;
+            double down = loss_at(m, ws, &b, &v->reg);
+            *p = keep;
+            max_diff = fmax(max_diff, fabs((up - down) / (2 * eps) - m->grads[t->offset + i]));
+        }
+        if (is_key_bias(t->name)) {
+            ck_assert_msg(max_grad < 1e-9 && max_diff < 1e-8, "%s: %s gradient %g (numeric off "
+                          "by %g), expected 0", v->name, t->name, max_grad, max_diff);
+            continue;
+        }
+        ck_assert_msg(max_grad > 1e-6, "%s: %s has no gradient", v->name, t->name);
+        double rel = max_diff / max_grad;
+        ck_assert_msg(rel < 1e-6, "%s: %s relative error %g", v->name, t->name, rel);
+        worst = fmax(worst, rel);
+    }
+    /* <pad>, which only padding reads, gets nothing on the source side */
+    const nmt_tensor_info *se = nmt_model_tensor(m, "src_emb");
+    for (int e = 0; e < v->d; e++)
+        ck_assert(m->grads[se->offset + (size_t)NMT_PAD * v->d + e] == 0);
+    printf("transformer gradcheck %-34s worst relative error %.2e\n", v->name, worst);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+    return worst;
+}
+
+static const variant variants[] = {
+    {"d 8 h 2 ff 6 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}},
+    {"d 8 h 1 ff 5 2+2 tied", 8, 1, 5, 2, 2, 1, 0, {.label_smoothing = 0}},
+    {"d 8 h 4 ff 6 1+2 untied, padding", 8, 4, 6, 1, 2, 0, 2, {.label_smoothing = 0}},
+    {"d 6 h 3 ff 4 2+1 tied, smoothing", 6, 3, 4, 2, 1, 1, 1, {.label_smoothing = 0.1f}},
+    {"dropout emb 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_emb = 0.3f}},
+    {"dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}},
+    {"dropout attention 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_att = 0.3f}},
+    {"dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}},
+    {"all dropouts, smoothing, tied 2+2", 8, 2, 6, 2, 2, 1, 1,
+     {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f,
+      .label_smoothing = 0.1f}},
+};
+
+START_TEST(gradients_are_derivatives)
+{
+    check(&variants[_i]);
+}
+END_TEST
+
+#else /* float: decoding against the training forward */
+
+/* Teacher-forced decoding with the cache gives the training forward's
+ * log-probabilities, row by row, position by position, to float rounding;
+ * after a reordering of the rows (a beam's), each row goes on from the
+ * row it was copied from. */
+START_TEST(decoding_matches_the_forward)
+{
+    nmt_config cfg = tf_config(16, 4, 24, 2, 2, _i);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    randomize(m, 5);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, NULL, NULL), NMT_OK);
+    const double *nll = nmt_workspace_sentence_nll(ws);
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, b.B, b.src_T, 6, b.tgt_T), NMT_OK);
+    ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, b.B, b.src_T), NMT_OK);
+    /* rows: 3 sentences; at step 2 row 1 is dropped and row 2 doubled */
+    float *logp = malloc((size_t)6 * VT * sizeof *logp);
+    double sum[3] = {0};
+    int32_t prev[6];
+    int rows = b.B, sent[6] = {0, 1, 2};
+    for (int i = 0; i < b.tgt_T; i++) {
+        if (i == 2) {
+            static const int from[4] = {0, 2, 2, 1};
+            ck_assert_int_eq(nmt_infer_select(st, from, 4), NMT_OK);
+            int s[4] = {sent[0], sent[2], sent[2], sent[1]};
+            memcpy(sent, s, sizeof s);
+            rows = 4;
+        }
+        for (int r = 0; r < rows; r++)
+            prev[r] = b.tgt_in[(size_t)i * b.B + sent[r]];
+        ck_assert_int_eq(nmt_infer_step(m, st, prev, logp, NULL), NMT_OK);
+        for (int r = 0; r < rows; r++) {
+            int s = sent[r];
+            if (i >= b.tgt_len[s] || (i >= 2 && r == 2))
+                continue; /* padding; and the doubled row counts once */
+            sum[s] -= (double)logp[(size_t)r * VT + b.tgt_out[(size_t)i * b.B + s]];
+        }
+    }
+    for (int s = 0; s < 3; s++)
+        ck_assert_msg(fabs(sum[s] - nll[s]) < 1e-4 * fabs(nll[s]),
+                      "sentence %d: decoding %.7f, forward %.7f", s, sum[s], nll[s]);
+    /* past the steps it was made for, a step is refused */
+    ck_assert_int_eq(nmt_infer_step(m, st, prev, logp, NULL), NMT_ERR_ARG);
+    free(logp);
+    nmt_infer_free(st);
+    nmt_workspace_free(ws);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
+#endif
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("transformer");
+    TCase *tc = tcase_create("transformer");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, tensor_table_follows_design);
+#ifdef NMT_REAL_DOUBLE
+    tcase_add_loop_test(tc, gradients_are_derivatives, 0,
+                        (int)(sizeof variants / sizeof variants[0]));
+#else
+    tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 2);
+#endif
+    suite_add_tcase(s, tc);
+    return s;
+}
