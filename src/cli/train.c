@@ -25,14 +25,15 @@
 /* --max-len when a model reads subwords. Pieces outnumber words (Multi30k
  * De-En: 1.2-1.5 pieces a word at 4000-16000 pieces), so 50 would drop
  * sentences that 50 words keep: Multi30k's longest training sentence is 70
- * pieces at 4000 and 55 at 8000 (README, Subwords), and sampled pieces
- * (--subword-alpha) are more. */
+ * pieces at 4000 and 55 at 8000 (docs/experiments/subwords.md), and sampled
+ * pieces (--subword-alpha) are more. */
 #define SUBWORD_MAX_LEN 100
 
 /* Without --subwords, --spm, --min-count or --max-vocab a fresh run learns
  * AUTO_SUBWORDS pieces when a side of its corpus has more distinct words
  * than that (real language: Multi30k's German side has 19209 words, cased),
- * and keeps words when both fit (the toy corpus: 227) (README, "The default recipe"). */
+ * and keeps words when both fit (the toy corpus: 227) (docs/training.md, "The
+ * default recipe"). */
 #define AUTO_SUBWORDS 8000
 
 static void help(void)
@@ -155,19 +156,20 @@ static void help(void)
         "                         but recurrent matrices orthogonal, biases 0 and the\n"
         "                         LSTM forget bias 1 (the default before; on Multi30k\n"
         "                         its attention fails to align and it learns half as\n"
-        "                         fast: README, \"Initial weights\"). bahdanau: the\n"
-        "                         paper's appendix (att.W, att.U ~ N(0, 0.001^2), att.v\n"
-        "                         0, the rest N(0, 0.01^2), recurrent orthogonal); with\n"
-        "                         adam its deep output saturates and it sits at the\n"
-        "                         target unigram perplexity for thousands of steps\n"
+        "                         fast: docs/experiments/initial-weights.md). bahdanau:\n"
+        "                         the paper's appendix (att.W, att.U ~ N(0, 0.001^2),\n"
+        "                         att.v 0, the rest N(0, 0.01^2), recurrent matrices\n"
+        "                         orthogonal); with adam its deep output saturates and\n"
+        "                         it sits at the target unigram perplexity for\n"
+        "                         thousands of steps\n"
         "  --init-scale X         the X of --init uniform and orthogonal (default 0.1)\n"
         "  --threads N            threads (default: every core this process may use,\n"
         "                         here %d); the same seed and --threads give the same\n"
         "                         weights, other thread counts may round differently\n"
         "  (under mpirun -np N: one run data-parallel over N processes; each step's\n"
         "  batch is shared out, the gradients summed in rank order; rank 0 validates,\n"
-        "  writes and prints; --threads is each process's own; README, \"Several\n"
-        "  processes or machines\")\n\n"
+        "  writes and prints; --threads is each process's own; docs/training.md,\n"
+        "  \"Several processes (MPI)\")\n\n"
         "Saving and reporting:\n"
         "  --valid-every N        also validate every N steps (default 0: epoch ends only)\n"
         "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
@@ -1034,7 +1036,7 @@ static int read_corpora(run *r)
         /* Every parameter uniform in +-0.1 by default: the paper's small
          * normal weights saturate the deep output under adam, and the
          * orthogonal scheme's forget bias of 1 keeps the attention from
-         * aligning (README, "Initial weights"). */
+         * aligning (docs/experiments/initial-weights.md). */
         static const nmt_init_scheme schemes[] = {NMT_INIT_UNIFORM, NMT_INIT_ORTHOGONAL,
                                                   NMT_INIT_BAHDANAU};
         if (nmt_model_init(r->model, schemes[r->args.init_kind], r->args.init_scale, s->seed)) {

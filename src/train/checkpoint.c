@@ -30,7 +30,7 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->optimizer = NMT_OPTIM_ADAM;
     s->lr = nmt_optim_default_lr(NMT_OPTIM_ADAM);
     s->clip = 5.0;
-    /* the recipe measured on Multi30k (README, "The default recipe"): tied
+    /* the recipe measured on Multi30k (docs/experiments/recipe.md): tied
      * output embeddings, label smoothing 0.1, dropout 0.3 at all three sites */
     s->tied_embeddings = 1;
     s->label_smoothing = 0.1f;

@@ -1,7 +1,8 @@
 # The shipped demo model, models/toy-attention.safetensors: it loads as an
-# attention model, translates the toy test set as the README promises, and its
-# attention is the alignment (AER against the gold links). Checked on the first
-# 200 test pairs, greedy, so that it stays quick (also under valgrind).
+# attention model, translates the toy test set as docs/experiments/demo.md
+# records, and its attention is the alignment (AER against the gold links).
+# Checked on the first 200 test pairs, greedy, so that it stays quick (also
+# under valgrind).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 MODEL="$ROOT/models/toy-attention.safetensors"

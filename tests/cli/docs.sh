@@ -2,8 +2,10 @@
 # The documentation tells the truth: the README opens with the quick start,
 # its example with the shipped model prints what the README says it prints,
 # every package scripts/deps.sh installs is listed under "Building by hand",
+# the README stays a README (at most 250 lines: the manual is in docs/),
 # every link between the project's documents (file and heading) leads
-# somewhere, and every file the design documents name exists.
+# somewhere, every file the design documents name exists, and every
+# experiment page says how and where its figures were measured.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:?NMT_SOURCE_ROOT is not set}
 README=$ROOT/README.md
@@ -35,6 +37,10 @@ else
         fail "quick start: '$input' translates to '$got', the README says '$expected'"
 fi
 
+# --- a README, not a manual: the rest lives in docs/
+lines=$(wc -l <"$README")
+[ "$lines" -le 250 ] && pass || fail "README.md has $lines lines, more than 250: move the detail into docs/"
+
 # --- every package the install scripts may install is documented
 building=$(section "Building by hand")
 grep -qF -- '-Dtests=false' <<<"$building" && pass || fail "Building by hand does not mention -Dtests=false"
@@ -45,7 +51,7 @@ for p in $pkgs; do
 done
 
 # --- links between the documents: files exist, #anchors name a heading
-(cd "$ROOT" && python3 - . README.md docs/*.md) <<'EOF' >"$TMP/links" 2>&1
+(cd "$ROOT" && python3 - . README.md docs/*.md docs/experiments/*.md) <<'EOF' >"$TMP/links" 2>&1
 import os, re, sys
 root = sys.argv[1]
 def slug(h):  # GitHub's: lower case, drop punctuation, spaces to '-'
@@ -82,8 +88,8 @@ if [ $? -eq 0 ]; then pass; else fail "broken links: $(cat "$TMP/links")"; fi
 
 # --- the source map: every source file, script or folder that the design
 # documents name (in backticks) exists, so the map stays true as code moves
-# (a bare file name may be in any source folder; cli/x.c is src/cli/x.c,
-# nmt/x.h is include/nmt/x.h)
+# (a bare file name may be in any source folder, at any depth; cli/x.c is
+# src/cli/x.c, nmt/x.h is include/nmt/x.h)
 (cd "$ROOT" && python3 - . docs/DESIGN.md docs/training.md docs/decoding.md docs/benchmarks.md) <<'EOF' >"$TMP/paths" 2>&1
 import glob, os, re, sys
 root = sys.argv[1]
@@ -102,13 +108,40 @@ for rel in sys.argv[2:]:
         if '/' in tok:
             found = [p for d in ('.', 'src', 'include') for p in glob.glob(os.path.join(root, d, tok))]
         else:
-            found = [p for d in ('src', 'src/cli', 'include/nmt', 'tests', 'tests/cli', 'scripts', 'docs', '.')
-                     for p in glob.glob(os.path.join(root, d, tok))]
+            found = [p for d in ('src/**', 'include/nmt', 'tests', 'tests/cli', 'scripts', 'docs', '.')
+                     for p in glob.glob(os.path.join(root, d, tok), recursive=True)]
         if not found:
             print(f'{rel}: `{tok}` names no file'); bad += 1
 print(f'{checked} paths checked')
 sys.exit(1 if bad or checked < 50 else 0)
 EOF
 if [ $? -eq 0 ]; then pass; else fail "the design documents name files that do not exist: $(cat "$TMP/paths")"; fi
+
+# --- every experiment page (docs/experiments/*.md but its index) shows the
+# command that made its figures (a sh code block) and the commit they were
+# measured at ("commit 1a2b3c4", or "before commit ..." where only the commit
+# that recorded them is known); in a clone with its history every such
+# commit must be one of the repository's
+history=no
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1 &&
+    [ "$(git -C "$ROOT" rev-parse --is-shallow-repository 2>/dev/null)" = false ]; then
+    history=yes
+fi
+pages=0
+for page in "$ROOT"/docs/experiments/*.md; do
+    [ "$(basename "$page")" = README.md ] && continue
+    pages=$((pages + 1))
+    name=docs/experiments/$(basename "$page")
+    grep -q '^```sh$' "$page" && pass || fail "$name shows no command (a \`\`\`sh code block)"
+    commits=$(tr '\n' ' ' <"$page" | grep -oE '\bcommits? `?[0-9a-f]{7,40}\b' | grep -oE '[0-9a-f]{7,40}$' | sort -u)
+    [ -n "$commits" ] && pass || fail "$name names no commit its figures were measured at ('commit 1a2b3c4')"
+    if [ "$history" = yes ]; then
+        for c in $commits; do
+            git -C "$ROOT" cat-file -e "$c^{commit}" 2>/dev/null && pass ||
+                fail "$name: commit $c is not in the repository's history"
+        done
+    fi
+done
+[ "$pages" -gt 0 ] && pass || fail "no experiment pages in docs/experiments/"
 
 finish

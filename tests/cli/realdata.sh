@@ -1,7 +1,7 @@
 # Real language: two epochs of Multi30k De->En with nmt train's defaults
 # (the recipe, its sizes and the initial weights; 2 threads, as the
-# README's 30-minute run, so that on 2 cores it repeats that run's first 908
-# steps), then the attention of a sentence pair must be its alignment: the argmax of each content word's row is its translation. A
+# 30-minute run of docs/experiments/multi30k.md, so that on 2 cores it
+# repeats that run's first 908 steps), then the attention of a sentence pair must be its alignment: the argmax of each content word's row is its translation. A
 # gradient check proves one step; this proves that the defaults learn to
 # align. Before the default init was every parameter uniform, the attention
 # of this very pair put "the", "snow", "." and </s> on "zwei". A shortcut
