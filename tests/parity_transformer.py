@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""The Transformer's parity with PyTorch: nmt's loss and hand-written
+gradients against autograd on a model written here from docs/DESIGN.md's
+equations ("The Transformer") and nothing else.
+
+    parity_transformer.py [CONFIG...]
+
+For each configuration (heads, layers, tied or not, label smoothing) a
+random model file is written here (safetensors, the design's names and
+metadata: what a reader of the contract would write), and then, through
+nmt's own command line as the contract's reference checks run it:
+  * `nmt score` must print the mean -log p of the corpus that torch
+    computes (relative 1e-5);
+  * one step of `nmt train --init-from FILE --optimizer sgd --lr LR --clip 0
+    --dropout 0 --label-smoothing X --warmup 0 --no-shuffle --batch-size N
+    --max-steps 1 --threads 1` over all N pairs must move every weight by
+    exactly -LR times torch's gradient of the (smoothed) loss: per tensor
+    max|g_nmt - g_torch| / max|g_torch| <= 1e-4.
+The reference runs each sentence alone (no padding, no masks but the causal
+one), in float64, so it also checks that padding changes nothing. nmt's
+checkpoint after the step must also read back as the same model here.
+
+Needs a python3 with torch and numpy (as tests/parity.py); NMT_BIN is nmt.
+"""
+
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import torch
+
+GRAD_TOL = 1e-4
+LOSS_TOL = 1e-5
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+
+
+# ---- model files -------------------------------------------------------------
+
+def write_model(path, tensors, meta):
+    """safetensors: 8-byte length, JSON header, F32 data; crc32 of the data."""
+    header, blobs, at = {}, [], 0
+    for name, a in tensors:
+        b = np.ascontiguousarray(a, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    data = b"".join(blobs)
+    meta = dict(meta, crc32="%08x" % zlib.crc32(data))
+    header["__metadata__"] = meta
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
+def read_model(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    meta = h.pop("__metadata__", {})
+    out = {}
+    for name, t in h.items():
+        s, e = t["data_offsets"]
+        if t["dtype"] == "F32":
+            out[name] = np.frombuffer(b[8 + n + s:8 + n + e], dtype="<f4").reshape(t["shape"])
+    return out, meta
+
+
+def tensor_names(d, F, Le, Ld, Vs, Vt, tied):
+    """The design's tensors and shapes (any order: readers go by name)."""
+    t = [("src_emb", (Vs, d)), ("tgt_emb", (Vt, d))]
+
+    def mha(p):
+        return [(p + w, (d, d)) for w in ("W_q", "W_k", "W_v", "W_o")] + \
+               [(p + b, (d,)) for b in ("b_q", "b_k", "b_v", "b_o")]
+
+    def ff(p):
+        return [(p + "W_1", (F, d)), (p + "b_1", (F,)), (p + "W_2", (d, F)), (p + "b_2", (d,))]
+
+    def ln(p):
+        return [(p + "g", (d,)), (p + "b", (d,))]
+    for l in range(Le):
+        t += ln("enc.%d.ln1." % l) + ln("enc.%d.ln2." % l) + mha("enc.%d.self." % l) + \
+             ff("enc.%d.ff." % l)
+    t += ln("enc.ln.")
+    for l in range(Ld):
+        t += ln("dec.%d.ln1." % l) + ln("dec.%d.ln2." % l) + ln("dec.%d.ln3." % l) + \
+             mha("dec.%d.self." % l) + mha("dec.%d.cross." % l) + ff("dec.%d.ff." % l)
+    t += ln("dec.ln.")
+    if not tied:
+        t.append(("out.W", (Vt, d)))
+    t.append(("out.b", (Vt,)))
+    return t
+
+
+# ---- the model, from the equations --------------------------------------------
+
+def positions(n, d):
+    p = torch.zeros(n, d, dtype=torch.float64)
+    for k in range(d):
+        freq = 10000.0 ** (-(k - k % 2) / d)
+        for j in range(n):
+            p[j, k] = math.cos(j * freq) if k % 2 else math.sin(j * freq)
+    return p
+
+
+def layer_norm(u, g, b):
+    mean = u.mean(-1, keepdim=True)
+    var = ((u - mean) ** 2).mean(-1, keepdim=True)
+    return g * (u - mean) / torch.sqrt(var + 1e-5) + b
+
+
+def mha(P, p, q_in, kv_in, h, causal):
+    d = q_in.shape[-1]
+    dk = d // h
+    Q = q_in @ P[p + "W_q"].T + P[p + "b_q"]
+    K = kv_in @ P[p + "W_k"].T + P[p + "b_k"]
+    V = kv_in @ P[p + "W_v"].T + P[p + "b_v"]
+    heads = []
+    for t in range(h):
+        c = slice(t * dk, (t + 1) * dk)
+        s = Q[:, c] @ K[:, c].T / math.sqrt(dk)
+        if causal:
+            n = s.shape[0]
+            s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), -math.inf)
+        heads.append(torch.softmax(s, -1) @ V[:, c])
+    return torch.cat(heads, -1) @ P[p + "W_o"].T + P[p + "b_o"]
+
+
+def ffn(P, p, u):
+    return torch.relu(u @ P[p + "W_1"].T + P[p + "b_1"]) @ P[p + "W_2"].T + P[p + "b_2"]
+
+
+def sentence_loss(P, cfg, src, tgt, eps):
+    """(sum of -log p[y], sum of the smoothed per-token loss) of one pair;
+    src and tgt without </s> and <s>."""
+    d, h = cfg["d"], cfg["h"]
+    x_ids = torch.tensor(src + [EOS])
+    y_in = torch.tensor([BOS] + tgt)
+    y_out = torch.tensor(tgt + [EOS])
+    x = math.sqrt(d) * P["src_emb"][x_ids] + positions(len(x_ids), d)
+    for l in range(cfg["Le"]):
+        p = "enc.%d." % l
+        u = layer_norm(x, P[p + "ln1.g"], P[p + "ln1.b"])
+        x = x + mha(P, p + "self.", u, u, h, False)
+        x = x + ffn(P, p + "ff.", layer_norm(x, P[p + "ln2.g"], P[p + "ln2.b"]))
+    H = layer_norm(x, P["enc.ln.g"], P["enc.ln.b"])
+    z = math.sqrt(d) * P["tgt_emb"][y_in] + positions(len(y_in), d)
+    for l in range(cfg["Ld"]):
+        p = "dec.%d." % l
+        u = layer_norm(z, P[p + "ln1.g"], P[p + "ln1.b"])
+        z = z + mha(P, p + "self.", u, u, h, True)
+        z = z + mha(P, p + "cross.", layer_norm(z, P[p + "ln2.g"], P[p + "ln2.b"]), H, h, False)
+        z = z + ffn(P, p + "ff.", layer_norm(z, P[p + "ln3.g"], P[p + "ln3.b"]))
+    t = layer_norm(z, P["dec.ln.g"], P["dec.ln.b"])
+    W = P["tgt_emb"] if cfg["tied"] else P["out.W"]
+    logp = torch.log_softmax(t @ W.T + P["out.b"], -1)
+    nll = -logp[torch.arange(len(y_out)), y_out]
+    smooth = (1 - eps) * nll - eps * logp.mean(-1)
+    return nll.sum(), smooth.sum(), len(y_out)
+
+
+# ---- the checks -----------------------------------------------------------------
+
+def run(nmt, args, **kw):
+    r = subprocess.run([nmt] + args, capture_output=True, text=True, **kw)
+    if r.returncode:
+        raise RuntimeError("nmt %s: exit %d: %s" % (" ".join(args[:2]), r.returncode, r.stderr))
+    return r.stdout
+
+
+def check(nmt, tmp, name, cfg, rng):
+    d, F, Le, Ld, Vs, Vt = cfg["d"], cfg["F"], cfg["Le"], cfg["Ld"], 13, 11
+    src_vocab = SPECIALS + ["s%d" % i for i in range(4, Vs)]
+    tgt_vocab = SPECIALS + ["t%d" % i for i in range(4, Vt)]
+    params = []
+    for n, shape in tensor_names(d, F, Le, Ld, Vs, Vt, cfg["tied"]):
+        if n.endswith(".g"):
+            a = 1 + 0.3 * rng.standard_normal(shape)
+        else:
+            a = 0.5 * rng.standard_normal(shape)
+        params.append((n, a.astype(np.float32)))
+    rng.shuffle(params)  # readers go by name, not by order
+    meta = {"format": "nmt-1", "arch": "transformer", "d_model": str(d), "heads": str(cfg["h"]),
+            "ff": str(F), "enc_layers": str(Le), "dec_layers": str(Ld),
+            "lowercase": "false", "src_vocab": "\n".join(src_vocab),
+            "tgt_vocab": "\n".join(tgt_vocab)}
+    if cfg["tied"]:
+        meta["tied"] = "true"
+    model = os.path.join(tmp, name + ".safetensors")
+    write_model(model, params, meta)
+    # sentences of different lengths, <unk> (an unknown word) and repeats
+    pairs = [([4, 5, 6, 7, 8], [4]), ([9], [5, 6, 7, 8]), ([10, 11, 12], [9, 10]),
+             ([1, 4, 4, 5], [6, 1, 6]), ([12, 11, 10, 9, 8, 7, 6], [4, 5, 4, 5, 4])]
+    src, tgt = os.path.join(tmp, name + ".src"), os.path.join(tmp, name + ".tgt")
+    with open(src, "w") as f:
+        f.writelines(" ".join("zzz" if i == 1 else src_vocab[i] for i in s) + "\n"
+                     for s, _ in pairs)
+    with open(tgt, "w") as f:
+        f.writelines(" ".join("qqq" if i == 1 else tgt_vocab[i] for i in t) + "\n"
+                     for _, t in pairs)
+    P0 = {n: torch.tensor(a, dtype=torch.float64) for n, a in params}
+    P = {n: v.clone().requires_grad_(True) for n, v in P0.items()}
+    eps = cfg["ls"]
+    tot_nll, tot_obj, n_tok = 0, 0, 0
+    for s, t in pairs:
+        a, b, n = sentence_loss(P, cfg, s, t, eps)
+        tot_nll, tot_obj, n_tok = tot_nll + a, tot_obj + b, n_tok + n
+    (tot_obj / n_tok).backward()
+    loss = float(tot_nll) / n_tok
+    errors = []
+    # nmt score: the plain mean -log p
+    out = run(nmt, ["score", "-m", model, "--src", src, "--tgt", tgt, "--threads", "1"])
+    got = None
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "loss":
+            got = float(words[1])
+    if got is None or abs(got - loss) > LOSS_TOL * loss:
+        errors.append("nmt score %s, torch %.7f" % (out.strip(), loss))
+    # one SGD step of nmt train: w1 = w0 - lr * g
+    lr = 1000.0
+    run_dir = os.path.join(tmp, name + ".run")
+    run(nmt, ["train", "--init-from", model, "--src", src, "--tgt", tgt, "--out", run_dir,
+              "--optimizer", "sgd", "--lr", "%g" % lr, "--clip", "0", "--dropout", "0",
+              "--label-smoothing", "%g" % eps, "--warmup", "0", "--no-shuffle",
+              "--batch-size", str(len(pairs)), "--max-steps", "1", "--max-len", "100",
+              "--threads", "1", "-q"])
+    after, ameta = read_model(os.path.join(run_dir, "checkpoint.safetensors"))
+    for key in ("arch", "d_model", "heads", "ff", "enc_layers", "dec_layers"):
+        if ameta.get(key) != meta[key]:
+            errors.append("checkpoint %s = %r, model %r" % (key, ameta.get(key), meta[key]))
+    worst, worst_name = 0.0, ""
+    overall = max(np.abs(P[n].grad.numpy()).max() for n, _ in params)
+    for n, a in params:
+        truth = P[n].grad.numpy()
+        g = (a.astype(np.float64) - after[n].astype(np.float64)) / lr
+        scale = np.abs(truth).max()
+        # b_k moves every score of a query alike, which the softmax ignores:
+        # its gradient is 0 but for rounding, held against the largest one
+        if n.endswith(".b_k"):
+            scale = overall
+        err = np.abs(g - truth).max() / scale if scale > 0 else np.abs(g).max()
+        if err > worst:
+            worst, worst_name = err, n
+        if err > GRAD_TOL:
+            errors.append("%s: relative error %.2e" % (n, err))
+    print("%-34s loss %.7f (nmt %s)  worst gradient error %.2e (%s)"
+          % (name, loss, got, worst, worst_name))
+    return errors
+
+
+CONFIGS = {
+    "h2-1+1": dict(d=8, h=2, F=12, Le=1, Ld=1, tied=False, ls=0.0),
+    "h4-2+2-tied": dict(d=8, h=4, F=6, Le=2, Ld=2, tied=True, ls=0.0),
+    "h1-1+2-ls": dict(d=6, h=1, F=10, Le=1, Ld=2, tied=False, ls=0.1),
+    "h3-2+1-tied-ls": dict(d=12, h=3, F=8, Le=2, Ld=1, tied=True, ls=0.2),
+}
+
+
+def main(names):
+    nmt = os.environ.get("NMT_BIN")
+    if not nmt:
+        print("FAIL: NMT_BIN is not set", file=sys.stderr)
+        return 1
+    rng = np.random.default_rng(2026)
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names or CONFIGS:
+            try:
+                errors = check(nmt, tmp, name, CONFIGS[name], rng)
+            except RuntimeError as e:
+                errors = [str(e)]
+            for e in errors:
+                print("FAIL: %s: %s" % (name, e), file=sys.stderr)
+            failed += bool(errors)
+    total = len(names or CONFIGS)
+    print("%d passed, %d failed" % (total - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
