@@ -26,14 +26,36 @@ Needs a python3 with torch and numpy (as tests/parity.py); NMT_BIN is nmt.
 import json
 import math
 import os
+import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import zlib
 
-import numpy as np
-import torch
+
+def reexec_with_torch():
+    """Runs this script again under a python3 that imports torch and numpy
+    (Debian's python3-torch lives in the system python)."""
+    if not os.environ.get("NMT_PARITY_REEXEC"):
+        for cand in (os.environ.get("NMT_PYTHON"), "/usr/bin/python3", "python3"):
+            exe = shutil.which(cand) if cand else None
+            if not exe or os.path.realpath(exe) == os.path.realpath(sys.executable):
+                continue
+            if subprocess.run([exe, "-c", "import torch, numpy"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                os.environ["NMT_PARITY_REEXEC"] = "1"
+                os.execv(exe, [exe] + sys.argv)
+    print("FAIL: no python3 with torch and numpy (tried $NMT_PYTHON, /usr/bin/python3, "
+          "python3); install python3-torch and python3-numpy", file=sys.stderr)
+    sys.exit(1)
+
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    reexec_with_torch()
 
 GRAD_TOL = 1e-4
 LOSS_TOL = 1e-5
