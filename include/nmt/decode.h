@@ -39,9 +39,12 @@ typedef struct nmt_decode_opts {
     int max_extra;
     int n_best;       /* hypotheses returned per sentence, <= beam */
     int attention;    /* 1: keep each hypothesis's attention rows (attention models) */
+    int attention_map; /* which map they are (nmt_model_attention_map_at); -1: the
+                        * model's default */
 } nmt_decode_opts;
 
-/* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1, attention 0. */
+/* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1, attention 0, the
+ * default attention map. */
 void nmt_decode_opts_default(nmt_decode_opts *o);
 
 /* The search every command that translates for a person uses by default

@@ -221,6 +221,14 @@ int nmt_model_attention_map_name(const nmt_model *m, int map, char *buf, size_t 
 /* The map that nmt align and the decoders show unless told otherwise
  * (-1 without attention). */
 int nmt_model_default_attention_map(const nmt_model *m);
+/* The map of a layer's head (a Transformer's cross-attention; layers and
+ * heads count from 0 as the tensor names do): layer NMT_MAP_DEFAULT is the
+ * default map's layer, head NMT_MAP_MEAN the mean of the layer's heads.
+ * Returns the map, or NMT_ERR_ARG with the reason (no such layer or head; a
+ * model whose one map has neither). */
+#define NMT_MAP_DEFAULT (-1)
+#define NMT_MAP_MEAN (-1)
+int nmt_model_attention_map_at(const nmt_model *m, int layer, int head);
 
 /* ---- inference pass ----------------------------------------------------- */
 

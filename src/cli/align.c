@@ -116,6 +116,11 @@ static void help(void)
         "                       (sacreBLEU's sentence_bleu) in the list\n"
         "  -b, --beam K         beam size for the model's own translation (default %d,\n"
         "                       as nmt translate; 1 is greedy)\n"
+        "      --layer L        a Transformer's decoder layer whose cross-attention is\n"
+        "                       shown, from 0 (default: the model's default map, chosen\n"
+        "                       by alignment error on the toy corpus: docs/alignments.md)\n"
+        "      --head T         that layer's head T (from 0), or mean (the default):\n"
+        "                       the mean of its heads\n"
         "  -u, --units U        for a model that reads subwords: pieces (default) shows\n"
         "                       the SentencePiece pieces the model reads and writes;\n"
         "                       words groups them into words (a piece starting with\n"
@@ -185,6 +190,8 @@ typedef struct align_args {
     int n_models;
     const char *src, *tgt, *out, *gold, *ref, *line_spec;
     int format, format_given, beam, color, threads, units, width;
+    int layer, head;      /* --layer, --head: NMT_MAP_DEFAULT / NMT_MAP_MEAN when not given */
+    int layer_given, head_given;
 } align_args;
 
 
@@ -250,7 +257,7 @@ static int check_files(const align_args *a)
 
 static int parse_args(int argc, char **argv, align_args *a)
 {
-    enum { OPT_WIDTH = 256 };
+    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -260,6 +267,7 @@ static int parse_args(int argc, char **argv, align_args *a)
         {"help", no_argument, NULL, 'h'},         CLI_OPTION_THREADS,
         {"line", required_argument, NULL, 'l'},   {"ref", required_argument, NULL, 'r'},
         {"width", required_argument, NULL, OPT_WIDTH},
+        {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -269,6 +277,8 @@ static int parse_args(int argc, char **argv, align_args *a)
     a->threads = cli_default_threads();
     a->units = UNITS_DEFAULT;
     a->width = -1;
+    a->layer = NMT_MAP_DEFAULT;
+    a->head = NMT_MAP_MEAN;
     const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
@@ -296,6 +306,16 @@ static int parse_args(int argc, char **argv, align_args *a)
         case OPT_WIDTH:
             if (opt_int("--width", optarg, 0, 100000, &a->width))
                 return 2;
+            break;
+        case OPT_LAYER:
+            if (opt_int("--layer", optarg, 0, 1000, &a->layer))
+                return 2;
+            a->layer_given = 1;
+            break;
+        case OPT_HEAD:
+            if (strcmp(optarg, "mean") && opt_int("--head", optarg, 0, 65536, &a->head))
+                return 2;
+            a->head_given = 1;
             break;
         case 'C':
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
@@ -507,7 +527,7 @@ static const char *mode_name(const align_args *a, char *buf, size_t cap)
 
 /* Aligns every chosen pair with model mi and sends each to the sink. */
 static int align_model(const align_args *a, const inputs *in, int mi, const nmt_model *m,
-                       sink *out, model_result *r)
+                       int map, sink *out, model_result *r)
 {
     int status = -1;
     pair_buf b = {0};
@@ -534,7 +554,7 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
     /* forced decoding takes a step per target token: remade larger for a
      * longer target */
     int st_steps = 2 * max_T + 10;
-    if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps))
+    if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps) || nmt_infer_set_attention_map(st, map))
         goto lib_error;
     if (!a->tgt) {
         nmt_decode_opts opts;
@@ -557,7 +577,8 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
             nmt_infer_free(st);
             st = NULL;
             st_steps = b.n_tgt > 2 * st_steps ? b.n_tgt : 2 * st_steps;
-            if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps))
+            if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps) ||
+                nmt_infer_set_attention_map(st, map))
                 goto lib_error;
         }
         if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
@@ -653,8 +674,9 @@ done:
     return status;
 }
 
-/* Loads model mi and refuses one without attention. */
-static nmt_model *load_model(const char *path)
+/* Loads model mi, refuses one without attention, and chooses its map
+ * (*map): --layer and --head, or the model's default. */
+static nmt_model *load_model(const char *path, const align_args *a, int *map)
 {
     nmt_model *m;
     if (nmt_model_load(&m, path, NULL)) {
@@ -663,6 +685,13 @@ static nmt_model *load_model(const char *path)
     }
     if (nmt_model_attention_maps(m) == 0) {
         cli_error("%s: this model has no attention (attention=none): it has no alignments", path);
+        nmt_model_free(m);
+        return NULL;
+    }
+    *map = a->layer_given || a->head_given ? nmt_model_attention_map_at(m, a->layer, a->head)
+                                           : nmt_model_default_attention_map(m);
+    if (*map < 0) {
+        cli_error("%s: --layer/--head: %s", path, nmt_error_message());
         nmt_model_free(m);
         return NULL;
     }
@@ -743,7 +772,8 @@ static int run(const align_args *a)
     }
 
     for (int mi = 0; mi < a->n_models; mi++) {
-        nmt_model *m = load_model(a->model[mi]);
+        int map;
+        nmt_model *m = load_model(a->model[mi], a, &map);
         if (!m)
             goto done;
         /* the output only once a model loaded: a refused model leaves nothing */
@@ -755,7 +785,7 @@ static int run(const align_args *a)
         nmt_bleu_opts_init(&bo);
         int rc = a->ref && nmt_bleu_create(&res[mi].bleu, &bo);
         if (!rc)
-            rc = align_model(a, &in, mi, m, &out, &res[mi]);
+            rc = align_model(a, &in, mi, m, map, &out, &res[mi]);
         else
             cli_lib_error();
         if (!rc && out.html) {
@@ -763,8 +793,13 @@ static int run(const align_args *a)
             nmt_bleu_score s = {.score = -1};
             if (res[mi].bleu)
                 nmt_bleu_result(res[mi].bleu, &s);
-            char kind[64];
-            nmt_config_describe(&m->cfg, kind, sizeof kind);
+            /* the kind, and which of several maps is shown */
+            char kind[128];
+            int n = nmt_config_describe(&m->cfg, kind, sizeof kind);
+            if (nmt_model_attention_maps(m) > 1 && n > 0 && (size_t)n < sizeof kind - 2) {
+                memcpy(kind + n, ", ", 2);
+                nmt_model_attention_map_name(m, map, kind + n + 2, sizeof kind - (size_t)n - 2);
+            }
             rc = html_set_model(out.html, mi, a->model[mi], kind, mode_name(a, mode, sizeof mode),
                                 a->gold ? nmt_aer_rate(&res[mi].aer) : -1, s.score);
             if (rc)

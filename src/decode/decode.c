@@ -77,6 +77,7 @@ void nmt_decode_opts_default(nmt_decode_opts *o)
     o->max_extra = 10;
     o->n_best = 1;
     o->attention = 0;
+    o->attention_map = -1;
 }
 
 void nmt_decode_opts_standard(nmt_decode_opts *o)
@@ -200,6 +201,8 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     }
     /* a hypothesis takes at most max_len tokens and then </s> */
     int rc = nmt_infer_create(&d->infer, m, max_B, max_src_T, (int)rows, d->max_len + 1);
+    if (!rc && d->keep_att && opts->attention_map >= 0)
+        rc = nmt_infer_set_attention_map(d->infer, opts->attention_map);
     if (rc) {
         nmt_decoder_free(d);
         return rc;

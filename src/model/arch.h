@@ -112,6 +112,9 @@ typedef struct nmt_arch_ops {
     int (*n_maps)(const nmt_config *c);
     int (*map_name)(const nmt_config *c, int map, char *buf, size_t size);
     int (*default_map)(const nmt_config *c);
+    /* nmt_model_attention_map_at, or NULL when the maps have no layers and
+     * heads */
+    int (*map_at)(const nmt_config *c, int layer, int head);
 } nmt_arch_ops;
 
 /* The architectures (each in its folder: model/rnn/rnn.c, ...) */

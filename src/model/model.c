@@ -116,3 +116,12 @@ int nmt_model_default_attention_map(const nmt_model *m)
 {
     return nmt_model_attention_maps(m) > 0 ? m->ops->default_map(&m->cfg) : -1;
 }
+
+int nmt_model_attention_map_at(const nmt_model *m, int layer, int head)
+{
+    if (!m->ops->map_at)
+        return nmt_set_error(NMT_ERR_ARG, "this model has %s: it has no layers and heads to "
+                             "choose from", nmt_model_attention_maps(m) ? "one attention map"
+                                                                          : "no attention");
+    return m->ops->map_at(&m->cfg, layer, head);
+}

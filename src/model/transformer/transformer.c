@@ -343,6 +343,20 @@ static int tf_default_map(const nmt_config *c)
     return (c->transformer.dec_layers - 1) * (h + 1) + h;
 }
 
+static int tf_map_at(const nmt_config *c, int layer, int head)
+{
+    int h = c->transformer.heads, L = c->transformer.dec_layers;
+    if (layer == NMT_MAP_DEFAULT)
+        layer = tf_default_map(c) / (h + 1);
+    if (layer < 0 || layer >= L)
+        return nmt_set_error(NMT_ERR_ARG, "layer %d: the decoder has layers 0 to %d", layer,
+                             L - 1);
+    if (head != NMT_MAP_MEAN && (head < 0 || head >= h))
+        return nmt_set_error(NMT_ERR_ARG, "head %d: the attention has heads 0 to %d, or mean",
+                             head, h - 1);
+    return layer * (h + 1) + (head == NMT_MAP_MEAN ? h : head);
+}
+
 const nmt_arch_ops nmt_transformer_ops = {
     .arch = NMT_ARCH_TRANSFORMER,
     .name = "transformer",
@@ -372,4 +386,5 @@ const nmt_arch_ops nmt_transformer_ops = {
     .n_maps = tf_n_maps,
     .map_name = tf_map_name,
     .default_map = tf_default_map,
+    .map_at = tf_map_at,
 };
