@@ -384,6 +384,11 @@ static int search(nmt_decoder *d, int B, int T)
     for (int pos = 0; R > 0; pos++) {
         d->logits = nmt_infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
                                       &d->lse);
+        /* NaN scores would otherwise be ranked (a word repeated to the
+         * length limit, or an empty line) and the search succeed */
+        int rc = nmt_infer_check_finite(d->lse, R);
+        if (rc)
+            return rc;
         int next = 0, identity = 1;
         for (int r = 0; r < R;) {
             int b = d->row_sent[r], n = d->n_open[b];
@@ -400,11 +405,8 @@ static int search(nmt_decoder *d, int B, int T)
         }
         if (next == 0)
             break;
-        if (next != R || !identity) {
-            int rc = nmt_infer_select(d->infer, d->from, next);
-            if (rc)
-                return rc;
-        }
+        if ((next != R || !identity) && (rc = nmt_infer_select(d->infer, d->from, next)))
+            return rc;
         int *tmp = d->row_sent;
         d->row_sent = d->row_sent_next;
         d->row_sent_next = tmp;

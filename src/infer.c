@@ -2,6 +2,7 @@
  * rows (hypotheses) one token at a time, each row attending its own source.
  * It calls the same encoder, decoder step and output layers as training, so
  * teacher-forced decoding reproduces the training forward's numbers. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,17 @@ const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int3
     tmp = st->c; st->c = st->c_next; st->c_next = tmp;
     *lse = st->lse;
     return st->logits;
+}
+
+int nmt_infer_check_finite(const float *lse, int R)
+{
+    for (int r = 0; r < R; r++)
+        if (!isfinite(lse[r]))
+            return nmt_set_error(NMT_ERR_NUMERIC,
+                                 "the model's log-probabilities are not finite (%s): its weights "
+                                 "are not numbers, or so large that its forward pass overflows",
+                                 isnan(lse[r]) ? "NaN" : "Inf");
+    return NMT_OK;
 }
 
 void nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float *logprobs,

@@ -191,4 +191,10 @@ void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const 
 const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
                                float *att, const float **lse);
 
+/* NMT_OK when the log-sum-exps lse[0..R) of a step are all finite, else
+ * NMT_ERR_NUMERIC with a message: a row's is NaN or Inf when one of its
+ * logits is NaN or +Inf (or all are -Inf), that is when the model's weights
+ * are not numbers or so large that the pass overflowed. */
+int nmt_infer_check_finite(const float *lse, int R);
+
 #endif
