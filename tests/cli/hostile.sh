@@ -208,6 +208,17 @@ refused "translate --beam five" "--beam: 'five' is not" "${TRANSLATE[@]}" --beam
 refused "translate --n-best above the beam" "--n-best" "${TRANSLATE[@]}" --beam 2 --n-best 3
 refused "translate --alpha -1" "--alpha: '?-1'? is out of range" "${TRANSLATE[@]}" --alpha -1
 refused "translate --max-ratio inf" "--max-ratio: 'inf'" "${TRANSLATE[@]}" --max-ratio inf
+# numbers that strtod takes but that are not what was written: one too near
+# 0 for its type (it would be 0, or lose its digits) and one beyond a double
+refused "translate --alpha 1e-400" "--alpha: 1e-400 is too small: write 0, or a number of at least" \
+    "${TRANSLATE[@]}" --alpha 1e-400
+refused "translate --alpha 1e-40 (below a float's least normal)" "--alpha: 1e-40 is too small" \
+    "${TRANSLATE[@]}" --alpha 1e-40
+refused "translate --max-ratio 1e400" "--max-ratio: 1e400 is out of range \\(0 to 1000\\)" \
+    "${TRANSLATE[@]}" --max-ratio 1e400
+refused "train --lr 1e-320" "--lr: 1e-320 is too small" "${TRAIN[@]}" --lr 1e-320
+refused "train --dropout 1e-300" "--dropout: 1e-300 is too small" "${TRAIN[@]}" --dropout 1e-300
+expect_ok "translate --alpha 0e-400 (a zero)" "${TRANSLATE[@]}" --alpha 0e-400
 refused "translate --batch-size 0" "--batch-size: '?0'? is out of range" "${TRANSLATE[@]}" --batch-size 0
 refused "translate: absurd beam x batch" "too many hypotheses" "${TRANSLATE[@]}" --beam 1000 --batch-size 4096
 refused "translate without a model" "--model is required" "$NMT" translate -q -i "$TMP/de" -o "$TMP/out.txt"
