@@ -356,10 +356,11 @@ int out_of_memory(const char *what)
 }
 
 // The error of the exception being handled, called from a catch (...) at
-// the C boundary: std::bad_alloc is NMT_ERR_NOMEM, any other exception
-// `code` with what() it says (or that it said nothing). `name`, where the
-// model came from, heads the message when given; `doing` says what failed
-// ("encoding subwords"). Nothing here allocates.
+// the C boundary: std::bad_alloc is NMT_ERR_NOMEM, another std::exception
+// is `code` with its what(), anything else `code` with a message saying it
+// was no std::exception. `name`, where the model came from, heads the
+// message when given; `doing` says what failed ("encoding a line"). Nothing
+// here allocates.
 int caught(int code, const char *name, const char *doing)
 {
     const char *sep = name ? ": " : "";

@@ -114,7 +114,10 @@ int opt_double(const char *name, const char *val, double min, double max, double
         cli_error("%s: %s is out of range (%g to %g)", name, val, min, max);
         return -1;
     }
-    return refuse_tiny(name, val, v, underflow, DBL_MIN) ? -1 : (*out = v, 0);
+    if (refuse_tiny(name, val, v, underflow, DBL_MIN))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int opt_float(const char *name, const char *val, double min, double max, float *out)
