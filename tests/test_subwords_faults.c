@@ -54,7 +54,7 @@ typedef int (*attempt_fn)(void *ctx);
 /* Runs `attempt` with allocation 0, 1, 2, ... failing as `kind`, until a run
  * makes no allocation fail (and must succeed). Each failed run must return
  * an error whose message says what was thrown (and holds `name` when given).
- * Returns the number of allocations a run makes. */
+ * Returns the number of allocations of a run that could be made to fail. */
 static long sweep(attempt_fn attempt, void *ctx, int kind, const char *name)
 {
     for (long n = 0;; n++) {
