@@ -368,6 +368,26 @@ START_TEST(forced_attention_rows_are_causal_distributions)
 }
 END_TEST
 
+/* A model whose output layer overflows (3e38 in every weight of out.W) is
+ * refused, though its attention, which does not depend on out.W, is fine. */
+START_TEST(forced_alignment_refuses_outputs_that_are_not_finite)
+{
+    nmt_model *m = tiny_model(NMT_ATT_BAHDANAU);
+    const nmt_tensor_info *w = nmt_model_tensor(m, "out.W");
+    for (size_t k = 0; k < w->size; k++)
+        m->params[w->offset + k] = 3e38f;
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, 1, 10, 1, 256), NMT_OK);
+    const int32_t src[] = {4, 5, NMT_EOS}, tgt[] = {5, 6, NMT_EOS};
+    float att[3 * 3];
+    ck_assert_int_eq(nmt_align_forced(m, st, src, 3, tgt, 3, att), NMT_ERR_NUMERIC);
+    ck_assert_msg(strstr(nmt_error_message(), "log-probabilities are not finite"), "%s",
+                  nmt_error_message());
+    nmt_infer_free(st);
+    nmt_model_free(m);
+}
+END_TEST
+
 /* ---- data formats --------------------------------------------------------- */
 
 START_TEST(tsv_is_a_rectangle_of_distributions)
@@ -803,6 +823,7 @@ Suite *nmt_test_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("forced");
     tcase_add_test(tc, forced_attention_rows_are_causal_distributions);
+    tcase_add_test(tc, forced_alignment_refuses_outputs_that_are_not_finite);
     suite_add_tcase(s, tc);
     tc = tcase_create("formats");
     tcase_add_test(tc, hard_links_take_the_argmax);

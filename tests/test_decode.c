@@ -2,9 +2,11 @@
  * step-by-step argmax over the inference API gives it alone. Beam search: a
  * batch gives what each sentence gives alone; a beam wide enough to hold every
  * hypothesis finds the n best of an exhaustive enumeration under each length
- * normalisation; attention rows replay; the ends (limit, empty). */
+ * normalisation; attention rows replay; the ends (limit, empty); outputs
+ * that are not finite are refused. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nmt/decode.h"
@@ -633,6 +635,41 @@ START_TEST(beam_ends)
 }
 END_TEST
 
+/* Weights that are NaN, or finite but so large that the output layer
+ * overflows (3e38 times a tanh, summed), give log-probabilities of NaN:
+ * nmt_decode refuses rather than rank them (a word over and over, or
+ * empty translations). Greedy and beam; the same decoder works again once
+ * the weights are good. */
+START_TEST(outputs_that_are_not_finite_refused)
+{
+    nmt_model *m = random_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, 1);
+    const nmt_tensor_info *w = nmt_model_tensor(m, "out.W"), *v = nmt_model_tensor(m, "att.v");
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    o.beam = _i ? 4 : 1;
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    float *keep = malloc(w->size * sizeof *keep);
+    memcpy(keep, m->params + w->offset, w->size * sizeof *keep);
+    for (size_t k = 0; k < w->size; k++)
+        m->params[w->offset + k] = 3e38f;
+    nmt_clear_error();
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_ERR_NUMERIC);
+    ck_assert_msg(strstr(nmt_error_message(), "log-probabilities are not finite"), "%s",
+                  nmt_error_message());
+    memcpy(m->params + w->offset, keep, w->size * sizeof *keep);
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    m->params[v->offset] = NAN;
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_ERR_NUMERIC);
+    free(keep);
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -645,6 +682,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, beam_finds_exhaustive_best, 0, 4);
     tcase_add_loop_test(tc, beam_attention_replays, 0, 2);
     tcase_add_test(tc, beam_ends);
+    tcase_add_loop_test(tc, outputs_that_are_not_finite_refused, 0, 2);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -10,13 +10,13 @@
 
 static char tmpdir[64];
 
-static void make_tmpdir(void)
+static inline void make_tmpdir(void)
 {
     strcpy(tmpdir, "/tmp/nmt-test-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static void remove_tmpdir(void)
+static inline void remove_tmpdir(void)
 {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -24,7 +24,7 @@ static void remove_tmpdir(void)
 }
 
 /* A path in the temp dir; static storage, one at a time per slot. */
-static const char *tmp_path(const char *name)
+static inline const char *tmp_path(const char *name)
 {
     static char paths[4][256];
     static int next;
@@ -33,7 +33,7 @@ static const char *tmp_path(const char *name)
     return p;
 }
 
-static const char *write_file(const char *name, const void *data, size_t n)
+static inline const char *write_file(const char *name, const void *data, size_t n)
 {
     const char *p = tmp_path(name);
     FILE *f = fopen(p, "wb");

@@ -73,7 +73,9 @@ int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
  * beam translation: `nmt translate --alignments` needs only this and
  * nmt_align_write_json. st must hold one source of n_src positions, one row
  * and n_tgt steps (nmt_infer_create(&st, m, 1, max_len, 1, max_steps)).
- * NMT_ERR_ARG for a model without attention. */
+ * NMT_ERR_ARG for a model without attention; NMT_ERR_NUMERIC when a step's
+ * log-probabilities are not finite (weights that are NaN, or so large that
+ * the pass overflows). */
 int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
                      const int32_t *tgt, int n_tgt, float *att);
 

@@ -93,7 +93,9 @@ int nmt_decode_length_limit(const nmt_decode_opts *o, int src_len);
 
 /* Translates B sources: time-major ids src[T, B] (element (t, b) at
  * [t * B + b]), each ending in </s>, lengths src_len[B] including it, as in
- * nmt_batch. Results stay valid until the next call. */
+ * nmt_batch. Results stay valid until the next call. NMT_ERR_NUMERIC when a
+ * step's log-probabilities are not finite: the model's weights are NaN, or
+ * so large that the pass overflows (nothing is searched on NaN scores). */
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T);
 /* How many hypotheses source b of the last call has: n_best, or fewer when
  * the target vocabulary is too small to give that many. */

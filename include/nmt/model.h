@@ -264,6 +264,11 @@ int nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float
  * and copying [R, Vt] log-probabilities every step. NULL past max_steps. */
 const float *nmt_infer_step_logits(const nmt_model *m, nmt_infer *st, const int32_t *prev,
                                    float *att, const float **lse);
+/* NMT_OK when the log-sum-exps lse[0..R) of a step are all finite, else
+ * NMT_ERR_NUMERIC with a message: a row's is NaN or Inf when one of its
+ * logits is NaN or +Inf (or all are -Inf), that is when the model's weights
+ * are not numbers or so large that the pass overflowed. */
+int nmt_infer_check_finite(const float *lse, int R);
 int nmt_infer_rows(const nmt_infer *st);
 /* The source sentence of each row, [R]. */
 const int *nmt_infer_row_src(const nmt_infer *st);

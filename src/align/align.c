@@ -42,16 +42,17 @@ int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int 
     int rc = nmt_infer_encode(m, st, src, &n_src, 1, n_src);
     if (rc)
         return rc;
-    /* The step writes log-probabilities too; they are not needed here. */
-    float *logprobs = malloc((size_t)m->cfg.tgt_vocab * sizeof *logprobs);
-    if (!logprobs)
-        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    /* The log-probabilities are not needed, but a model whose outputs are
+     * not finite is broken even where its attention is not (3e38 in out.W):
+     * refused, as the decoder refuses it. */
     int32_t prev = NMT_BOS;
     for (int i = 0; i < n_tgt && !rc; i++) {
-        rc = nmt_infer_step(m, st, &prev, logprobs, att + (size_t)i * n_src);
+        const float *lse;
+        rc = nmt_infer_step_logits(m, st, &prev, att + (size_t)i * n_src, &lse)
+                 ? nmt_infer_check_finite(lse, 1)
+                 : NMT_ERR_ARG;
         prev = tgt[i];
     }
-    free(logprobs);
     return rc;
 }
 

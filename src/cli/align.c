@@ -496,8 +496,9 @@ static int make_target(const align_args *a, const inputs *in, size_t line, const
         count_unknown(b->tgt_ids, b->n_tgt, &r->unk[1], &r->units[1]);
         return 0;
     }
-    if (nmt_decode(dec, b->src_ids, &b->n_src, 1, b->n_src))
-        return -1;
+    int rc = nmt_decode(dec, b->src_ids, &b->n_src, 1, b->n_src);
+    if (rc)
+        return rc;
     const nmt_hypothesis *h = nmt_decoder_result(dec, 0, 0);
     if (side_resize(&b->tgt, &b->tgt_ids, h->len + 1))
         return -1;
@@ -571,9 +572,8 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
         count_unknown(b.src_ids, b.n_src, &r->unk[0], &r->units[0]);
         free(hyp);
         hyp = NULL;
-        if (make_target(a, in, line, m, dec, &b, r, a->ref || out->html ? &hyp : NULL))
-            goto lib_error;
-        if (b.n_tgt > st_steps) {
+        int failed = make_target(a, in, line, m, dec, &b, r, a->ref || out->html ? &hyp : NULL);
+        if (!failed && b.n_tgt > st_steps) {
             nmt_infer_free(st);
             st = NULL;
             st_steps = b.n_tgt > 2 * st_steps ? b.n_tgt : 2 * st_steps;
@@ -581,9 +581,14 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                 nmt_infer_set_attention_map(st, map))
                 goto lib_error;
         }
-        if (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
-            resize(&b.hard, (size_t)b.n_tgt, sizeof *b.hard) ||
-            nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att))
+        if (!failed && (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
+                        resize(&b.hard, (size_t)b.n_tgt, sizeof *b.hard)))
+            failed = -1;
+        if (!failed)
+            failed = nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att);
+        if (failed == NMT_ERR_NUMERIC) /* the model is broken, not the line */
+            goto model_error;
+        if (failed)
             goto lib_error;
         nmt_alignment al = {b.n_src, b.n_tgt, b.src, b.tgt, b.att};
         nmt_word_alignment_free(&words);
@@ -662,6 +667,9 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
     goto done;
 nomem:
     cli_error("out of memory");
+    goto done;
+model_error:
+    cli_error("%s: %s", a->model[mi], nmt_error_message());
     goto done;
 lib_error:
     cli_lib_error();

@@ -3,6 +3,7 @@
 #include "opts.h"
 
 #include <errno.h>
+#include <float.h>
 #include <sched.h>
 #include <unistd.h>
 #include <math.h>
@@ -80,6 +81,19 @@ int opt_u64(const char *name, const char *val, uint64_t *out)
     return 0;
 }
 
+/* A number the user wrote other than 0 that is nearer to 0 than `least`,
+ * the smallest normal number of the type that holds it, is refused (1e-400
+ * would be taken as 0, 1e-310 with fewer digits than it was written with);
+ * `underflow`: strtod said so. */
+static int refuse_tiny(const char *name, const char *val, double v, int underflow, double least)
+{
+    if ((underflow || v != 0) && fabs(v) < least) {
+        cli_error("%s: %s is too small: write 0, or a number of at least %g", name, val, least);
+        return -1;
+    }
+    return 0;
+}
+
 int opt_double(const char *name, const char *val, double min, double max, double *out)
 {
     char *end;
@@ -89,14 +103,19 @@ int opt_double(const char *name, const char *val, double min, double max, double
         return -1;
     }
     double v = strtod(val, &end);
-    if (*end || !isfinite(v)) {
+    /* strtod says ERANGE when the number is beyond a double (v is then
+     * +-HUGE_VAL) or so near 0 that it came out 0 or denormal */
+    int overflow = errno == ERANGE && isinf(v), underflow = errno == ERANGE && !isinf(v);
+    if (*end || (!isfinite(v) && !overflow)) {
         cli_error("%s: '%s' is not a finite number", name, val);
         return -1;
     }
-    if (v < min || v > max) {
+    if (overflow || v < min || v > max) {
         cli_error("%s: %s is out of range (%g to %g)", name, val, min, max);
         return -1;
     }
+    if (refuse_tiny(name, val, v, underflow, DBL_MIN))
+        return -1;
     *out = v;
     return 0;
 }
@@ -105,6 +124,9 @@ int opt_float(const char *name, const char *val, double min, double max, float *
 {
     double v;
     if (opt_double(name, val, min, max, &v))
+        return -1;
+    /* as a float, a number below FLT_MIN loses its digits or becomes 0 */
+    if (refuse_tiny(name, val, v, 0, FLT_MIN))
         return -1;
     *out = (float)v;
     return 0;
@@ -126,9 +148,12 @@ int opt_duration(const char *name, const char *val, double max, double *out)
             ok = 0;
             break;
         }
+        /* every digit is read, however many: a number too large for a
+         * duration is too long, not something else (it stops growing past
+         * any limit, so that it never overflows) */
         double v = 0;
-        while (*p >= '0' && *p <= '9' && v < 1e15)
-            v = v * 10 + (*p++ - '0');
+        for (; *p >= '0' && *p <= '9'; p++)
+            v = v < 1e18 ? v * 10 + (*p - '0') : v;
         const char *u = *p ? strchr(units + next_unit, *p) : NULL;
         if (!u) {
             ok = 0;

@@ -160,6 +160,22 @@ static int score_corpus(scores *out, const nmt_model *m, const nmt_corpus *c, in
     return rc;
 }
 
+/* Every sentence's log-probability is finite, or the model is refused
+ * before anything is printed: NaN or Inf comes from weights that are not
+ * numbers or so large that the pass overflows, and a loss of NaN is no
+ * score. The first such sentence is named by its line. */
+static int check_finite(const scores *s, const nmt_corpus *c, const char *model, const char *src)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!isfinite(s->nll[i])) {
+            cli_error("%s: the log-probability of line %zu of %s is not finite (%s): the "
+                      "model's weights are not numbers, or so large that its forward pass "
+                      "overflows", model, c->line[i], src, isnan(s->nll[i]) ? "NaN" : "Inf");
+            return -1;
+        }
+    return 0;
+}
+
 /* A corpus the model does not know scores a perplexity of <unk>s, which
  * means nothing: say so. */
 static void warn_unknown(const nmt_corpus *c, const nmt_model *m, const char *src,
@@ -197,6 +213,8 @@ int cmd_score(int argc, char **argv)
     } else if (score_corpus(&s, m, &corpus, a.batch_size)) {
         cli_lib_error();
         status = 1;
+    } else if (check_finite(&s, &corpus, a.model, a.src)) {
+        status = 1;
     } else {
         double loss = s.total / (double)s.n_tokens;
         FILE *summary = a.per_sentence ? stderr : stdout;
@@ -207,12 +225,7 @@ int cmd_score(int argc, char **argv)
         fprintf(summary, "tokens      %zu\n", s.n_tokens);
         fprintf(summary, "loss        %.6f\n", loss);
         fprintf(summary, "perplexity  %.4f\n", exp(loss));
-        if (!isfinite(loss)) {
-            cli_error("the loss is not finite: the model's weights are broken");
-            status = 1;
-        } else {
-            warn_unknown(&corpus, m, a.src, a.tgt);
-        }
+        warn_unknown(&corpus, m, a.src, a.tgt);
     }
     free(s.nll);
     free(s.tokens);

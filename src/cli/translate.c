@@ -263,7 +263,9 @@ int cmd_translate(int argc, char **argv)
         t_translating += now_seconds() - t0;
         if (failed) {
             free_window(lines, res, n);
-            cli_error("%s: %s", nmt_reader_path(in), nmt_error_message());
+            /* a model whose outputs are not finite is to blame, not the input */
+            cli_error("%s: %s", failed == NMT_ERR_NUMERIC ? a.model : nmt_reader_path(in),
+                      nmt_error_message());
             goto done;
         }
         /* said as soon as it shows, not after hours of translating <unk>s */

@@ -2,8 +2,11 @@
 // only C++ in nmt. Nothing here segments text on its own; every encoding,
 // decoding and the learning itself are SentencePiece's.
 //
-// No exception leaves this file (each entry point catches them all), and
-// nothing prints: SentencePiece's own log is turned down to fatal errors.
+// No exception leaves this file: each entry point that can throw catches
+// everything (caught() turns it into an NMT_ERR_* code and a message), and
+// what it allocates is owned by RAII until it is handed to C, so that an
+// exception thrown anywhere leaks nothing and closes nothing twice. Nothing
+// prints: SentencePiece's own log is turned down to fatal errors.
 //
 // SentencePiece trusts the model it loads in one place: the normalization
 // table (a double-array trie and the strings it points into) is walked with
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <new>
 #include <sstream>
 #include <string>
@@ -292,20 +296,20 @@ int load(nmt_subwords **out, std::string &&bytes, const char *name)
         return nmt_set_error(NMT_ERR_FORMAT, "%s: the SentencePiece model marks spaces at the end "
                              "of words (treat_whitespace_as_suffix); nmt needs them at the start",
                              name);
-    auto sw = new nmt_subwords;
+    // owned here until every check has passed: SentencePiece's loading and
+    // the checks allocate, and may throw
+    std::unique_ptr<nmt_subwords> sw(new nmt_subwords);
     sw->bytes = std::move(bytes);
     sw->type = type_name(mf.model_type);
     sw->normalization = mf.normalizer_name;
     sw->byte_fallback = mf.byte_fallback;
     spm::util::Status st = sw->sp.LoadFromSerializedProto(sw->bytes);
-    int rc = st.ok() ? check_specials(sw, name)
+    int rc = st.ok() ? check_specials(sw.get(), name)
                      : nmt_set_error(NMT_ERR_FORMAT, "%s: SentencePiece cannot load the model: %s",
                                      name, reason(st, "it does not parse").c_str());
-    if (rc) {
-        delete sw;
+    if (rc)
         return rc;
-    }
-    *out = sw;
+    *out = sw.release();
     return NMT_OK;
 }
 
@@ -351,6 +355,34 @@ int out_of_memory(const char *what)
     return nmt_set_error(NMT_ERR_NOMEM, "out of memory %s", what);
 }
 
+// The error of the exception being handled, called from a catch (...) at
+// the C boundary: std::bad_alloc is NMT_ERR_NOMEM, another std::exception
+// is `code` with its what(), anything else `code` with a message saying it
+// was no std::exception. `name`, where the model came from, heads the
+// message when given; `doing` says what failed ("encoding a line"). Nothing
+// here allocates.
+int caught(int code, const char *name, const char *doing)
+{
+    const char *sep = name ? ": " : "";
+    name = name ? name : "";
+    try {
+        throw;
+    } catch (const std::bad_alloc &) {
+        return nmt_set_error(NMT_ERR_NOMEM, "%s%sout of memory %s", name, sep, doing);
+    } catch (const std::exception &e) {
+        return nmt_set_error(code, "%s%sSentencePiece failed %s: %s", name, sep, doing, e.what());
+    } catch (...) {
+        return nmt_set_error(code, "%s%sSentencePiece failed %s (an exception that is not a "
+                             "std::exception)", name, sep, doing);
+    }
+}
+
+// Closes a FILE when its owner goes, however it goes.
+struct file_closer {
+    void operator()(FILE *f) const { fclose(f); }
+};
+using file_ptr = std::unique_ptr<FILE, file_closer>;
+
 } // namespace
 
 extern "C" {
@@ -389,10 +421,8 @@ int nmt_subwords_learn(nmt_subwords **out, int n_pieces, nmt_line_source next, v
             return nmt_set_error(NMT_ERR_ARG, "SentencePiece cannot learn %d pieces: %s", n_pieces,
                                  reason(st, "it failed").c_str());
         return load(out, std::move(model), "the learned subword model");
-    } catch (const std::bad_alloc &) {
-        return out_of_memory("learning subwords");
-    } catch (const std::exception &e) {
-        return nmt_set_error(NMT_ERR_ARG, "SentencePiece failed: %s", e.what());
+    } catch (...) {
+        return caught(NMT_ERR_ARG, NULL, "learning subwords");
     }
 }
 
@@ -401,41 +431,37 @@ int nmt_subwords_load(nmt_subwords **out, const void *bytes, size_t n, const cha
     *out = NULL;
     try {
         return load(out, std::string((const char *)bytes, n), name);
-    } catch (const std::bad_alloc &) {
-        return out_of_memory("loading a subword model");
-    } catch (const std::exception &e) {
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: SentencePiece failed: %s", name, e.what());
+    } catch (...) {
+        return caught(NMT_ERR_FORMAT, name, "loading a subword model");
     }
 }
 
 int nmt_subwords_load_file(nmt_subwords **out, const char *path)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nmt_set_error(NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return nmt_set_error(NMT_ERR_IO, "%s: is a directory, not a SentencePiece model", path);
-    }
     try {
+        file_ptr f(fopen(path, "rb"));
+        if (!f)
+            return nmt_set_error(NMT_ERR_IO, "%s: %s", path, strerror(errno));
+        struct stat st;
+        if (fstat(fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))
+            return nmt_set_error(NMT_ERR_IO, "%s: is a directory, not a SentencePiece model",
+                                 path);
         std::string bytes;
         char buf[1 << 16];
         size_t got;
         // A SentencePiece model is a few MB at most; 1 GB is not one.
-        while ((got = fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() < (1u << 30))
+        while ((got = fread(buf, 1, sizeof buf, f.get())) > 0 && bytes.size() < (1u << 30))
             bytes.append(buf, got);
-        int bad = ferror(f);
-        fclose(f);
+        int bad = ferror(f.get());
+        f.reset();
         if (bad)
             return nmt_set_error(NMT_ERR_IO, "%s: read error", path);
         if (bytes.size() >= (1u << 30))
             return nmt_set_error(NMT_ERR_FORMAT, "%s: too large for a SentencePiece model", path);
         return load(out, std::move(bytes), path);
-    } catch (const std::bad_alloc &) {
-        fclose(f);
-        return out_of_memory("loading a subword model");
+    } catch (...) {
+        return caught(NMT_ERR_FORMAT, path, "loading a subword model");
     }
 }
 
@@ -508,8 +534,8 @@ int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len
             out->id[k] = ids[k];
         out->n = ids.size();
         return NMT_OK;
-    } catch (const std::bad_alloc &) {
-        return out_of_memory("encoding subwords");
+    } catch (...) {
+        return caught(NMT_ERR_FORMAT, NULL, "encoding a line");
     }
 }
 
@@ -527,8 +553,8 @@ int nmt_subwords_encode(const nmt_subwords *sw, const char *text, size_t len, nm
                 return rc;
         }
         return NMT_OK;
-    } catch (const std::bad_alloc &) {
-        return out_of_memory("encoding subwords");
+    } catch (...) {
+        return caught(NMT_ERR_FORMAT, NULL, "encoding a line");
     }
 }
 
@@ -549,8 +575,8 @@ char *nmt_subwords_decode(const nmt_subwords *sw, const char *const *pieces, siz
         }
         memcpy(s, text.c_str(), text.size() + 1);
         return s;
-    } catch (const std::bad_alloc &) {
-        out_of_memory("decoding subwords");
+    } catch (...) {
+        caught(NMT_ERR_FORMAT, NULL, "decoding pieces");
         return NULL;
     }
 }
@@ -572,11 +598,11 @@ int nmt_subwords_run_seeded(uint32_t seed, int (*fn)(void *ctx), void *ctx)
             try {
                 if (rc)
                     message = nmt_error_message();
-            } catch (const std::bad_alloc &) {
+            } catch (...) { // the code goes back without its message
             }
         });
         t.join();
-    } catch (const std::exception &) {
+    } catch (...) {
         return nmt_set_error(NMT_ERR_NOMEM, "cannot start a thread for subword sampling");
     }
     // the message was set on the other thread: errors are kept per thread

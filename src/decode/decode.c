@@ -390,6 +390,11 @@ static int search(nmt_decoder *d, int B, int T)
                                           &d->lse);
         if (!d->logits) /* past the steps the decoder was made for: cannot be */
             return NMT_ERR_ARG;
+        /* NaN scores would otherwise be ranked (a word repeated to the
+         * length limit, or an empty line) and the search succeed */
+        int rc = nmt_infer_check_finite(d->lse, R);
+        if (rc)
+            return rc;
         int next = 0, identity = 1;
         for (int r = 0; r < R;) {
             int b = d->row_sent[r], n = d->n_open[b];
@@ -406,11 +411,8 @@ static int search(nmt_decoder *d, int B, int T)
         }
         if (next == 0)
             break;
-        if (next != R || !identity) {
-            int rc = nmt_infer_select(d->infer, d->from, next);
-            if (rc)
-                return rc;
-        }
+        if ((next != R || !identity) && (rc = nmt_infer_select(d->infer, d->from, next)))
+            return rc;
         int *tmp = d->row_sent;
         d->row_sent = d->row_sent_next;
         d->row_sent_next = tmp;

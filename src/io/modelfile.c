@@ -1,7 +1,7 @@
 /* Model files: the model's tensors and settings in a safetensors container
  * (safetensors.c), with the metadata of docs/DESIGN.md. Loading checks every
- * setting and shape against the file before it creates the model, so a
- * hostile file can make us allocate no more than its own size. */
+ * setting, shape and number against the file before it creates the model,
+ * so a hostile file can make us allocate no more than its own size. */
 #include "nmt/modelfile.h"
 
 #include <limits.h>
@@ -390,6 +390,38 @@ static int check_dtypes(const nmt_file *f, const char *path)
     return NMT_OK;
 }
 
+/* Every number of every F32 tensor held is finite: a NaN or an Inf in a
+ * weight makes every output it reaches NaN (a translation of one word over
+ * and over, with exit 0), and one in an optimizer moment poisons the
+ * training it resumes. Infinities and NaNs are the values whose exponent
+ * bits are all ones. The tensors not held (a checkpoint's moments when only
+ * the model is wanted) are never used, so not looked at. */
+static int check_finite(const nmt_file *f, const char *path)
+{
+    for (int k = 0; k < f->st.n_tensors; k++) {
+        const st_tensor *t = &f->st.tensors[k];
+        if (!t->held || t->dtype != ST_F32)
+            continue;
+        const unsigned char *p = f->st.data + t->begin;
+        size_t n = (t->end - t->begin) / 4;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits;
+            memcpy(&bits, p + 4 * i, 4);
+            if ((bits & 0x7f800000u) != 0x7f800000u)
+                continue;
+            const char *what = bits & 0x007fffffu ? "NaN" : bits >> 31 ? "-Inf" : "+Inf";
+            char where[64] = "";
+            if (t->ndim == 2 && t->shape[1] > 0)
+                snprintf(where, sizeof where, " (row %zu, column %zu)", i / (size_t)t->shape[1],
+                         i % (size_t)t->shape[1]);
+            return nmt_set_error(NMT_ERR_NUMERIC,
+                                 "%s: tensor '%s' holds %s at index %zu%s: every number in a "
+                                 "model file must be finite", path, t->name, what, i, where);
+        }
+    }
+    return NMT_OK;
+}
+
 /* The subword model of the "subwords" tensor (NULL when there is none),
  * whose pieces must be both vocabularies, in id order. */
 static int load_subwords(nmt_subwords **out, const nmt_file *f, const char *const *src_tok,
@@ -482,6 +514,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
     if (!(rc = split_vocab(f, "src_vocab", &src_copy, &src_tok, &cfg.src_vocab, path)) &&
         !(rc = split_vocab(f, "tgt_vocab", &tgt_copy, &tgt_tok, &cfg.tgt_vocab, path)) &&
         !(rc = check_tensors(f, &cfg, path)) &&
+        !(rc = check_finite(f, path)) &&
         !(rc = load_subwords(&sw, f, src_tok, tgt_tok, &cfg, path)) &&
         !(rc = make_vocab(&sv, src_tok, cfg.src_vocab, "src_vocab", path)) &&
         !(rc = make_vocab(&tv, tgt_tok, cfg.tgt_vocab, "tgt_vocab", path))) {

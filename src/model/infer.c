@@ -2,6 +2,7 @@
  * checks the calls, keeps which source each decoder row reads, and turns
  * the architecture's logits into log-probabilities; the architecture
  * encodes and steps. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,17 @@ int nmt_infer_step(const nmt_model *m, nmt_infer *st, const int32_t *prev, float
     for (int r = 0; r < st->R; r++)
         for (size_t v = 0; v < Vt; v++)
             logprobs[r * Vt + v] = logits[r * Vt + v] - lse[r];
+    return NMT_OK;
+}
+
+int nmt_infer_check_finite(const float *lse, int R)
+{
+    for (int r = 0; r < R; r++)
+        if (!isfinite(lse[r]))
+            return nmt_set_error(NMT_ERR_NUMERIC,
+                                 "the model's log-probabilities are not finite (%s): its weights "
+                                 "are not numbers, or so large that its forward pass overflows",
+                                 isnan(lse[r]) ? "NaN" : "Inf");
     return NMT_OK;
 }
 

@@ -71,6 +71,11 @@ static inline float fast_exp(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
+    /* A NaN x (weights so large that a product overflowed) makes p NaN, and
+     * the result must stay NaN for the passes to notice it; the power of two
+     * is built from n = 0 then, as converting NaN to an integer is undefined
+     * (a select: the same bits for every other x, still vectorized) */
+    n = n == n ? n : 0.0f;
     union { float f; int32_t i; } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
     return p * scale.f;
 }

@@ -40,7 +40,6 @@ static void corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
     }
 }
 
-
 typedef struct valid_tools {
     nmt_workspace *ws;
     nmt_batch *batch;
@@ -398,6 +397,15 @@ static int new_best(nmt_trainer *t, const nmt_train_callbacks *cb, int average_o
     return rc;
 }
 
+/* `what` says which number went bad at `step`: "the loss is NaN". */
+static int diverged(const nmt_trainer *t, int64_t step, const char *what)
+{
+    return nmt_set_error(NMT_ERR_NUMERIC, "%s at step %lld (epoch %d): training diverged. The "
+                         "last good checkpoint (step %lld) is kept in %s. Try a lower --lr (it "
+                         "is %g) or gradient clipping (e.g. --clip 5)", what, (long long)step,
+                         t->st.epoch, (long long)t->last_saved_step, t->dir, t->st.lr);
+}
+
 /* A validation and what follows from it: best model, snapshot, lr decay,
  * early stop. Sets *stop_run when early stopping ends the run.
  *
@@ -430,6 +438,8 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int sche
         st->valid_bleu = got[2];
     }
     t->t_validating += nmt_now() - t0;
+    if (rc == NMT_ERR_NUMERIC) /* finite weights so large that the outputs overflow */
+        return diverged(t, st->step, "the validation's log-probabilities are not finite");
     if (rc)
         return rc;
     st->has_valid = 1;
@@ -474,17 +484,6 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int sche
         emit(cb, NMT_TRAIN_EARLY_STOP, st);
     }
     return NMT_OK;
-}
-
-/* `what` says which number went bad: "the loss is NaN". */
-static int diverged(const nmt_trainer *t, const char *what)
-{
-    return nmt_set_error(NMT_ERR_NUMERIC,
-                         "%s at step %lld (epoch %d): training diverged. "
-                         "The last good checkpoint (step %lld) is kept in %s. Try a lower "
-                         "--lr (it is %g) or gradient clipping (e.g. --clip 5)",
-                         what, (long long)t->st.step + 1, t->st.epoch,
-                         (long long)t->last_saved_step, t->dir, t->st.lr);
 }
 
 /* This process's share of a batch's pairs[n] in a run of t->size: a run of
@@ -590,18 +589,18 @@ static int train_step(nmt_trainer *t)
     char what[96];
     if (!isfinite(loss)) {
         snprintf(what, sizeof what, "the loss is %s", isnan(loss) ? "NaN" : "infinite");
-        return diverged(t, what);
+        return diverged(t, t->st.step + 1, what);
     }
     /* a log-softmax keeps the loss finite when the weights blow up; a mean
      * of more than ~709 nats a token (an infinite perplexity) is divergence */
     if (!isfinite(exp(loss))) {
         snprintf(what, sizeof what, "the perplexity is infinite (loss %.4g)", loss);
-        return diverged(t, what);
+        return diverged(t, t->st.step + 1, what);
     }
     double norm = nmt_clip_grad_norm(t->m->grads, t->m->n_params, t->s.clip);
     if (!isfinite(norm)) {
         snprintf(what, sizeof what, "the gradient norm is %s", isnan(norm) ? "NaN" : "infinite");
-        return diverged(t, what);
+        return diverged(t, t->st.step + 1, what);
     }
     nmt_optim_step(&t->opt, t->m->params, t->m->grads);
     t->st.step++;

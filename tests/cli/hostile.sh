@@ -208,6 +208,17 @@ refused "translate --beam five" "--beam: 'five' is not" "${TRANSLATE[@]}" --beam
 refused "translate --n-best above the beam" "--n-best" "${TRANSLATE[@]}" --beam 2 --n-best 3
 refused "translate --alpha -1" "--alpha: '?-1'? is out of range" "${TRANSLATE[@]}" --alpha -1
 refused "translate --max-ratio inf" "--max-ratio: 'inf'" "${TRANSLATE[@]}" --max-ratio inf
+# numbers that strtod takes but that are not what was written: one too near
+# 0 for its type (it would be 0, or lose its digits) and one beyond a double
+refused "translate --alpha 1e-400" "--alpha: 1e-400 is too small: write 0, or a number of at least" \
+    "${TRANSLATE[@]}" --alpha 1e-400
+refused "translate --alpha 1e-40 (below a float's least normal)" "--alpha: 1e-40 is too small" \
+    "${TRANSLATE[@]}" --alpha 1e-40
+refused "translate --max-ratio 1e400" "--max-ratio: 1e400 is out of range \\(0 to 1000\\)" \
+    "${TRANSLATE[@]}" --max-ratio 1e400
+refused "train --lr 1e-320" "--lr: 1e-320 is too small" "${TRAIN[@]}" --lr 1e-320
+refused "train --dropout 1e-300" "--dropout: 1e-300 is too small" "${TRAIN[@]}" --dropout 1e-300
+expect_ok "translate --alpha 0e-400 (a zero)" "${TRANSLATE[@]}" --alpha 0e-400
 refused "translate --batch-size 0" "--batch-size: '?0'? is out of range" "${TRANSLATE[@]}" --batch-size 0
 refused "translate: absurd beam x batch" "too many hypotheses" "${TRANSLATE[@]}" --beam 1000 --batch-size 4096
 refused "translate without a model" "--model is required" "$NMT" translate -q -i "$TMP/de" -o "$TMP/out.txt"
@@ -344,6 +355,78 @@ model_case "subwords that disagree with the vocabularies" "$TMP/bad/sw-piece.saf
 cp "$TMP/sw-run/checkpoint.safetensors" "$TMP/bad/sw-flip.safetensors"
 flip_byte "$TMP/bad/sw-flip.safetensors" $(($(wc -c <"$TMP/bad/sw-flip.safetensors") - 20))
 model_case "flipped byte in the subwords" "$TMP/bad/sw-flip.safetensors" "crc32 mismatch"
+# numbers that are not numbers, with the crc fixed (a file written with a NaN
+# has the crc of its NaN): set_number FILE OUT TENSOR INDEX VALUE puts VALUE
+# (a float: nan, inf, -inf, 3e38) at INDEX of TENSOR (-1: its last number;
+# "*": every one; TENSOR "LAST": the file's last tensor)
+set_number() {
+    "${NMT_PYTHON:-python3}" - "$@" <<'PY'
+import json, struct, sys, zlib
+src, out, name, index, value = sys.argv[1:6]
+raw = bytearray(open(src, "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+h = json.loads(raw[8:8 + n])
+if name == "LAST":
+    name = max((k for k in h if k != "__metadata__"), key=lambda k: h[k]["data_offsets"][0])
+b, e = h[name]["data_offsets"]
+count = (e - b) // 4
+for i in (range(count) if index == "*" else [int(index) % count]):
+    struct.pack_into("<f", raw, 8 + n + b + 4 * i, float(value))
+crc = "%08x" % (zlib.crc32(bytes(raw[8 + n:])) & 0xFFFFFFFF)
+old = ('"crc32":"%s"' % h["__metadata__"]["crc32"]).encode()
+i = raw.index(old, 8)
+raw[i:i + len(old)] = ('"crc32":"%s"' % crc).encode()
+open(out, "wb").write(raw)
+print(name)
+PY
+}
+set_number "$MODEL" "$TMP/bad/nan.safetensors" att.v 0 nan >/dev/null && pass || fail "set_number nan"
+model_case "a NaN in the first number of att.v" "$TMP/bad/nan.safetensors" \
+    "tensor 'att\\.v' holds NaN at index 0: every number in a model file must be finite"
+set_number "$MODEL" "$TMP/bad/inf.safetensors" out.b -1 inf >/dev/null && pass || fail "set_number inf"
+model_case "+Inf in the last number of the last model tensor" "$TMP/bad/inf.safetensors" \
+    "tensor 'out\\.b' holds \\+Inf at index [0-9]+: every number"
+set_number "$MODEL" "$TMP/bad/emb.safetensors" src_emb 9 -inf >/dev/null && pass || fail "set_number -inf"
+model_case "-Inf inside a matrix" "$TMP/bad/emb.safetensors" \
+    "tensor 'src_emb' holds -Inf at index 9 \\(row 1, column 1\\)"
+# in the checkpoint's last tensor, an optimizer moment: a resume (and info,
+# which reads the whole file) refuses it; translating and scoring never read
+# the moments, and go on
+last=$(set_number "$MODEL" "$TMP/bad/moment.safetensors" LAST -1 nan)
+case $last in adam.*) pass ;; *) fail "the checkpoint's last tensor is '$last', not a moment" ;; esac
+lastre=$(printf '%s' "$last" | sed 's/\./\\./g')
+refused "info: a NaN in a moment" "moment\\.safetensors: tensor '$lastre' holds NaN" "$NMT" info \
+    "$TMP/bad/moment.safetensors"
+rm -rf "$TMP/resume-bad" && mkdir -p "$TMP/resume-bad"
+cp "$TMP/bad/moment.safetensors" "$TMP/resume-bad/checkpoint.safetensors"
+expect_fail "train --resume: a NaN in a moment" \
+    "checkpoint\\.safetensors: tensor '$lastre' holds NaN at index [0-9]+: every number" \
+    "$NMT" train --resume "$TMP/resume-bad" -q
+one_line "train --resume: a NaN in a moment"
+[ "$(ls -A "$TMP/resume-bad")" = checkpoint.safetensors ] && pass ||
+    fail "train --resume: a NaN in a moment: wrote $(ls -A "$TMP/resume-bad")"
+expect_ok "translate: a NaN in a moment" "$NMT" translate -q -m "$TMP/bad/moment.safetensors" -i "$TMP/de"
+expect_ok "score: a NaN in a moment" "$NMT" score -m "$TMP/bad/moment.safetensors" --src "$TMP/de" \
+    --tgt "$TMP/en"
+# finite numbers so large that the first product overflows (every output
+# weight 3e38): the file loads, and each command that runs the model refuses
+# it when the outputs are not finite, naming the model, rather than print a
+# translation of NaN scores (a word over and over, or empty lines)
+set_number "$MODEL" "$TMP/bad/huge.safetensors" tgt_emb '*' 3e38 >/dev/null && pass || fail "set_number 3e38"
+expect_ok "info: weights of 3e38" "$NMT" info "$TMP/bad/huge.safetensors"
+overflow="huge\\.safetensors: the (model's log-probabilities are|log-probability of line 1 of .*de is) not finite"
+refused "translate: weights that overflow" "$overflow" "$NMT" translate -q -m "$TMP/bad/huge.safetensors" \
+    -i "$TMP/de" -o "$TMP/out.txt"
+refused "translate --beam 3 to stdout: weights that overflow" "$overflow" "$NMT" translate -q \
+    -m "$TMP/bad/huge.safetensors" -i "$TMP/de" --beam 3
+refused "score: weights that overflow" "$overflow" "$NMT" score -m "$TMP/bad/huge.safetensors" \
+    --src "$TMP/de" --tgt "$TMP/en"
+refused "score --per-sentence: weights that overflow" "$overflow" "$NMT" score --per-sentence \
+    -m "$TMP/bad/huge.safetensors" --src "$TMP/de" --tgt "$TMP/en"
+refused "align: weights that overflow" "$overflow" "$NMT" align -m "$TMP/bad/huge.safetensors" \
+    --src "$TMP/de" --tgt "$TMP/en" -o "$TMP/out.txt"
+refused "align, translating: weights that overflow" "$overflow" "$NMT" align \
+    -m "$TMP/bad/huge.safetensors" --src "$TMP/de"
 refused "info: a directory" "adir.*directory" "$NMT" info "$TMP/adir"
 refused "score: a directory as model" "adir.*directory" "$NMT" score -m "$TMP/adir" --src "$TMP/de" --tgt "$TMP/en"
 refused "translate: a corpus as model" "de: " "$NMT" translate -q -m "$TMP/de" -i "$TMP/de" -o "$TMP/out.txt"

@@ -48,6 +48,10 @@ for bad in 90 1m30 30x h 1h1h 30m1h -5m "" 1.5h "2 h" 10s5m; do
     refused "--max-time '$bad'" "--max-time: '$bad' is not a duration" --max-time "$bad"
 done
 refused "--max-time too long" "--max-time: .* is too long" --max-time 100001h
+# a number of more digits than a double holds exactly is still a number
+refused "--max-time of 17 digits" "--max-time: 12345678901234567s is too long" \
+    --max-time 12345678901234567s
+refused "--max-time of 400 digits" "--max-time: 9{400}h is too long" --max-time "$(printf '9%.0s' $(seq 400))h"
 refused "--best-metric" "--best-metric: unknown value 'loss' \\(expected one of: bleu, ppl\\)" \
     --best-metric loss
 

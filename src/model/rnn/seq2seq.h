@@ -204,4 +204,5 @@ int nmt_rnn_infer_select(void *st, const int *from, int R, int old_R);
 const nmt_real *nmt_rnn_infer_step(const nmt_model *m, void *st, const int32_t *prev,
                                const int *row_src, int R, int map, float *att);
 
+
 #endif
