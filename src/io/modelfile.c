@@ -276,8 +276,8 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
             const char *key = nmt_arch_all[a]->meta_keys[k];
             if (nmt_arch_all[a] != ops && !in_list(ops->meta_keys, key) && nmt_st_meta(&f->st, key))
                 return nmt_set_error(NMT_ERR_FORMAT, "%s: '%s' is a setting of the %s, but the "
-                                     "file's arch is %s", path, key, nmt_arch_all[a]->name,
-                                     ops->name);
+                                     "file's arch is %s%s", path, key, nmt_arch_all[a]->name,
+                                     ops->name, arch ? "" : " (it has no 'arch': an RNN's file)");
         }
     int rc = nmt_meta_bool(&src, "lowercase", &cfg->lowercase);
     if (rc)
