@@ -123,7 +123,8 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
                                char *buf, size_t bufsize);
 /* Reads them back from a checkpoint whose model (as nmt_model_load made it
  * from the same file) has the configuration `model`: that is the settings'
- * model (the train.cell ... keys are not read). Every key must be present
+ * model (train.cell ..., train.tied_embeddings and train.lowercase are not
+ * read back). Every key must be present
  * and valid, but for those added later (max_time, best_metric,
  * keep_snapshots, average_snapshots, warmup), which a checkpoint written
  * before them lacks: they take their defaults, the behaviour of the
