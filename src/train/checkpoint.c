@@ -16,33 +16,33 @@
 
 enum { MAX_META = 128, META_BUF = 16384 };
 
-static void put_state(ckpt_writer *w, const nmt_trainer *t)
+static void put_state(nmt_ckpt_writer *w, const nmt_trainer *t)
 {
     const nmt_train_status *st = &t->st;
-    ckpt_put(w, "state.step", "%" PRId64, st->step);
-    ckpt_put(w, "state.epoch", "%d", st->epoch);
-    ckpt_put(w, "state.batch", "%zu", st->batch);
-    ckpt_put(w, "state.rng", "%016" PRIx64 "%016" PRIx64 "%016" PRIx64 "%016" PRIx64,
+    nmt_ckpt_put(w, "state.step", "%" PRId64, st->step);
+    nmt_ckpt_put(w, "state.epoch", "%d", st->epoch);
+    nmt_ckpt_put(w, "state.batch", "%zu", st->batch);
+    nmt_ckpt_put(w, "state.rng", "%016" PRIx64 "%016" PRIx64 "%016" PRIx64 "%016" PRIx64,
         t->rng.s[0], t->rng.s[1], t->rng.s[2], t->rng.s[3]);
-    ckpt_put(w, "state.lr", "%.17g", st->lr);
-    ckpt_put(w, "state.optim_t", "%" PRId64, t->opt.t);
-    ckpt_put(w, "state.best_bleu", "%.17g", st->best_bleu);
-    ckpt_put(w, "state.best_ppl", "%.17g", st->best_ppl);
-    ckpt_put(w, "state.best_step", "%" PRId64, st->best_step);
-    ckpt_put(w, "state.since_best", "%d", st->bad_validations);
-    ckpt_put(w, "state.early_stopped", "%d", st->early_stopped);
-    ckpt_put(w, "state.since_decay", "%d", t->since_decay);
-    ckpt_put(w, "state.lowest_ppl", "%.17g", t->lowest_ppl);
-    ckpt_put(w, "state.highest_bleu", "%.17g", t->highest_bleu);
-    ckpt_put(w, "state.best_average_of", "%d", st->best_average_of);
-    ckpt_put(w, "state.averaged_step", "%" PRId64, t->averaged_step);
-    ckpt_put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
-    ckpt_put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
+    nmt_ckpt_put(w, "state.lr", "%.17g", st->lr);
+    nmt_ckpt_put(w, "state.optim_t", "%" PRId64, t->opt.t);
+    nmt_ckpt_put(w, "state.best_bleu", "%.17g", st->best_bleu);
+    nmt_ckpt_put(w, "state.best_ppl", "%.17g", st->best_ppl);
+    nmt_ckpt_put(w, "state.best_step", "%" PRId64, st->best_step);
+    nmt_ckpt_put(w, "state.since_best", "%d", st->bad_validations);
+    nmt_ckpt_put(w, "state.early_stopped", "%d", st->early_stopped);
+    nmt_ckpt_put(w, "state.since_decay", "%d", t->since_decay);
+    nmt_ckpt_put(w, "state.lowest_ppl", "%.17g", t->lowest_ppl);
+    nmt_ckpt_put(w, "state.highest_bleu", "%.17g", t->highest_bleu);
+    nmt_ckpt_put(w, "state.best_average_of", "%d", st->best_average_of);
+    nmt_ckpt_put(w, "state.averaged_step", "%" PRId64, t->averaged_step);
+    nmt_ckpt_put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
+    nmt_ckpt_put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
     /* what the next log row averages, so that a resumed log matches */
-    ckpt_put(w, "state.report_nll", "%.17g", t->acc_nll);
-    ckpt_put(w, "state.report_tokens", "%.17g", t->acc_tok);
-    ckpt_put(w, "state.report_norm", "%.17g", t->acc_norm);
-    ckpt_put(w, "state.report_steps", "%" PRId64, t->acc_steps);
+    nmt_ckpt_put(w, "state.report_nll", "%.17g", t->acc_nll);
+    nmt_ckpt_put(w, "state.report_tokens", "%.17g", t->acc_tok);
+    nmt_ckpt_put(w, "state.report_norm", "%.17g", t->acc_norm);
+    nmt_ckpt_put(w, "state.report_steps", "%" PRId64, t->acc_steps);
 }
 
 int nmt_trainer_save_checkpoint(nmt_trainer *t)
@@ -64,7 +64,7 @@ int nmt_trainer_save_checkpoint(nmt_trainer *t)
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory writing a checkpoint");
         goto done;
     }
-    ckpt_writer w = {.meta = meta, .max = MAX_META, .buf = buf, .cap = META_BUF};
+    nmt_ckpt_writer w = {.meta = meta, .max = MAX_META, .buf = buf, .cap = META_BUF};
     nmt_train_settings_put(&w, &t->s);
     put_state(&w, t);
     if (w.overflow) {
@@ -110,13 +110,13 @@ int nmt_trainer_save_best(nmt_trainer *t)
         return NMT_OK;
     nmt_meta meta[MAX_META];
     char buf[1024];
-    ckpt_writer w = {.meta = meta, .max = MAX_META, .buf = buf, .cap = sizeof buf};
-    ckpt_put(&w, "best.step", "%" PRId64, t->st.step);
-    ckpt_put(&w, "best.epoch", "%d", t->st.epoch);
-    ckpt_put(&w, "best.valid_bleu", "%.2f", t->st.valid_bleu);
-    ckpt_put(&w, "best.valid_ppl", "%.3f", t->st.valid_ppl);
+    nmt_ckpt_writer w = {.meta = meta, .max = MAX_META, .buf = buf, .cap = sizeof buf};
+    nmt_ckpt_put(&w, "best.step", "%" PRId64, t->st.step);
+    nmt_ckpt_put(&w, "best.epoch", "%d", t->st.epoch);
+    nmt_ckpt_put(&w, "best.valid_bleu", "%.2f", t->st.valid_bleu);
+    nmt_ckpt_put(&w, "best.valid_ppl", "%.3f", t->st.valid_ppl);
     if (t->st.best_average_of > 0)
-        ckpt_put(&w, "best.average_of", "%d", t->st.best_average_of);
+        nmt_ckpt_put(&w, "best.average_of", "%d", t->st.best_average_of);
     char *path = nmt_path_join(t->dir, "best.safetensors");
     if (!path)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
@@ -146,48 +146,48 @@ static int parse_rng(const char *v, nmt_rng *r)
 
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
 {
-    ckpt_reader r = {.f = f};
+    nmt_ckpt_reader r = {.f = f};
     nmt_train_status *st = &t->st;
-    st->step = ckpt_get_i64(&r, "state.step", 0, INT64_MAX);
-    st->epoch = ckpt_get_int(&r, "state.epoch", 1, 1 << 30);
-    st->batch = (size_t)ckpt_get_i64(&r, "state.batch", 0, INT64_MAX);
-    const char *rng = ckpt_get(&r, "state.rng");
+    st->step = nmt_ckpt_get_i64(&r, "state.step", 0, INT64_MAX);
+    st->epoch = nmt_ckpt_get_int(&r, "state.epoch", 1, 1 << 30);
+    st->batch = (size_t)nmt_ckpt_get_i64(&r, "state.batch", 0, INT64_MAX);
+    const char *rng = nmt_ckpt_get(&r, "state.rng");
     if (rng && parse_rng(rng, &t->rng))
-        ckpt_bad(&r, "state.rng", rng);
-    st->lr = ckpt_get_double(&r, "state.lr", 0);
-    int64_t optim_t = ckpt_get_i64(&r, "state.optim_t", 0, INT64_MAX);
-    st->best_bleu = ckpt_get_double(&r, "state.best_bleu", 0);
-    st->best_ppl = ckpt_get_double(&r, "state.best_ppl", 1);
-    st->best_step = ckpt_get_i64(&r, "state.best_step", -1, INT64_MAX);
-    st->bad_validations = ckpt_get_int(&r, "state.since_best", 0, 1 << 30);
+        nmt_ckpt_bad(&r, "state.rng", rng);
+    st->lr = nmt_ckpt_get_double(&r, "state.lr", 0);
+    int64_t optim_t = nmt_ckpt_get_i64(&r, "state.optim_t", 0, INT64_MAX);
+    st->best_bleu = nmt_ckpt_get_double(&r, "state.best_bleu", 0);
+    st->best_ppl = nmt_ckpt_get_double(&r, "state.best_ppl", 1);
+    st->best_step = nmt_ckpt_get_i64(&r, "state.best_step", -1, INT64_MAX);
+    st->bad_validations = nmt_ckpt_get_int(&r, "state.since_best", 0, 1 << 30);
     /* absent from checkpoints written before it was kept: early stopping
      * ended those runs exactly when the count had reached the setting (no
      * checkpoint was written in between, and the setting could not change) */
-    if (ckpt_has(&r, "state.early_stopped")) {
-        st->early_stopped = ckpt_get_int(&r, "state.early_stopped", 0, 1);
+    if (nmt_ckpt_has(&r, "state.early_stopped")) {
+        st->early_stopped = nmt_ckpt_get_int(&r, "state.early_stopped", 0, 1);
     } else {
-        int early_stop = ckpt_get_int(&r, "train.early_stop", 0, 1 << 30);
+        int early_stop = nmt_ckpt_get_int(&r, "train.early_stop", 0, 1 << 30);
         st->early_stopped = early_stop > 0 && st->bad_validations >= early_stop;
     }
-    t->since_decay = ckpt_get_int(&r, "state.since_decay", 0, 1 << 30);
+    t->since_decay = nmt_ckpt_get_int(&r, "state.since_decay", 0, 1 << 30);
     /* absent from checkpoints written before it was kept: the best's ppl */
     t->lowest_ppl = nmt_file_meta(f, "state.lowest_ppl")
-                        ? ckpt_get_double(&r, "state.lowest_ppl", 1)
-                        : ckpt_get_double(&r, "state.best_ppl", 1);
+                        ? nmt_ckpt_get_double(&r, "state.lowest_ppl", 1)
+                        : nmt_ckpt_get_double(&r, "state.best_ppl", 1);
     /* absent before averaging: the best model was the run's own, of the
      * highest BLEU, and no average had been made */
-    t->highest_bleu = ckpt_has(&r, "state.highest_bleu") ? ckpt_get_double(&r, "state.highest_bleu", 0)
+    t->highest_bleu = nmt_ckpt_has(&r, "state.highest_bleu") ? nmt_ckpt_get_double(&r, "state.highest_bleu", 0)
                                                     : st->best_bleu;
-    if (ckpt_has(&r, "state.best_average_of"))
-        st->best_average_of = ckpt_get_int(&r, "state.best_average_of", 0, 1 << 20);
-    if (ckpt_has(&r, "state.averaged_step"))
-        t->averaged_step = ckpt_get_i64(&r, "state.averaged_step", -1, INT64_MAX);
-    t->last_valid_step = ckpt_get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
-    t->elapsed_base = ckpt_get_double(&r, "state.elapsed_s", 0);
-    t->acc_nll = ckpt_get_double(&r, "state.report_nll", 0);
-    t->acc_tok = ckpt_get_double(&r, "state.report_tokens", 0);
-    t->acc_norm = ckpt_get_double(&r, "state.report_norm", 0);
-    t->acc_steps = ckpt_get_i64(&r, "state.report_steps", 0, INT64_MAX);
+    if (nmt_ckpt_has(&r, "state.best_average_of"))
+        st->best_average_of = nmt_ckpt_get_int(&r, "state.best_average_of", 0, 1 << 20);
+    if (nmt_ckpt_has(&r, "state.averaged_step"))
+        t->averaged_step = nmt_ckpt_get_i64(&r, "state.averaged_step", -1, INT64_MAX);
+    t->last_valid_step = nmt_ckpt_get_i64(&r, "state.last_valid_step", -1, INT64_MAX);
+    t->elapsed_base = nmt_ckpt_get_double(&r, "state.elapsed_s", 0);
+    t->acc_nll = nmt_ckpt_get_double(&r, "state.report_nll", 0);
+    t->acc_tok = nmt_ckpt_get_double(&r, "state.report_tokens", 0);
+    t->acc_norm = nmt_ckpt_get_double(&r, "state.report_norm", 0);
+    t->acc_steps = nmt_ckpt_get_i64(&r, "state.report_steps", 0, INT64_MAX);
     if (r.rc)
         return r.rc;
     t->opt.t = optim_t;

@@ -10,7 +10,7 @@
 
 #include "nmt/error.h"
 
-void ckpt_put(ckpt_writer *w, const char *key, const char *fmt, ...)
+void nmt_ckpt_put(nmt_ckpt_writer *w, const char *key, const char *fmt, ...)
 {
     if (w->n >= w->max || w->used >= w->cap) {
         w->overflow = 1;
@@ -30,7 +30,7 @@ void ckpt_put(ckpt_writer *w, const char *key, const char *fmt, ...)
     w->used += (size_t)len + 1;
 }
 
-const char *ckpt_get(ckpt_reader *r, const char *key)
+const char *nmt_ckpt_get(nmt_ckpt_reader *r, const char *key)
 {
     const char *v = nmt_file_meta(r->f, key);
     if (!v && r->rc == NMT_OK)
@@ -39,77 +39,77 @@ const char *ckpt_get(ckpt_reader *r, const char *key)
     return v;
 }
 
-int ckpt_has(const ckpt_reader *r, const char *key)
+int nmt_ckpt_has(const nmt_ckpt_reader *r, const char *key)
 {
     return nmt_file_meta(r->f, key) != NULL;
 }
 
-void ckpt_bad(ckpt_reader *r, const char *key, const char *v)
+void nmt_ckpt_bad(nmt_ckpt_reader *r, const char *key, const char *v)
 {
     if (r->rc == NMT_OK)
         r->rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint: bad value '%s' for '%s'", v, key);
 }
 
-int64_t ckpt_get_i64(ckpt_reader *r, const char *key, int64_t min, int64_t max)
+int64_t nmt_ckpt_get_i64(nmt_ckpt_reader *r, const char *key, int64_t min, int64_t max)
 {
-    const char *v = ckpt_get(r, key);
+    const char *v = nmt_ckpt_get(r, key);
     if (!v)
         return 0;
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
     if (!*v || *end || errno || x < min || x > max) {
-        ckpt_bad(r, key, v);
+        nmt_ckpt_bad(r, key, v);
         return 0;
     }
     return (int64_t)x;
 }
 
-int ckpt_get_int(ckpt_reader *r, const char *key, int min, int max)
+int nmt_ckpt_get_int(nmt_ckpt_reader *r, const char *key, int min, int max)
 {
-    return (int)ckpt_get_i64(r, key, min, max);
+    return (int)nmt_ckpt_get_i64(r, key, min, max);
 }
 
-double ckpt_get_double(ckpt_reader *r, const char *key, int allow_inf)
+double nmt_ckpt_get_double(nmt_ckpt_reader *r, const char *key, int allow_inf)
 {
-    const char *v = ckpt_get(r, key);
+    const char *v = nmt_ckpt_get(r, key);
     if (!v)
         return 0;
     char *end;
     double x = strtod(v, &end);
     if (!*v || *end || isnan(x) || (!allow_inf && isinf(x))) {
-        ckpt_bad(r, key, v);
+        nmt_ckpt_bad(r, key, v);
         return 0;
     }
     return x;
 }
 
-double ckpt_get_double_in(ckpt_reader *r, const char *key, double min, double max)
+double nmt_ckpt_get_double_in(nmt_ckpt_reader *r, const char *key, double min, double max)
 {
-    double x = ckpt_get_double(r, key, 0);
+    double x = nmt_ckpt_get_double(r, key, 0);
     if (r->rc == NMT_OK && !(x >= min && x < max))
-        ckpt_bad(r, key, ckpt_get(r, key));
+        nmt_ckpt_bad(r, key, nmt_ckpt_get(r, key));
     return x;
 }
 
-uint64_t ckpt_get_u64(ckpt_reader *r, const char *key)
+uint64_t nmt_ckpt_get_u64(nmt_ckpt_reader *r, const char *key)
 {
-    const char *v = ckpt_get(r, key);
+    const char *v = nmt_ckpt_get(r, key);
     if (!v)
         return 0;
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
     if (!*v || *end || errno || *v == '-') {
-        ckpt_bad(r, key, v);
+        nmt_ckpt_bad(r, key, v);
         return 0;
     }
     return (uint64_t)x;
 }
 
-uint64_t ckpt_get_hex64(ckpt_reader *r, const char *key)
+uint64_t nmt_ckpt_get_hex64(nmt_ckpt_reader *r, const char *key)
 {
-    const char *v = ckpt_get(r, key);
+    const char *v = nmt_ckpt_get(r, key);
     if (!v)
         return 0;
     char *end;
@@ -117,14 +117,14 @@ uint64_t ckpt_get_hex64(ckpt_reader *r, const char *key)
     unsigned long long x = strtoull(v, &end, 16);
     size_t digits = strspn(v, "0123456789abcdefABCDEF");
     if (digits != 16 || v[digits] || *end || errno) {
-        ckpt_bad(r, key, v);
+        nmt_ckpt_bad(r, key, v);
         return 0;
     }
     return (uint64_t)x;
 }
 
-const char *ckpt_get_path(ckpt_reader *r, const char *key)
+const char *nmt_ckpt_get_path(nmt_ckpt_reader *r, const char *key)
 {
-    const char *v = ckpt_get(r, key);
+    const char *v = nmt_ckpt_get(r, key);
     return v && *v ? v : NULL;
 }

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,25 @@
 static const char *const option[4] = {"--src", "--tgt", "--valid-src", "--valid-tgt"};
 static const char *const role[4] = {"training source", "training target", "validation source",
                                     "validation target"};
+
+/* A note through the callbacks (NMT_SETUP_NOTE), printf-style. */
+static void note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const char *fmt, ...)
+{
+    if (!cb || !cb->on_event)
+        return;
+    char text[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    cb->on_event(cb->user, NMT_SETUP_NOTE, r, text);
+}
 
 static const char **slot(nmt_train_settings *s, int k)
 {
@@ -184,10 +204,10 @@ static int resume_slot(nmt_train_run *r, int k, const char *given, const nmt_set
         return rc;
     }
     if (use == from_run)
-        nmt_setup_note(cb, r, "the %s file %s (from the checkpoint) is not there; using %s, "
+        note(cb, r, "the %s file %s (from the checkpoint) is not there; using %s, "
                        "where it lies from the run folder as it did", role[k], was, from_run);
     if (!s->data_print[k].known && given)
-        nmt_setup_note(cb, r, "%s %s: not checked against the run's data (the checkpoint is "
+        note(cb, r, "%s %s: not checked against the run's data (the checkpoint is "
                        "older than data checks)", option[k], given);
     rc = set_path(r, k, use);
     free(from_run);

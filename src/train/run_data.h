@@ -26,11 +26,4 @@ int nmt_run_data_resume(nmt_train_run *r, const char *const given[4],
 
 void nmt_run_data_free(nmt_train_run *r);
 
-/* setup.c: a note through the callbacks (NMT_SETUP_NOTE), printf-style. */
-void nmt_setup_note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
 #endif

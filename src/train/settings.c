@@ -103,7 +103,7 @@ static const char *const data_keys[4][3] = {
 
 /* The architecture's own keys (train.cell ... for the RNN), as
  * nmt_config_train_meta gives them. */
-static void put_model(ckpt_writer *w, const nmt_config *c)
+static void put_model(nmt_ckpt_writer *w, const nmt_config *c)
 {
     nmt_meta kv[16];
     char buf[256];
@@ -113,67 +113,67 @@ static void put_model(ckpt_writer *w, const nmt_config *c)
         return;
     }
     for (int k = 0; k < n; k++)
-        ckpt_put(w, kv[k].key, "%s", kv[k].value);
+        nmt_ckpt_put(w, kv[k].key, "%s", kv[k].value);
 }
 
-void nmt_train_settings_put(ckpt_writer *w, const nmt_train_settings *s)
+void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
 {
-    ckpt_put(w, "train.src", "%s", s->src_path ? s->src_path : "");
-    ckpt_put(w, "train.tgt", "%s", s->tgt_path ? s->tgt_path : "");
-    ckpt_put(w, "train.valid_src", "%s", s->valid_src_path ? s->valid_src_path : "");
-    ckpt_put(w, "train.valid_tgt", "%s", s->valid_tgt_path ? s->valid_tgt_path : "");
+    nmt_ckpt_put(w, "train.src", "%s", s->src_path ? s->src_path : "");
+    nmt_ckpt_put(w, "train.tgt", "%s", s->tgt_path ? s->tgt_path : "");
+    nmt_ckpt_put(w, "train.valid_src", "%s", s->valid_src_path ? s->valid_src_path : "");
+    nmt_ckpt_put(w, "train.valid_tgt", "%s", s->valid_tgt_path ? s->valid_tgt_path : "");
     for (int k = 0; k < 4; k++) {
         if (s->data_from_run[k])
-            ckpt_put(w, data_keys[k][0], "%s", s->data_from_run[k]);
+            nmt_ckpt_put(w, data_keys[k][0], "%s", s->data_from_run[k]);
         if (s->data_print[k].known) {
-            ckpt_put(w, data_keys[k][1], "%" PRIu64, s->data_print[k].bytes);
-            ckpt_put(w, data_keys[k][2], "%016" PRIx64, s->data_print[k].hash);
+            nmt_ckpt_put(w, data_keys[k][1], "%" PRIu64, s->data_print[k].bytes);
+            nmt_ckpt_put(w, data_keys[k][2], "%016" PRIx64, s->data_print[k].hash);
         }
     }
     put_model(w, &s->model);
-    ckpt_put(w, "train.tied_embeddings", "%d", s->model.tied);
-    ckpt_put(w, "train.batch_size", "%d", s->batch_size);
-    ckpt_put(w, "train.max_len", "%d", s->max_len);
-    ckpt_put(w, "train.min_count", "%d", s->min_count);
-    ckpt_put(w, "train.max_vocab", "%d", s->max_vocab);
-    ckpt_put(w, "train.lowercase", "%d", s->model.lowercase);
-    ckpt_put(w, "train.shuffle", "%d", s->shuffle);
-    ckpt_put(w, "train.subword_alpha", "%.9g", (double)s->subword_alpha);
-    ckpt_put(w, "train.optimizer", "%s", nmt_optim_name(s->optimizer));
-    ckpt_put(w, "train.lr", "%.17g", s->lr);
-    ckpt_put(w, "train.clip", "%.17g", s->clip);
-    ckpt_put(w, "train.dropout_emb", "%.9g", (double)s->dropout_emb);
-    ckpt_put(w, "train.dropout_enc", "%.9g", (double)s->dropout_enc);
-    ckpt_put(w, "train.dropout_out", "%.9g", (double)s->dropout_out);
+    nmt_ckpt_put(w, "train.tied_embeddings", "%d", s->model.tied);
+    nmt_ckpt_put(w, "train.batch_size", "%d", s->batch_size);
+    nmt_ckpt_put(w, "train.max_len", "%d", s->max_len);
+    nmt_ckpt_put(w, "train.min_count", "%d", s->min_count);
+    nmt_ckpt_put(w, "train.max_vocab", "%d", s->max_vocab);
+    nmt_ckpt_put(w, "train.lowercase", "%d", s->model.lowercase);
+    nmt_ckpt_put(w, "train.shuffle", "%d", s->shuffle);
+    nmt_ckpt_put(w, "train.subword_alpha", "%.9g", (double)s->subword_alpha);
+    nmt_ckpt_put(w, "train.optimizer", "%s", nmt_optim_name(s->optimizer));
+    nmt_ckpt_put(w, "train.lr", "%.17g", s->lr);
+    nmt_ckpt_put(w, "train.clip", "%.17g", s->clip);
+    nmt_ckpt_put(w, "train.dropout_emb", "%.9g", (double)s->dropout_emb);
+    nmt_ckpt_put(w, "train.dropout_enc", "%.9g", (double)s->dropout_enc);
+    nmt_ckpt_put(w, "train.dropout_out", "%.9g", (double)s->dropout_out);
     if (s->model.arch == NMT_ARCH_TRANSFORMER) {
-        ckpt_put(w, "train.dropout_residual", "%.9g", (double)s->dropout_residual);
-        ckpt_put(w, "train.dropout_att", "%.9g", (double)s->dropout_att);
-        ckpt_put(w, "train.dropout_ff", "%.9g", (double)s->dropout_ff);
+        nmt_ckpt_put(w, "train.dropout_residual", "%.9g", (double)s->dropout_residual);
+        nmt_ckpt_put(w, "train.dropout_att", "%.9g", (double)s->dropout_att);
+        nmt_ckpt_put(w, "train.dropout_ff", "%.9g", (double)s->dropout_ff);
     }
-    ckpt_put(w, "train.label_smoothing", "%.9g", (double)s->label_smoothing);
-    ckpt_put(w, "train.epochs", "%d", s->epochs);
-    ckpt_put(w, "train.max_steps", "%" PRId64, s->max_steps);
-    ckpt_put(w, "train.seed", "%" PRIu64, s->seed);
-    ckpt_put(w, "train.threads", "%d", s->threads);
-    ckpt_put(w, "train.valid_every", "%" PRId64, s->valid_every);
-    ckpt_put(w, "train.lr_decay", "%.17g", s->lr_decay);
-    ckpt_put(w, "train.patience", "%d", s->patience);
-    ckpt_put(w, "train.early_stop", "%d", s->early_stop);
-    ckpt_put(w, "train.save_every", "%" PRId64, s->save_every);
-    ckpt_put(w, "train.report_every", "%" PRId64, s->report_every);
-    ckpt_put(w, "train.report_seconds", "%.17g", s->report_seconds);
-    ckpt_put(w, "train.max_time", "%.17g", s->max_time);
-    ckpt_put(w, "train.best_metric", "%s", nmt_best_metric_name(s->best_metric));
-    ckpt_put(w, "train.keep_snapshots", "%d", s->keep_snapshots);
-    ckpt_put(w, "train.average_snapshots", "%d", s->average_snapshots);
+    nmt_ckpt_put(w, "train.label_smoothing", "%.9g", (double)s->label_smoothing);
+    nmt_ckpt_put(w, "train.epochs", "%d", s->epochs);
+    nmt_ckpt_put(w, "train.max_steps", "%" PRId64, s->max_steps);
+    nmt_ckpt_put(w, "train.seed", "%" PRIu64, s->seed);
+    nmt_ckpt_put(w, "train.threads", "%d", s->threads);
+    nmt_ckpt_put(w, "train.valid_every", "%" PRId64, s->valid_every);
+    nmt_ckpt_put(w, "train.lr_decay", "%.17g", s->lr_decay);
+    nmt_ckpt_put(w, "train.patience", "%d", s->patience);
+    nmt_ckpt_put(w, "train.early_stop", "%d", s->early_stop);
+    nmt_ckpt_put(w, "train.save_every", "%" PRId64, s->save_every);
+    nmt_ckpt_put(w, "train.report_every", "%" PRId64, s->report_every);
+    nmt_ckpt_put(w, "train.report_seconds", "%.17g", s->report_seconds);
+    nmt_ckpt_put(w, "train.max_time", "%.17g", s->max_time);
+    nmt_ckpt_put(w, "train.best_metric", "%s", nmt_best_metric_name(s->best_metric));
+    nmt_ckpt_put(w, "train.keep_snapshots", "%d", s->keep_snapshots);
+    nmt_ckpt_put(w, "train.average_snapshots", "%d", s->average_snapshots);
     if (s->warmup > 0)
-        ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
+        nmt_ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
                                char *buf, size_t bufsize)
 {
-    ckpt_writer w = {.meta = meta, .max = max, .buf = buf, .cap = bufsize};
+    nmt_ckpt_writer w = {.meta = meta, .max = max, .buf = buf, .cap = bufsize};
     nmt_train_settings_put(&w, s);
     if (w.overflow)
         return nmt_set_error(NMT_ERR_NOMEM, "training settings do not fit the metadata buffer");
@@ -186,88 +186,88 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
  * label smoothing were apart have one dropout on embeddings and deep
  * output, no more; the Transformer's have its own sites, and 0 at the
  * RNN's. */
-static void get_dropout(ckpt_reader *r, nmt_train_settings *s, int before)
+static void get_dropout(nmt_ckpt_reader *r, nmt_train_settings *s, int before)
 {
     if (before) {
-        s->dropout_emb = s->dropout_out = (float)ckpt_get_double_in(r, "train.dropout", 0, 1);
+        s->dropout_emb = s->dropout_out = (float)nmt_ckpt_get_double_in(r, "train.dropout", 0, 1);
         s->dropout_enc = s->label_smoothing = 0;
         return;
     }
-    s->dropout_emb = (float)ckpt_get_double_in(r, "train.dropout_emb", 0, 1);
-    s->dropout_enc = (float)ckpt_get_double_in(r, "train.dropout_enc", 0, 1);
-    s->dropout_out = (float)ckpt_get_double_in(r, "train.dropout_out", 0, 1);
-    s->label_smoothing = (float)ckpt_get_double_in(r, "train.label_smoothing", 0, 1);
+    s->dropout_emb = (float)nmt_ckpt_get_double_in(r, "train.dropout_emb", 0, 1);
+    s->dropout_enc = (float)nmt_ckpt_get_double_in(r, "train.dropout_enc", 0, 1);
+    s->dropout_out = (float)nmt_ckpt_get_double_in(r, "train.dropout_out", 0, 1);
+    s->label_smoothing = (float)nmt_ckpt_get_double_in(r, "train.label_smoothing", 0, 1);
     if (s->model.arch != NMT_ARCH_TRANSFORMER)
         return;
-    s->dropout_residual = (float)ckpt_get_double_in(r, "train.dropout_residual", 0, 1);
-    s->dropout_att = (float)ckpt_get_double_in(r, "train.dropout_att", 0, 1);
-    s->dropout_ff = (float)ckpt_get_double_in(r, "train.dropout_ff", 0, 1);
+    s->dropout_residual = (float)nmt_ckpt_get_double_in(r, "train.dropout_residual", 0, 1);
+    s->dropout_att = (float)nmt_ckpt_get_double_in(r, "train.dropout_att", 0, 1);
+    s->dropout_ff = (float)nmt_ckpt_get_double_in(r, "train.dropout_ff", 0, 1);
     if (s->dropout_enc != 0)
-        ckpt_bad(r, "train.dropout_enc", ckpt_get(r, "train.dropout_enc"));
+        nmt_ckpt_bad(r, "train.dropout_enc", nmt_ckpt_get(r, "train.dropout_enc"));
     if (s->dropout_out != 0)
-        ckpt_bad(r, "train.dropout_out", ckpt_get(r, "train.dropout_out"));
+        nmt_ckpt_bad(r, "train.dropout_out", nmt_ckpt_get(r, "train.dropout_out"));
 }
 
 int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
                                  const nmt_config *model)
 {
-    ckpt_reader r = {.f = f};
+    nmt_ckpt_reader r = {.f = f};
     nmt_train_settings_default(s);
     s->model = *model;
-    s->src_path = ckpt_get_path(&r, "train.src");
-    s->tgt_path = ckpt_get_path(&r, "train.tgt");
-    s->valid_src_path = ckpt_get_path(&r, "train.valid_src");
-    s->valid_tgt_path = ckpt_get_path(&r, "train.valid_tgt");
+    s->src_path = nmt_ckpt_get_path(&r, "train.src");
+    s->tgt_path = nmt_ckpt_get_path(&r, "train.tgt");
+    s->valid_src_path = nmt_ckpt_get_path(&r, "train.valid_src");
+    s->valid_tgt_path = nmt_ckpt_get_path(&r, "train.valid_tgt");
     /* absent from checkpoints written before they were kept */
     for (int k = 0; k < 4; k++) {
-        if (ckpt_has(&r, data_keys[k][0]))
-            s->data_from_run[k] = ckpt_get_path(&r, data_keys[k][0]);
-        if (ckpt_has(&r, data_keys[k][1]) && ckpt_has(&r, data_keys[k][2])) {
-            s->data_print[k].bytes = ckpt_get_u64(&r, data_keys[k][1]);
-            s->data_print[k].hash = ckpt_get_hex64(&r, data_keys[k][2]);
+        if (nmt_ckpt_has(&r, data_keys[k][0]))
+            s->data_from_run[k] = nmt_ckpt_get_path(&r, data_keys[k][0]);
+        if (nmt_ckpt_has(&r, data_keys[k][1]) && nmt_ckpt_has(&r, data_keys[k][2])) {
+            s->data_print[k].bytes = nmt_ckpt_get_u64(&r, data_keys[k][1]);
+            s->data_print[k].hash = nmt_ckpt_get_hex64(&r, data_keys[k][2]);
             s->data_print[k].known = 1;
         }
     }
-    s->batch_size = ckpt_get_int(&r, "train.batch_size", 1, 1000000);
-    s->max_len = ckpt_get_int(&r, "train.max_len", 0, 1 << 24);
-    s->min_count = ckpt_get_int(&r, "train.min_count", 1, 1 << 30);
-    s->max_vocab = ckpt_get_int(&r, "train.max_vocab", 0, 1 << 30);
-    s->shuffle = ckpt_get_int(&r, "train.shuffle", 0, 1);
+    s->batch_size = nmt_ckpt_get_int(&r, "train.batch_size", 1, 1000000);
+    s->max_len = nmt_ckpt_get_int(&r, "train.max_len", 0, 1 << 24);
+    s->min_count = nmt_ckpt_get_int(&r, "train.min_count", 1, 1 << 30);
+    s->max_vocab = nmt_ckpt_get_int(&r, "train.max_vocab", 0, 1 << 30);
+    s->shuffle = nmt_ckpt_get_int(&r, "train.shuffle", 0, 1);
     /* absent from checkpoints written before subwords: no sampling */
-    if (ckpt_has(&r, "train.subword_alpha"))
-        s->subword_alpha = (float)ckpt_get_double_in(&r, "train.subword_alpha", 0, 1e6);
-    const char *v = ckpt_get(&r, "train.optimizer");
+    if (nmt_ckpt_has(&r, "train.subword_alpha"))
+        s->subword_alpha = (float)nmt_ckpt_get_double_in(&r, "train.subword_alpha", 0, 1e6);
+    const char *v = nmt_ckpt_get(&r, "train.optimizer");
     if (v && nmt_optim_parse(v, &s->optimizer))
-        ckpt_bad(&r, "train.optimizer", v);
-    s->lr = ckpt_get_double_in(&r, "train.lr", 1e-300, 1e300);
-    s->clip = ckpt_get_double_in(&r, "train.clip", 0, 1e300);
-    get_dropout(&r, s, !ckpt_has(&r, "train.dropout_emb"));
-    s->epochs = ckpt_get_int(&r, "train.epochs", 0, 1 << 30);
-    s->max_steps = ckpt_get_i64(&r, "train.max_steps", -1, INT64_MAX);
-    s->seed = ckpt_get_u64(&r, "train.seed");
-    s->threads = ckpt_get_int(&r, "train.threads", 1, 4096);
-    s->valid_every = ckpt_get_i64(&r, "train.valid_every", 0, INT64_MAX);
-    s->lr_decay = ckpt_get_double(&r, "train.lr_decay", 0);
-    s->patience = ckpt_get_int(&r, "train.patience", 0, 1 << 30);
-    s->early_stop = ckpt_get_int(&r, "train.early_stop", 0, 1 << 30);
-    s->save_every = ckpt_get_i64(&r, "train.save_every", 0, INT64_MAX);
-    s->report_every = ckpt_get_i64(&r, "train.report_every", 0, INT64_MAX);
-    s->report_seconds = ckpt_get_double(&r, "train.report_seconds", 0);
-    if (ckpt_has(&r, "train.max_time"))
-        s->max_time = ckpt_get_double_in(&r, "train.max_time", 0, 1e12);
-    if (ckpt_has(&r, "train.best_metric") &&
-        nmt_best_metric_parse(ckpt_get(&r, "train.best_metric"), &s->best_metric))
-        ckpt_bad(&r, "train.best_metric", ckpt_get(&r, "train.best_metric"));
-    if (ckpt_has(&r, "train.keep_snapshots"))
-        s->keep_snapshots = ckpt_get_int(&r, "train.keep_snapshots", 0, 1 << 20);
-    if (ckpt_has(&r, "train.average_snapshots"))
-        s->average_snapshots = ckpt_get_int(&r, "train.average_snapshots", 0, 1);
+        nmt_ckpt_bad(&r, "train.optimizer", v);
+    s->lr = nmt_ckpt_get_double_in(&r, "train.lr", 1e-300, 1e300);
+    s->clip = nmt_ckpt_get_double_in(&r, "train.clip", 0, 1e300);
+    get_dropout(&r, s, !nmt_ckpt_has(&r, "train.dropout_emb"));
+    s->epochs = nmt_ckpt_get_int(&r, "train.epochs", 0, 1 << 30);
+    s->max_steps = nmt_ckpt_get_i64(&r, "train.max_steps", -1, INT64_MAX);
+    s->seed = nmt_ckpt_get_u64(&r, "train.seed");
+    s->threads = nmt_ckpt_get_int(&r, "train.threads", 1, 4096);
+    s->valid_every = nmt_ckpt_get_i64(&r, "train.valid_every", 0, INT64_MAX);
+    s->lr_decay = nmt_ckpt_get_double(&r, "train.lr_decay", 0);
+    s->patience = nmt_ckpt_get_int(&r, "train.patience", 0, 1 << 30);
+    s->early_stop = nmt_ckpt_get_int(&r, "train.early_stop", 0, 1 << 30);
+    s->save_every = nmt_ckpt_get_i64(&r, "train.save_every", 0, INT64_MAX);
+    s->report_every = nmt_ckpt_get_i64(&r, "train.report_every", 0, INT64_MAX);
+    s->report_seconds = nmt_ckpt_get_double(&r, "train.report_seconds", 0);
+    if (nmt_ckpt_has(&r, "train.max_time"))
+        s->max_time = nmt_ckpt_get_double_in(&r, "train.max_time", 0, 1e12);
+    if (nmt_ckpt_has(&r, "train.best_metric") &&
+        nmt_best_metric_parse(nmt_ckpt_get(&r, "train.best_metric"), &s->best_metric))
+        nmt_ckpt_bad(&r, "train.best_metric", nmt_ckpt_get(&r, "train.best_metric"));
+    if (nmt_ckpt_has(&r, "train.keep_snapshots"))
+        s->keep_snapshots = nmt_ckpt_get_int(&r, "train.keep_snapshots", 0, 1 << 20);
+    if (nmt_ckpt_has(&r, "train.average_snapshots"))
+        s->average_snapshots = nmt_ckpt_get_int(&r, "train.average_snapshots", 0, 1);
     /* absent from checkpoints written before the schedule, and from those of
      * runs without it */
-    if (ckpt_has(&r, "train.warmup")) {
-        s->warmup = ckpt_get_i64(&r, "train.warmup", 0, INT64_MAX);
+    if (nmt_ckpt_has(&r, "train.warmup")) {
+        s->warmup = nmt_ckpt_get_i64(&r, "train.warmup", 0, INT64_MAX);
         if (s->warmup > 0 && s->patience > 0)
-            ckpt_bad(&r, "train.patience", ckpt_get(&r, "train.patience"));
+            nmt_ckpt_bad(&r, "train.patience", nmt_ckpt_get(&r, "train.patience"));
     }
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");

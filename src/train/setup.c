@@ -4,7 +4,6 @@
  * the trainer. Every input is read and checked before anything is written.
  * The corpora's files (recorded, found again on resume) are run_data.c's. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,6 @@ void nmt_train_request_default(nmt_train_request *q)
     memset(q, 0, sizeof *q);
     nmt_train_settings_default(&q->s);
     q->init_scale = 0.1;
-}
-
-void nmt_setup_note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const char *fmt, ...)
-{
-    if (!cb || !cb->on_event)
-        return;
-    char text[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    cb->on_event(cb->user, NMT_SETUP_NOTE, r, text);
 }
 
 static void emit(const nmt_setup_callbacks *cb, nmt_setup_event ev, const nmt_train_run *r)
