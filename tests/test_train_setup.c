@@ -209,7 +209,14 @@ START_TEST(dropout_follows_the_architecture)
     q.s.dropout_att = 0.2f;
     q.given.dropout_att = 1;
     ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "--dropout-att"));
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "--dropout-att: the model of"));
+    ck_assert(!exists(q.out_dir));
+    /* and so in a fresh run */
+    small_request(&q, "d4");
+    q.s.dropout_ff = 0.2f;
+    q.given.dropout_ff = 1;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_str_eq(nmt_error_message(), "--dropout-ff: an rnn has no such dropout");
     ck_assert(!exists(q.out_dir));
     remove_tmpdir();
 }

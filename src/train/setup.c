@@ -223,11 +223,14 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
     float all = q->given.dropout ? q->dropout : nmt_train_default_dropout(a);
     for (int k = 0; k < 6; k++) {
         int has = nmt_arch_has_dropout(a, sites[k]);
-        if (given[k] && !has)
+        if (given[k] && !has && q->init_from)
             return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: the model of %s is %s %s, which "
-                                 "has no such dropout", sites[k],
-                                 q->init_from ? q->init_from : "this run",
+                                 "has no such dropout", sites[k], q->init_from,
                                  a == NMT_ARCH_TRANSFORMER ? "a" : "an", nmt_arch_name(a));
+        if (given[k] && !has)
+            return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: %s %s has no such dropout",
+                                 sites[k], a == NMT_ARCH_TRANSFORMER ? "a" : "an",
+                                 nmt_arch_name(a));
         if (!given[k])
             *rate[k] = has ? all : 0;
     }
