@@ -33,7 +33,7 @@ PUBLIC = {
     2: "model rnn transformer",
     3: "modelfile average",
     4: "decode translator units align",
-    5: "optim train train_status progress runlog",
+    5: "optim train train_setup train_status progress runlog",
 }
 CLI = FOLDERS["src/cli"]
 

@@ -221,6 +221,15 @@ END_TEST
 
 /* ---- settings survive a checkpoint ------------------------------------------ */
 
+/* The value of key among meta[n], or NULL. */
+static const char *meta_value(const nmt_meta *meta, int n, const char *key)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(meta[k].key, key))
+            return meta[k].value;
+    return NULL;
+}
+
 START_TEST(settings_round_trip)
 {
     nmt_train_settings s, back;
@@ -233,17 +242,17 @@ START_TEST(settings_round_trip)
     s.data_from_run[0] = "../corpus/train.de.gz";
     s.data_print[0] = (nmt_data_print){1, 1234567, 0xfedcba9876543210ULL};
     s.data_print[3] = (nmt_data_print){1, 7, 1};
-    s.cell = NMT_CELL_GRU;
-    s.attention = NMT_ATT_NONE;
-    s.bidirectional = 0;
-    s.hidden = 17;
+    s.model.rnn.cell = NMT_CELL_GRU;
+    s.model.rnn.attention = NMT_ATT_NONE;
+    s.model.rnn.bidirectional = 0;
+    s.model.rnn.hidden = 17;
     s.optimizer = NMT_OPTIM_ADADELTA;
     s.lr = 0.1 + 0.2; /* not exact in decimal */
     s.dropout_emb = 0.3f;
     s.dropout_enc = 0.1f;
     s.dropout_out = 0.7f / 3;
     s.label_smoothing = 0.1f;
-    s.tied_embeddings = 1;
+    s.model.tied = 1;
     s.clip = 1.0 / 3.0;
     s.max_steps = 123456789012LL;
     s.seed = 18446744073709551615ULL;
@@ -264,6 +273,16 @@ START_TEST(settings_round_trip)
                      NMT_ERR_NOMEM);
     ck_assert_int_eq(nmt_train_settings_to_meta(&s, small_meta, 5, buf + 4096, 4096),
                      NMT_ERR_NOMEM);
+    /* the RNN's own settings as checkpoints have always listed them, and
+     * neither the Transformer's dropouts nor a warmup */
+    ck_assert_str_eq(meta_value(meta, n, "train.cell"), "gru");
+    ck_assert_str_eq(meta_value(meta, n, "train.attention"), "none");
+    ck_assert_str_eq(meta_value(meta, n, "train.bidirectional"), "0");
+    ck_assert_str_eq(meta_value(meta, n, "train.hidden"), "17");
+    ck_assert_str_eq(meta_value(meta, n, "train.tied_embeddings"), "1");
+    ck_assert_str_eq(meta_value(meta, n, "train.lowercase"), "0");
+    ck_assert_ptr_null(meta_value(meta, n, "train.dropout_residual"));
+    ck_assert_ptr_null(meta_value(meta, n, "train.warmup"));
 
     /* through a real file */
     make_tmpdir();
@@ -282,20 +301,25 @@ START_TEST(settings_round_trip)
     nmt_model *m2;
     nmt_file *f;
     ck_assert_msg(nmt_model_load(&m2, path, &f) == NMT_OK, "%s", nmt_error_message());
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
     ck_assert_str_eq(back.src_path, s.src_path);
     ck_assert_str_eq(back.valid_tgt_path, s.valid_tgt_path);
-    ck_assert_int_eq(back.cell, s.cell);
-    ck_assert_int_eq(back.attention, s.attention);
-    ck_assert_int_eq(back.bidirectional, 0);
-    ck_assert_int_eq(back.hidden, 17);
+    /* the model's settings are the model's (its metadata), not train.*'s */
+    ck_assert_int_eq(back.model.arch, NMT_ARCH_RNN);
+    ck_assert_int_eq(back.model.rnn.cell, NMT_CELL_GRU);
+    ck_assert_int_eq(back.model.rnn.attention, NMT_ATT_NONE);
+    ck_assert_int_eq(back.model.rnn.bidirectional, 0);
+    ck_assert_int_eq(back.model.rnn.hidden, 3);
+    ck_assert_int_eq(back.model.tied, 0);
+    ck_assert_int_eq(back.model.src_vocab, 5);
     ck_assert_int_eq(back.optimizer, NMT_OPTIM_ADADELTA);
     ck_assert(back.lr == s.lr);
     ck_assert(back.dropout_emb == s.dropout_emb);
     ck_assert(back.dropout_enc == s.dropout_enc);
     ck_assert(back.dropout_out == s.dropout_out);
     ck_assert(back.label_smoothing == s.label_smoothing);
-    ck_assert_int_eq(back.tied_embeddings, 1);
+    ck_assert(back.dropout_residual == 0 && back.dropout_att == 0 && back.dropout_ff == 0);
+    ck_assert(back.warmup == 0);
     ck_assert(back.clip == s.clip);
     ck_assert(back.lr_decay == s.lr_decay);
     ck_assert(back.max_steps == s.max_steps);
@@ -329,7 +353,7 @@ START_TEST(settings_round_trip)
     ck_assert_int_eq(n_old, n - 4);
     ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, old, n_old), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_msg(nmt_train_settings_from_file(&back, f) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_msg(nmt_train_settings_from_file(&back, f, &m2->cfg) == NMT_OK, "%s", nmt_error_message());
     ck_assert(back.max_time == 0);
     ck_assert_int_eq(back.best_metric, NMT_BEST_BLEU);
     ck_assert_int_eq(back.keep_snapshots, 0);
@@ -343,7 +367,7 @@ START_TEST(settings_round_trip)
             meta[k].value = "loss";
     ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "train.best_metric"));
     nmt_file_free(f);
     nmt_model_free(m2);
@@ -365,17 +389,17 @@ START_TEST(settings_round_trip)
     ck_assert_int_eq(k_old, n - 4);
     ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, old_meta, k_old), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_msg(nmt_train_settings_from_file(&back, f) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_msg(nmt_train_settings_from_file(&back, f, &m2->cfg) == NMT_OK, "%s", nmt_error_message());
     ck_assert(back.dropout_emb == 0.25f && back.dropout_out == 0.25f);
     ck_assert(back.dropout_enc == 0 && back.label_smoothing == 0);
-    ck_assert_int_eq(back.tied_embeddings, 0);
+    ck_assert_int_eq(back.model.tied, 0);
     nmt_file_free(f);
     nmt_model_free(m2);
 
     /* a model file without them is not a resumable checkpoint */
     ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f), NMT_ERR_FORMAT);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "not a resumable checkpoint"));
     nmt_file_free(f);
     nmt_model_free(m2);

@@ -39,17 +39,15 @@ typedef struct nmt_train_settings {
      * folder (NULL: not known) and its print (known 0: none) */
     const char *data_from_run[4];
     nmt_data_print data_print[4];
-    /* model of a fresh run (ignored with --init-from and --resume) */
-    nmt_cell cell;
-    nmt_attention attention;
-    int bidirectional;
-    int emb, hidden, att_dim, out_dim;
-    int tied_embeddings; /* the output matrix is tgt_emb (out_dim = emb) */
+    /* the model: its architecture with every architecture's sizes, tied
+     * output embeddings and lowercasing. A fresh run's; with --init-from and
+     * --resume, the model file's (src_vocab and tgt_vocab are the model's
+     * once it is made) */
+    nmt_config model;
     /* data */
     int batch_size;      /* sentences per batch */
     int max_len;         /* skip training pairs longer than this (tokens) */
     int min_count, max_vocab;
-    int lowercase;
     int shuffle;
     float subword_alpha; /* > 0: each epoch reads the training corpus again
                           * with its pieces sampled (subword regularisation;
@@ -60,9 +58,14 @@ typedef struct nmt_train_settings {
     nmt_optim_kind optimizer;
     double lr;
     double clip;         /* global gradient norm; 0 off */
-    float dropout_emb;   /* source and target embeddings */
-    float dropout_enc;   /* the encoder's annotations, as attention, context and z read them */
-    float dropout_out;   /* the deep output, before the vocabulary projection */
+    /* dropout, each rate in [0, 1), at the sites of the model's architecture
+     * (nmt_regularizer); a site it does not have is 0 */
+    float dropout_emb;   /* both: the source and target embeddings */
+    float dropout_enc;   /* rnn: the encoder's annotations, as attention, context and z read them */
+    float dropout_out;   /* rnn: the deep output, before the vocabulary projection */
+    float dropout_residual; /* transformer: each sublayer's output, before the residual sum */
+    float dropout_att;   /* transformer: the attention weights */
+    float dropout_ff;    /* transformer: the feed-forward network's inner layer */
     float label_smoothing; /* of the training loss only: what is reported stays -log p */
     int epochs;          /* 0: no limit (a --max-time run) */
     int64_t max_steps;   /* < 0: no limit; 0 writes the initial model */
@@ -74,6 +77,10 @@ typedef struct nmt_train_settings {
     int64_t valid_every; /* steps; 0: only at epoch ends and the end */
     double lr_decay;     /* lr *= lr_decay after `patience` validations without improvement */
     int patience;        /* 0: never decay */
+    int64_t warmup;      /* > 0: the lr of step n is lr * n / warmup up to step warmup,
+                          * then lr * sqrt(warmup / n) (nmt_lr_warmup; Vaswani et
+                          * al.'s schedule with lr as its peak), and patience
+                          * must be 0; 0: lr, lowered by lr_decay alone */
     int early_stop;      /* stop after this many validations without improvement; 0 off */
     nmt_best_metric best_metric;
     int keep_snapshots;  /* keep the models of the last K validations as
@@ -93,18 +100,42 @@ typedef struct nmt_train_settings {
                                  * none deleted and none read by the run */
 } nmt_train_settings;
 
+/* The defaults: an RNN (the recipe measured on Multi30k). */
 void nmt_train_settings_default(nmt_train_settings *s);
+/* The dropout rate of every site of an architecture when none is asked
+ * for: the RNN's 0.3 (measured on Multi30k), the Transformer's 0.1
+ * (Vaswani et al.'s P_drop). */
+float nmt_train_default_dropout(nmt_arch a);
+/* Whether the architecture has that dropout site: the field's name
+ * without "dropout_" ("emb", "enc", "out", "residual", "att", "ff"). */
+int nmt_arch_has_dropout(nmt_arch a, const char *site);
+/* Sets every dropout site of s->model.arch to rate, and the others to 0. */
+void nmt_train_settings_set_dropout(nmt_train_settings *s, float rate);
 
 /* The settings as checkpoint metadata ("train.lr" = "0.001", ...): fills up
- * to max entries of meta, whose strings live in buf (bufsize bytes). Returns
- * the number of entries or NMT_ERR_NOMEM if they do not fit. */
+ * to max entries of meta, whose strings live in buf (bufsize bytes). The
+ * model's architecture lists its own (nmt_config_train_meta: train.cell ...
+ * for the RNN); the Transformer's dropouts and the warmup are written only
+ * where they apply, so that the checkpoints of runs without them stay what
+ * they were. Returns the number of entries or NMT_ERR_NOMEM if they do not
+ * fit. */
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
                                char *buf, size_t bufsize);
-/* Reads them back from a checkpoint; every key must be present and valid,
- * but for those added later (max_time, best_metric, keep_snapshots,
- * average_snapshots), which a checkpoint written before them lacks: they
- * take their defaults, the behaviour of the program that wrote it. */
-int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f);
+/* Reads them back from a checkpoint whose model (as nmt_model_load made it
+ * from the same file) has the configuration `model`: that is the settings'
+ * model (train.cell ..., train.tied_embeddings and train.lowercase are not
+ * read back). Every key must be present
+ * and valid, but for those added later (max_time, best_metric,
+ * keep_snapshots, average_snapshots, warmup), which a checkpoint written
+ * before them lacks: they take their defaults, the behaviour of the
+ * program that wrote it. */
+int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
+                                 const nmt_config *model);
+
+/* The learning rate of step `step` (1 for the first) under a warmup of
+ * `warmup` steps to the peak lr: lr * step / warmup, then
+ * lr * sqrt(warmup / step). */
+double nmt_lr_warmup(double lr, int64_t warmup, int64_t step);
 
 /* ---- the loop ----------------------------------------------------------- */
 

@@ -25,127 +25,6 @@
 #include "io/safetensors.h"
 #include "train/trainer.h"
 
-/* ---- validation ---------------------------------------------------------------- */
-
-/* Longest source and target rows (tokens + </s>) of a corpus. */
-static void corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        int s = (int)(c->src_off[i + 1] - c->src_off[i]) + 1;
-        int t = (int)(c->tgt_off[i + 1] - c->tgt_off[i]) + 1;
-        if (s > *src_T)
-            *src_T = s;
-        if (t > *tgt_T)
-            *tgt_T = t;
-    }
-}
-
-typedef struct valid_tools {
-    nmt_workspace *ws;
-    nmt_batch *batch;
-    nmt_decoder *decoder;
-    nmt_bleu *bleu;
-} valid_tools;
-
-static int validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
-                         int batch_size, double *ppl_out, double *bleu_out)
-{
-    const nmt_corpus *c = v->corpus;
-    if (c->n != v->n_refs)
-        return nmt_set_error(NMT_ERR_ARG, "validation: %zu pairs but %zu reference lines",
-                             c->n, v->n_refs);
-    nmt_batch_plan plan;
-    int rc = nmt_batch_plan_make(&plan, c, batch_size, 0, 0, 1);
-    if (rc)
-        return rc;
-    char **hyps = calloc(c->n ? c->n : 1, sizeof *hyps);
-    if (!hyps) {
-        nmt_batch_plan_free(&plan);
-        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for validation");
-    }
-    double nll = 0, tokens = 0;
-    for (size_t k = 0; k < plan.n_batches && rc == NMT_OK; k++) {
-        const size_t *pairs = plan.index + plan.start[k];
-        int n = (int)(plan.start[k + 1] - plan.start[k]);
-        if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
-            break;
-        const nmt_batch *b = vt->batch;
-        if ((rc = nmt_forward(NULL, m, vt->ws, b, NULL, NULL)))
-            break;
-        const double *sent = nmt_workspace_sentence_nll(vt->ws);
-        for (int i = 0; i < b->B; i++)
-            nll += sent[i];
-        tokens += (double)b->n_tgt_tokens;
-        if ((rc = nmt_decode(vt->decoder, b->src, b->src_len, b->B, b->src_T)))
-            break;
-        for (int i = 0; i < b->B && rc == NMT_OK; i++) {
-            /* raw text, as the references are: words detokenized, pieces decoded */
-            const nmt_hypothesis *h = nmt_decoder_result(vt->decoder, i, 0);
-            char *text = nmt_units_join_ids(m, h->ids, (size_t)h->len);
-            if (!text)
-                rc = NMT_ERR_NOMEM;
-            hyps[b->pair[i]] = text;
-        }
-    }
-    if (rc == NMT_OK) {
-        nmt_bleu_reset(vt->bleu);
-        for (size_t i = 0; i < c->n && rc == NMT_OK; i++) {
-            const char *ref = v->refs[i];
-            rc = nmt_bleu_add(vt->bleu, NULL, hyps[i] ? hyps[i] : "", &ref, 1);
-        }
-    }
-    if (rc == NMT_OK) {
-        nmt_bleu_score score;
-        nmt_bleu_result(vt->bleu, &score);
-        *bleu_out = score.score;
-        *ppl_out = tokens > 0 ? exp(nll / tokens) : (double)NAN;
-    }
-    nmt_free_lines(hyps, c->n);
-    nmt_batch_plan_free(&plan);
-    return rc;
-}
-
-static int decoder_for(nmt_decoder **d, const nmt_model *m, int B, int src_T)
-{
-    nmt_decode_opts o;
-    nmt_decode_opts_default(&o);
-    return nmt_decoder_create(d, m, B, src_T, &o);
-}
-
-/* A model trained on lowercased text can only produce lowercase, so its
- * validation BLEU is case-insensitive (sacreBLEU --lc), as nmt compare does;
- * otherwise every capital in the references would count as a miss. */
-static int bleu_create(nmt_bleu **b, const nmt_model *m)
-{
-    nmt_bleu_opts o;
-    nmt_bleu_opts_init(&o);
-    o.lowercase = m->cfg.lowercase;
-    return nmt_bleu_create(b, &o);
-}
-
-int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size, double *ppl,
-                 double *bleu)
-{
-    int src_T = 1, tgt_T = 1;
-    corpus_max_lengths(v->corpus, &src_T, &tgt_T);
-    nmt_batch batch = {0};
-    valid_tools vt = {.batch = &batch};
-    int rc = nmt_batch_alloc(&batch, batch_size, src_T, tgt_T);
-    if (!rc)
-        rc = nmt_workspace_create(&vt.ws, m, batch_size, src_T, tgt_T);
-    if (!rc)
-        rc = decoder_for(&vt.decoder, m, batch_size, src_T);
-    if (!rc)
-        rc = bleu_create(&vt.bleu, m);
-    if (!rc)
-        rc = validate_with(m, &vt, v, batch_size, ppl, bleu);
-    nmt_bleu_free(vt.bleu);
-    nmt_decoder_free(vt.decoder);
-    nmt_workspace_free(vt.ws);
-    nmt_batch_free(&batch);
-    return rc;
-}
-
 /* ---- the trainer ------------------------------------------------------------- */
 
 void nmt_trainer_free(nmt_trainer *t)
@@ -181,6 +60,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
         return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1");
     if (train->n == 0)
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
+    if (s->warmup > 0 && s->patience > 0)
+        return nmt_set_error(NMT_ERR_ARG, "a warmup schedule decays the learning rate itself: "
+                             "patience must be 0 (no decay on plateaus)");
     if (s->subword_alpha > 0 && (!m->subwords || !s->src_path || !s->tgt_path))
         return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model and the "
                              "training corpus's files");
@@ -217,9 +99,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
                            "available in a run of %d processes", t->size);
 
     int src_T = 1, tgt_T = 1;
-    corpus_max_lengths(train, &src_T, &tgt_T);
+    nmt_corpus_max_lengths(train, &src_T, &tgt_T);
     if (t->valid.corpus)
-        corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);
+        nmt_corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);
     if (!t->dir)
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     if (!rc)
@@ -233,9 +115,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (!rc)
         rc = nmt_workspace_create(&t->ws, m, s->batch_size, src_T, tgt_T);
     if (!rc && t->valid.corpus)
-        rc = decoder_for(&t->decoder, m, s->batch_size, src_T);
+        rc = nmt_valid_decoder(&t->decoder, m, s->batch_size, src_T);
     if (!rc && t->valid.corpus)
-        rc = bleu_create(&t->bleu, m);
+        rc = nmt_valid_bleu(&t->bleu, m);
     if (rc) {
         nmt_trainer_free(t);
         return rc;
@@ -423,7 +305,7 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int sche
     double t0 = nmt_now();
     int rc = NMT_OK;
     if (t->valid.corpus)
-        rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+        rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
                            &st->valid_bleu);
     if (t->size > 1) {
         /* rank 0 validated: every process takes its scores, so that all make
@@ -557,6 +439,13 @@ static int share_forward_backward(nmt_trainer *t, const size_t *pairs, int n,
     return NMT_OK;
 }
 
+double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
+{
+    if (step <= warmup)
+        return lr * (double)step / (double)warmup;
+    return lr * sqrt((double)warmup / (double)step);
+}
+
 /* One optimizer step on the batch at the current position. */
 static int train_step(nmt_trainer *t)
 {
@@ -569,7 +458,17 @@ static int train_step(nmt_trainer *t)
     const nmt_regularizer reg = {.dropout_emb = t->s.dropout_emb,
                                  .dropout_enc = t->s.dropout_enc,
                                  .dropout_out = t->s.dropout_out,
-                                 .label_smoothing = t->s.label_smoothing};
+                                 .label_smoothing = t->s.label_smoothing,
+                                 .dropout_residual = t->s.dropout_residual,
+                                 .dropout_att = t->s.dropout_att,
+                                 .dropout_ff = t->s.dropout_ff};
+    /* the schedule's lr for this step, before the batch log names it and
+     * the optimizer uses it: a function of the step alone, so that a
+     * resumed run takes the same */
+    if (t->s.warmup > 0) {
+        t->st.lr = nmt_lr_warmup(t->s.lr, t->s.warmup, t->st.step + 1);
+        t->opt.lr = t->st.lr;
+    }
     double loss, tokens;
     if (t->size > 1) {
         if ((rc = share_forward_backward(t, pairs, n, &reg, &loss, &tokens)))
@@ -631,14 +530,14 @@ static int ensure_sample(nmt_trainer *t)
     nmt_corpus_free(&t->sampled);
     t->sampled_epoch = 0;
     t->train = &t->sampled; /* never the given corpus again */
-    nmt_corpus_opts o = {.lowercase = t->s.lowercase, .max_len = t->s.max_len, .skip_empty = 1,
+    nmt_corpus_opts o = {.lowercase = t->m->cfg.lowercase, .max_len = t->s.max_len, .skip_empty = 1,
                          .subwords = t->m->subwords, .subword_alpha = t->s.subword_alpha,
                          .sample_seed = sample_seed(t->s.seed, t->st.epoch)};
     int rc = nmt_corpus_read(&t->sampled, t->s.src_path, t->s.tgt_path, &o, NULL, NULL);
     if (rc)
         return rc;
     int src_T = 1, tgt_T = 1;
-    corpus_max_lengths(&t->sampled, &src_T, &tgt_T);
+    nmt_corpus_max_lengths(&t->sampled, &src_T, &tgt_T);
     if (src_T > t->src_T || tgt_T > t->tgt_T) {
         src_T = src_T > t->src_T ? src_T : t->src_T;
         tgt_T = tgt_T > t->tgt_T ? tgt_T : t->tgt_T;
@@ -718,7 +617,7 @@ static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_r
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
     nmt_real *own = nmt_model_swap_params(t->m, params);
-    int rc = validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
+    int rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
                            &st->valid_bleu);
     if (rc == NMT_OK) {
         st->has_valid = 1;

@@ -61,6 +61,24 @@ struct nmt_trainer {
     FILE *batch_log;           /* settings.batch_log_path, opened by the run */
 };
 
+/* validate.c: the longest source and target rows (tokens + </s>) of a
+ * corpus, raised into *src_T and *tgt_T */
+void nmt_corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T);
+/* What a validation runs on: the trainer's own, or nmt_validate's. */
+typedef struct valid_tools {
+    nmt_workspace *ws;
+    nmt_batch *batch;
+    nmt_decoder *decoder;
+    nmt_bleu *bleu;
+} valid_tools;
+/* The perplexity and BLEU of m on v (through vt, sized for v's batches). */
+int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                      int batch_size, double *ppl_out, double *bleu_out);
+/* The greedy decoder validation translates with, for B sources of up to src_T. */
+int nmt_valid_decoder(nmt_decoder **d, const nmt_model *m, int B, int src_T);
+/* Validation's BLEU: case-insensitive for a model of lowercased text. */
+int nmt_valid_bleu(nmt_bleu **b, const nmt_model *m);
+
 /* batch_log.c (--batch-log): the first line, the weights the logged steps
  * start from; then, before each step, the batch at the current position
  * (t->batch filled) with the lr its update uses. */

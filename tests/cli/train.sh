@@ -155,7 +155,7 @@ read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" att.U)
 within "$rms" 0.0009 0.0011 && pass || fail "bahdanau att.U rms $rms, expected 0.001"
 read -r mx rms zeros < <(stats "$TMP/i-b/checkpoint.safetensors" att.v)
 [ "$mx" = 0 ] && pass || fail "bahdanau att.v is not 0 (max $mx)"
-refused "unknown init" "--init: unknown value 'xavier'" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init xavier
+refused "unknown init" "--init: unknown value 'glorot'" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init glorot
 refused "init-scale with bahdanau" "--init-scale goes with --init uniform" --src "$TMP/tiny.de" \
     --tgt "$TMP/tiny.en" --init bahdanau --init-scale 0.1
 refused "init-scale 0" "--init-scale" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init-scale 0

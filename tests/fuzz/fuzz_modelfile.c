@@ -112,18 +112,22 @@ static void run_subwords(const nmt_model *m, const nmt_file *f)
 
 /* A checkpoint's settings: refused with a message, or within the ranges the
  * command line allows. */
-static void read_settings(const nmt_file *f)
+static void read_settings(const nmt_model *m, const nmt_file *f)
 {
     nmt_train_settings s;
-    if (nmt_train_settings_from_file(&s, f) != NMT_OK) {
+    if (nmt_train_settings_from_file(&s, f, &m->cfg) != NMT_OK) {
         CHECK(nmt_error_message()[0]);
         return;
     }
     CHECK(s.src_path && s.tgt_path);
-    CHECK(s.batch_size >= 1 && s.emb >= 1 && s.hidden >= 1 && s.threads >= 1);
+    CHECK(s.batch_size >= 1 && s.threads >= 1);
+    CHECK(!memcmp(&s.model, &m->cfg, sizeof s.model)); /* the model's, whatever train.* says */
     CHECK(s.lr > 0 && s.clip >= 0 && s.dropout_emb >= 0 && s.dropout_emb < 1 &&
           s.dropout_enc >= 0 && s.dropout_enc < 1 && s.dropout_out >= 0 && s.dropout_out < 1 &&
-          s.label_smoothing >= 0 && s.label_smoothing < 1);
+          s.dropout_residual >= 0 && s.dropout_residual < 1 && s.dropout_att >= 0 &&
+          s.dropout_att < 1 && s.dropout_ff >= 0 && s.dropout_ff < 1 &&
+          s.label_smoothing >= 0 && s.label_smoothing < 1 && s.warmup >= 0 &&
+          (s.warmup == 0 || s.patience == 0));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -137,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_model(m, f);
         run_model(m);
         run_subwords(m, f);
-        read_settings(f);
+        read_settings(m, f);
     } else {
         CHECK(!m && !f);
         CHECK(nmt_error_message()[0]); /* a refusal must say why */

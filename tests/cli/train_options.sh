@@ -1,0 +1,161 @@
+# nmt train's options of the third round: the architecture and the
+# Transformer's sizes and dropouts (refused where they do not fit), --init
+# xavier, --dropout 0 over every site, and the --warmup schedule (its lr
+# column, its checkpoint, an exact resume in the middle of it).
+. "$(dirname "$0")/lib.sh"
+
+TOY=${NMT_SOURCE_ROOT:?}/corpora/toy
+meta_of() { # meta_of FILE KEY: a metadata value
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    head -c $((8 + n)) "$1" | tail -c "$n" | grep -o "\"$2\": *\"[^\"]*\"" | sed 's/.*: *"\(.*\)"/\1/'
+}
+data_of() { # the data section: every tensor, without the metadata
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    tail -c +$((9 + n)) "$1"
+}
+same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
+
+zcat "$TOY/train.src.gz" | head -n 300 >"$TMP/s.src"
+zcat "$TOY/train.tgt.gz" | head -n 300 >"$TMP/s.tgt"
+DATA=(--src "$TMP/s.src" --tgt "$TMP/s.tgt")
+SMALL=(--emb 8 --hidden 8 --att-dim 8 --batch-size 16 --threads 1 --subwords 0 -q)
+
+# --- help ----------------------------------------------------------------------
+expect_ok "help" "$NMT" train --help
+for opt in arch d-model heads ff layers enc-layers dec-layers dropout-residual dropout-att \
+    dropout-ff warmup; do
+    grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
+done
+grep -q -- "--init uniform|orthogonal|bahdanau|xavier" "$TMP/out" && pass || fail "help lacks --init xavier"
+grep -q -- "--arch rnn|transformer" "$TMP/out" && pass || fail "help lacks --arch rnn|transformer"
+
+# --- options that do not fit the architecture: one line, exit 2, nothing made -----
+refused() { # refused NAME PATTERN ARGS...
+    local name=$1 pattern=$2
+    shift 2
+    rm -rf "$TMP/refused"
+    "$NMT" train "${DATA[@]}" "$@" --out "$TMP/refused" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    [ $rc -eq 2 ] && pass || fail "$name: exit $rc, expected 2 (usage): $(cat "$TMP/err")"
+    grep -Eq -- "$pattern" "$TMP/err" && pass || fail "$name: stderr does not match /$pattern/: $(cat "$TMP/err")"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
+    [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
+}
+refused "RNN option with the Transformer" "--cell is an option of --arch rnn, not of --arch transformer" \
+    --arch transformer --cell gru
+refused "RNN size with the Transformer" "--hidden is an option of --arch rnn" --arch transformer --hidden 8
+refused "RNN dropout with the Transformer" "--dropout-enc is an option of --arch rnn" \
+    --arch transformer --dropout-enc 0.1
+refused "Transformer size with the RNN" "--d-model is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
+    --d-model 64
+refused "Transformer layers with the RNN" "--layers is an option of --arch transformer, not of --arch rnn$" \
+    --arch rnn --layers 2
+refused "Transformer dropout with the RNN" "--dropout-att is an option of --arch transformer" --dropout-att 0.1
+refused "heads that do not divide" "--heads 5 does not divide --d-model 64" \
+    --arch transformer --d-model 64 --heads 5
+refused "xavier for the RNN" "--init xavier is not a scheme of --arch rnn" --init xavier
+refused "bahdanau for the Transformer" "--init bahdanau is not a scheme of --arch transformer" \
+    --arch transformer --init bahdanau
+refused "init-scale with xavier" "--init-scale goes with --init uniform or orthogonal, not --init xavier" \
+    --arch transformer --init-scale 0.1
+refused "unknown architecture" "--arch: unknown value 'cnn'" --arch cnn
+refused "unknown init" "--init: unknown value 'glorot'" --init glorot
+refused "zero heads" "--heads" --arch transformer --heads 0
+refused "zero layers" "--enc-layers" --arch transformer --enc-layers 0
+refused "warmup with lr-decay" "--lr-decay does not go with --warmup" --warmup 100 --lr-decay 0.5
+refused "warmup with patience" "--patience does not go with --warmup" --warmup 100 --patience 2
+refused "negative warmup" "--warmup" --warmup -1
+
+# --- the Transformer: made where this build has it, else refused by name ----------
+rm -rf "$TMP/tf"
+"$NMT" train "${DATA[@]}" --arch transformer --d-model 16 --heads 2 --ff 32 --layers 1 \
+    --batch-size 16 --threads 1 --subwords 0 -q --max-steps 2 --out "$TMP/tf" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ]; then
+    [ "$(meta_of "$TMP/tf/checkpoint.safetensors" arch)" = transformer ] && pass ||
+        fail "--arch transformer wrote no Transformer"
+    [ "$(meta_of "$TMP/tf/checkpoint.safetensors" train.dropout_residual)" = 0.100000001 ] && pass ||
+        fail "the Transformer's checkpoint lacks its dropouts"
+else
+    [ $rc -eq 1 ] && grep -q "architecture transformer is not in this build of nmt" "$TMP/err" &&
+        pass || fail "--arch transformer: exit $rc: $(cat "$TMP/err")"
+    [ ! -e "$TMP/tf" ] && pass || fail "--arch transformer: a folder was made"
+fi
+
+# --- --init-from: the file's architecture; its dropouts; --dropout 0 ---------------
+expect_ok "a model to start from" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --max-steps 0 --out "$TMP/m"
+M=$TMP/m/checkpoint.safetensors
+for opt in "--arch rnn" "--d-model 8" "--layers 2" "--heads 2"; do
+    expect_fail "init-from with $opt" "${opt%% *} cannot be used with --init-from" \
+        "$NMT" train "${DATA[@]}" --init-from "$M" $opt --out "$TMP/x"
+done
+expect_fail "init-from an RNN with a Transformer dropout" \
+    "--dropout-att: the model of .*m/checkpoint.safetensors is an rnn, which has no such dropout" \
+    "$NMT" train "${DATA[@]}" --init-from "$M" --dropout-att 0.1 --out "$TMP/x"
+[ ! -e "$TMP/x" ] && pass || fail "a refused --init-from made its folder"
+# the reference check's command line
+expect_ok "the reference check's command line" "$NMT" train --init-from "$M" "${DATA[@]}" \
+    --out "$TMP/ref" --optimizer sgd --lr 1000 --clip 0 --dropout 0 --label-smoothing 0.1 \
+    --warmup 0 --no-shuffle --batch-size 300 --max-steps 1 --max-len 100 --threads 1
+C=$TMP/ref/checkpoint.safetensors
+for site in emb enc out; do
+    [ "$(meta_of "$C" train.dropout_$site)" = 0 ] && pass || fail "--dropout 0 left dropout_$site on"
+done
+[ -z "$(meta_of "$C" train.warmup)" ] && pass || fail "--warmup 0 wrote train.warmup"
+[ "$(awk -F'\t' 'NR == 2 { print $1, $3 }' "$TMP/ref/log.tsv")" = "1 1000" ] && pass ||
+    fail "--warmup 0: step 1's lr is not --lr: $(sed -n 2p "$TMP/ref/log.tsv")"
+
+# --- --warmup: the lr column is the schedule, with every optimizer ------------------
+# lr(n) = lr * n / W up to n = W, then lr * sqrt(W / n); log.tsv writes %.6g
+expected_lrs() { # expected_lrs LR W STEPS
+    awk -v lr="$1" -v w="$2" -v n="$3" 'BEGIN {
+        for (s = 1; s <= n; s++) printf "%d %.6g\n", s, (s <= w ? lr * s / w : lr * sqrt(w / s)) }'
+}
+for opt in sgd adam adadelta; do
+    expect_ok "warmup with $opt" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer $opt \
+        --lr 0.5 --warmup 4 --max-steps 12 --report-every 1 --out "$TMP/w-$opt"
+    got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$TMP/w-$opt/log.tsv")
+    [ "$got" = "$(expected_lrs 0.5 4 12)" ] && pass ||
+        fail "warmup with $opt: lr column $(echo $got | tr '\n' ' ')"
+done
+C=$TMP/w-adam/checkpoint.safetensors
+[ "$(meta_of "$C" train.warmup)" = 4 ] && pass || fail "train.warmup not in the checkpoint"
+[ "$(meta_of "$C" train.patience)" = 0 ] && pass || fail "a warmup run decays on plateaus"
+# the step's lr reaches the optimizer: a run that stays in warm-up moves
+# its weights otherwise than one at the peak lr
+expect_ok "no warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd --lr 0.5 \
+    --max-steps 12 --out "$TMP/w-none"
+same_data "$TMP/w-sgd/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
+    fail "--warmup changed nothing in the weights" || pass
+
+# --- resume in the middle of warm-up: exact -----------------------------------------
+# A run stopped at step 6 of a 60-step warm-up and extended to 40, and one
+# killed anywhere and resumed, end as the uninterrupted run does.
+W=(--optimizer adam --lr 0.01 --warmup 60 --dropout 0.2 --seed 5 --save-every 2 --report-every 1)
+expect_ok "uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40 --out "$TMP/u"
+expect_ok "stopped at 6" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 6 --out "$TMP/r"
+expect_ok "extended to 40" "$NMT" train -q --resume "$TMP/r" --max-steps 40
+same_data "$TMP/u/checkpoint.safetensors" "$TMP/r/checkpoint.safetensors" && pass ||
+    fail "a run resumed in warm-up differs from the uninterrupted one"
+cmp -s <(cut -f1-6 "$TMP/u/log.tsv") <(cut -f1-6 "$TMP/r/log.tsv") && pass ||
+    fail "the resumed log.tsv differs in step, lr or loss"
+# kill -9 once the log shows three steps (or never, if the run is done by
+# then: the comparison holds either way, and the note says which)
+rm -rf "$TMP/k"
+"$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40 --out "$TMP/k" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 2000); do
+    [ "$(wc -l <"$TMP/k/log.tsv" 2>/dev/null || echo 0)" -ge 4 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.01
+done
+if kill -9 $pid 2>/dev/null; then echo "warmup kill -9 landed at $(($(wc -l <"$TMP/k/log.tsv") - 1)) logged steps" >&2; fi
+wait $pid 2>/dev/null
+expect_ok "resume after kill -9" "$NMT" train -q --resume "$TMP/k"
+same_data "$TMP/u/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
+    fail "kill -9 in warm-up + resume differs from the uninterrupted run"
+[ "$(meta_of "$TMP/k/checkpoint.safetensors" state.step)" = 40 ] && pass || fail "the resumed run did not reach step 40"
+
+finish

@@ -1,0 +1,319 @@
+/* The set-up of a training run as a library call (nmt/train_setup.h): what
+ * a front end other than `nmt train` gets from it. A fresh run comes back
+ * ready to train, with its stages reported in order; the dropout and the
+ * learning-rate schedule follow from what was given; refusals say why,
+ * print nothing and write nothing; a resumed run takes its model from the
+ * checkpoint and only the settings that may change. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nmt/error.h"
+#include "nmt/train.h"
+#include "nmt/train_setup.h"
+#include "test_common.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/nmt-test-setup-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *in_tmp(const char *name)
+{
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", tmpdir, name);
+    return p;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void write_corpus(void)
+{
+    FILE *f = fopen(in_tmp("src.txt"), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("ein Hund läuft .\neine Katze schläft .\nzwei Hunde spielen im Park .\n"
+          "ein Mann liest\n", f);
+    fclose(f);
+    f = fopen(in_tmp("tgt.txt"), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("a dog runs .\na cat sleeps .\ntwo dogs play in the park .\na man reads\n", f);
+    fclose(f);
+}
+
+/* A small fresh RNN run into tmpdir/NAME. */
+static void small_request(nmt_train_request *q, const char *name)
+{
+    nmt_train_request_default(q);
+    q->s.src_path = in_tmp("src.txt");
+    q->s.tgt_path = in_tmp("tgt.txt");
+    q->s.model.rnn.emb = q->s.model.rnn.hidden = q->s.model.rnn.att_dim = 8;
+    q->s.model.rnn.out_dim = 8;
+    q->s.batch_size = 2;
+    q->s.threads = 1;
+    q->out_dir = in_tmp(name);
+}
+
+/* What the set-up reported, in order: "N" a note, "R" read, "Y" ready. */
+typedef struct seen {
+    char events[16];
+    int n;
+    int dir_existed_when_read; /* the folder existed at READ (it must not) */
+    const char *dir;
+} seen;
+
+static void on_event(void *user, nmt_setup_event ev, const nmt_train_run *r, const char *note)
+{
+    seen *s = user;
+    (void)note;
+    if (s->n < 15)
+        s->events[s->n++] = ev == NMT_SETUP_NOTE ? 'N' : ev == NMT_SETUP_READ ? 'R' : 'Y';
+    if (ev == NMT_SETUP_READ) {
+        ck_assert_ptr_nonnull(r->model);
+        ck_assert_uint_eq(r->train.n, 4);
+        s->dir_existed_when_read = exists(s->dir);
+    }
+}
+
+/* Sets up q with stderr sent to a file; returns the code and checks that
+ * nothing was printed. */
+static int setup_silently(nmt_train_run **r, const nmt_train_request *q,
+                          const nmt_setup_callbacks *cb)
+{
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(in_tmp("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    int rc = nmt_train_setup(r, q, cb);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    struct stat st;
+    ck_assert_int_eq(stat(in_tmp("stderr.txt"), &st), 0);
+    ck_assert_msg(st.st_size == 0, "the set-up printed %lld bytes", (long long)st.st_size);
+    return rc;
+}
+
+START_TEST(a_fresh_run_comes_back_ready)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    small_request(&q, "run");
+    q.s.max_steps = 2;
+    seen s = {.dir = q.out_dir};
+    nmt_setup_callbacks cb = {.user = &s, .on_event = on_event};
+    nmt_train_run *r;
+    ck_assert_msg(setup_silently(&r, &q, &cb) == NMT_OK, "%s", nmt_error_message());
+    /* read and checked before anything was written, then the folder, then
+     * the trainer */
+    ck_assert_str_eq(s.events, "RY");
+    ck_assert_int_eq(s.dir_existed_when_read, 0);
+    ck_assert(exists(q.out_dir));
+    ck_assert_ptr_nonnull(r->trainer);
+    ck_assert_int_eq(r->resumed, 0);
+    ck_assert_int_eq(r->model->cfg.arch, NMT_ARCH_RNN);
+    ck_assert_int_eq(r->model->cfg.rnn.hidden, 8);
+    ck_assert_int_eq(r->s.model.src_vocab, r->model->cfg.src_vocab);
+    /* a corpus of few words keeps words; the settings' paths are absolute */
+    ck_assert_ptr_null(r->model->subwords);
+    ck_assert_int_eq(r->subwords, 0);
+    ck_assert(r->s.src_path[0] == '/');
+    /* the defaults that follow from what was given: adam's lr, the RNN's
+     * dropout at its three sites and none at the Transformer's */
+    ck_assert(r->s.lr == nmt_optim_default_lr(NMT_OPTIM_ADAM));
+    ck_assert(r->s.dropout_emb == 0.3f && r->s.dropout_enc == 0.3f && r->s.dropout_out == 0.3f);
+    ck_assert(r->s.dropout_residual == 0 && r->s.dropout_att == 0 && r->s.dropout_ff == 0);
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->step, 2);
+    nmt_train_run_free(r);
+
+    /* resumed: the checkpoint's model and settings, with a new limit */
+    nmt_train_request back;
+    nmt_train_request_default(&back);
+    back.resume_dir = q.out_dir;
+    back.s.max_steps = 3;
+    back.given.max_steps = 1;
+    ck_assert_msg(setup_silently(&r, &back, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(r->resumed, 1);
+    ck_assert_int_eq(r->s.model.rnn.hidden, 8); /* the checkpoint's, not the default 256 */
+    ck_assert_int_eq(r->s.max_steps, 3);
+    ck_assert_int_eq(r->s.batch_size, 2);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->step, 2);
+    nmt_train_run_free(r);
+    /* a limit below where the run is: refused, naming its step */
+    back.s.max_steps = 1;
+    ck_assert_int_eq(setup_silently(&r, &back, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "at step 2 already"));
+    remove_tmpdir();
+}
+END_TEST
+
+/* --dropout sets every site of the model's architecture, each site's own
+ * option overrides it, and --dropout 0 turns every kind off. */
+START_TEST(dropout_follows_the_architecture)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    small_request(&q, "d1");
+    q.s.max_steps = 0;
+    q.given.dropout = 1;
+    q.dropout = 0.1f;
+    q.s.dropout_out = 0.25f;
+    q.given.dropout_out = 1;
+    nmt_train_run *r;
+    ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert(r->s.dropout_emb == 0.1f && r->s.dropout_enc == 0.1f);
+    ck_assert(r->s.dropout_out == 0.25f);
+    ck_assert(r->s.dropout_residual == 0 && r->s.dropout_att == 0 && r->s.dropout_ff == 0);
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    nmt_train_run_free(r);
+
+    /* --init-from takes the architecture from the file: its dropouts are
+     * chosen after it is read, and a site it has not is refused */
+    char model[512];
+    snprintf(model, sizeof model, "%s/d1/checkpoint.safetensors", tmpdir);
+    small_request(&q, "d2");
+    q.init_from = model;
+    q.given.dropout = 1;
+    q.dropout = 0;
+    ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert(r->s.dropout_emb == 0 && r->s.dropout_enc == 0 && r->s.dropout_out == 0);
+    ck_assert_int_eq(r->model->cfg.rnn.hidden, 8);
+    nmt_train_run_free(r);
+    small_request(&q, "d3");
+    q.init_from = model;
+    q.s.dropout_att = 0.2f;
+    q.given.dropout_att = 1;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "--dropout-att: the model of"));
+    ck_assert(!exists(q.out_dir));
+    /* and so in a fresh run */
+    small_request(&q, "d4");
+    q.s.dropout_ff = 0.2f;
+    q.given.dropout_ff = 1;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_str_eq(nmt_error_message(), "--dropout-ff: an rnn has no such dropout");
+    ck_assert(!exists(q.out_dir));
+    remove_tmpdir();
+}
+END_TEST
+
+/* A warmup schedule decays the lr itself: without a given patience there
+ * is no decay on plateaus, and one given is refused by the trainer. */
+START_TEST(warmup_turns_plateau_decay_off)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    small_request(&q, "w1");
+    q.s.warmup = 10;
+    nmt_train_run *r;
+    ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(r->s.patience, 0);
+    ck_assert(r->s.warmup == 10);
+    nmt_train_run_free(r);
+    small_request(&q, "w2");
+    q.s.warmup = 10;
+    q.s.patience = 2;
+    q.given.patience = 1;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "patience must be 0"));
+
+    /* the schedule: linear to the peak at the warmup's last step, then
+     * lr * sqrt(warmup / step) */
+    ck_assert(nmt_lr_warmup(2.0, 4, 1) == 0.5);
+    ck_assert(nmt_lr_warmup(2.0, 4, 4) == 2.0);
+    ck_assert(nmt_lr_warmup(2.0, 4, 16) == 1.0);
+    ck_assert(fabs(nmt_lr_warmup(1e-3, 4000, 8000) - 1e-3 / sqrt(2.0)) < 1e-18);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Refusals: the reason, nothing printed, no folder made. */
+START_TEST(refusals_say_why)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    nmt_train_run *r;
+    /* a Transformer: made when this build has it, else refused by name */
+    small_request(&q, "tf");
+    q.s.model.arch = NMT_ARCH_TRANSFORMER;
+    q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
+                                                     .enc_layers = 1, .dec_layers = 1};
+    q.s.max_steps = 0;
+    int rc = setup_silently(&r, &q, NULL);
+    if (nmt_arch_available(NMT_ARCH_TRANSFORMER)) {
+        ck_assert_msg(rc == NMT_OK, "%s", nmt_error_message());
+        ck_assert_int_eq(r->model->cfg.arch, NMT_ARCH_TRANSFORMER);
+        /* its own dropout sites, and none of the RNN's */
+        ck_assert(r->s.dropout_emb == 0.1f && r->s.dropout_residual == 0.1f);
+        ck_assert(r->s.dropout_att == 0.1f && r->s.dropout_ff == 0.1f);
+        ck_assert(r->s.dropout_enc == 0 && r->s.dropout_out == 0);
+        nmt_train_run_free(r);
+    } else {
+        ck_assert_int_eq(rc, NMT_ERR_ARG);
+        ck_assert_str_eq(nmt_error_message(), "architecture transformer is not in this build of "
+                                              "nmt");
+        ck_assert(!exists(q.out_dir));
+    }
+    /* a folder that holds a run */
+    small_request(&q, "twice");
+    q.s.max_steps = 0; /* the run writes its initial model */
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    nmt_train_run_free(r);
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "already holds a run"));
+    /* a corpus that is not there: named, and nothing made */
+    small_request(&q, "missing");
+    q.s.src_path = in_tmp("nope.txt");
+    ck_assert_int_ne(setup_silently(&r, &q, NULL), NMT_OK);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "nope.txt"));
+    ck_assert(!exists(q.out_dir));
+    /* absurd sizes, before the corpus is read */
+    small_request(&q, "huge");
+    q.s.model.rnn.emb = q.s.model.rnn.hidden = q.s.model.rnn.out_dim = 65536;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_NOMEM);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "GiB"));
+    ck_assert(!exists(q.out_dir));
+    remove_tmpdir();
+}
+END_TEST
+
+Suite *nmt_test_suite(void)
+{
+    Suite *s = suite_create("train-setup");
+    TCase *tc = tcase_create("train-setup");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_fresh_run_comes_back_ready);
+    tcase_add_test(tc, dropout_follows_the_architecture);
+    tcase_add_test(tc, warmup_turns_plateau_decay_off);
+    tcase_add_test(tc, refusals_say_why);
+    suite_add_tcase(s, tc);
+    return s;
+}
