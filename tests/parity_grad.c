@@ -324,30 +324,31 @@ int main(int argc, char **argv)
     snprintf(loss_s, sizeof loss_s, "%.9g", loss);
     snprintf(objective_s, sizeof objective_s, "%.9g", objective);
 
-    /* the masks of the sites that dropped */
-    size_t Ts = (size_t)b.src_T * b.B, Tt = (size_t)b.tgt_T * b.B, E = (size_t)ws->E;
-    size_t DH = (size_t)ws->D * ws->H, O = (size_t)ws->O;
+    /* the masks of the sites that dropped (the RNN's workspace) */
+    const rnn_workspace *rw = (const rnn_workspace *)ws;
+    size_t Ts = (size_t)b.src_T * b.B, Tt = (size_t)b.tgt_T * b.B, E = (size_t)rw->E;
+    size_t DH = (size_t)rw->D * rw->H, O = (size_t)rw->O;
     nmt_named_tensor masks[4];
     int n_masks = 0;
-    if (ws->drop_emb) {
+    if (rw->drop_emb) {
         masks[n_masks++] = (nmt_named_tensor){.name = "dropout.src_emb", .ndim = 2,
                                               .shape = {(int)Ts, (int)E},
-                                              .data = mask_factors(ws->src_mask, ws->keep_emb,
+                                              .data = mask_factors(rw->src_mask, rw->keep_emb,
                                                                    Ts, E)};
         masks[n_masks++] = (nmt_named_tensor){.name = "dropout.tgt_emb", .ndim = 2,
                                               .shape = {(int)Tt, (int)E},
-                                              .data = mask_factors(ws->tgt_mask, ws->keep_emb,
+                                              .data = mask_factors(rw->tgt_mask, rw->keep_emb,
                                                                    Tt, E)};
     }
-    if (ws->drop_enc)
+    if (rw->drop_enc)
         masks[n_masks++] = (nmt_named_tensor){.name = "dropout.enc", .ndim = 2,
                                               .shape = {(int)Ts, (int)DH},
-                                              .data = mask_factors(ws->enc_mask, ws->keep_enc,
+                                              .data = mask_factors(rw->enc_mask, rw->keep_enc,
                                                                    Ts, DH)};
-    if (ws->drop_out)
+    if (rw->drop_out)
         masks[n_masks++] = (nmt_named_tensor){.name = "dropout.out", .ndim = 2,
                                               .shape = {(int)Tt, (int)O},
-                                              .data = mask_factors(ws->t_mask, ws->keep_out, Tt,
+                                              .data = mask_factors(rw->t_mask, rw->keep_out, Tt,
                                                                    O)};
     for (int k = 0; k < n_masks; k++)
         if (!masks[k].data) {
