@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/transformer/layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
+#include "nmt/threads.h"
 #include "nmt/model.h"
 #include "test_common.h"
 
@@ -90,6 +92,43 @@ START_TEST(tensor_table_follows_design)
     c.transformer.heads = 3;
     ck_assert_int_eq(nmt_config_check(&c), NMT_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "do not divide"));
+}
+END_TEST
+
+/* The Transformer's dropout masks: the same bits at 1 and 3 threads, a
+ * kept share within 4 standard deviations of 1 - p, p = 0 keeping all,
+ * and the run's generator advanced by one draw per mask (what resume needs
+ * to be exact). */
+START_TEST(dropout_masks_are_seeded_and_fair)
+{
+    enum { N = 200003 };
+    unsigned char *a = malloc(N), *b = malloc(N);
+    const float rates[] = {0, 0.1f, 0.3f, 0.5f};
+    for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+        nmt_rng r1, r2, r3;
+        nmt_rng_seed(&r1, 5);
+        nmt_rng_seed(&r2, 5);
+        nmt_set_threads(1);
+        nmt_tf_dropout_mask(a, &r1, rates[k], N);
+        nmt_set_threads(3);
+        nmt_tf_dropout_mask(b, &r2, rates[k], N);
+        nmt_set_threads(1);
+        ck_assert_int_eq(memcmp(a, b, N), 0);
+        nmt_rng_seed(&r3, 5);
+        nmt_rng_next(&r3);
+        ck_assert(memcmp(&r1, &r3, sizeof r1) == 0);
+        size_t kept = 0;
+        for (size_t i = 0; i < N; i++)
+            kept += a[i];
+        double p = rates[k], want = (1 - p) * N, sd = sqrt(N * p * (1 - p));
+        ck_assert_msg(fabs((double)kept - want) <= 4 * sd + 1e-9, "rate %g: kept %zu of %d", p,
+                      kept, N);
+        double keep = (double)nmt_tf_dropout_keep(rates[k]);
+        ck_assert(fabs(keep * (1 - (double)nmt_tf_dropout_threshold(rates[k]) / 65536) - 1) <
+                  1e-6);
+    }
+    free(a);
+    free(b);
 }
 END_TEST
 
@@ -258,6 +297,7 @@ Suite *nmt_test_suite(void)
     TCase *tc = tcase_create("transformer");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, tensor_table_follows_design);
+    tcase_add_test(tc, dropout_masks_are_seeded_and_fair);
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));

@@ -250,7 +250,7 @@ static const unsigned char *draw(unsigned char *mask, int on, nmt_rng *rng, floa
 {
     if (!on)
         return NULL;
-    nmt_dropout_mask(mask, rng, (real)p, n);
+    nmt_tf_dropout_mask(mask, rng, (real)p, n);
     return mask;
 }
 
@@ -375,7 +375,7 @@ static void set_regularizer(tf_workspace *ws, const nmt_regularizer *r, const nm
     real *keep[4] = {&ws->keep_emb, &ws->keep_res, &ws->keep_att, &ws->keep_ff};
     for (int k = 0; k < 4; k++) {
         *on[k] = p[k] > 0 && rng;
-        *keep[k] = *on[k] ? (real)1 / ((real)1 - (real)p[k]) : 1;
+        *keep[k] = *on[k] ? nmt_tf_dropout_keep((real)p[k]) : 1;
     }
 }
 

@@ -66,6 +66,16 @@ void nmt_tf_residual_forward(real *out, const real *x, const real *y, const unsi
 void nmt_tf_residual_backward(real *dy, const real *dout, const unsigned char *mask, real keep,
                               size_t n);
 
+/* ---- dropout.c: the masks of inverted dropout ---- */
+/* mask [n]: each unit kept (1) with probability 1 - p, from one draw of rng
+ * (the same bits at any number of threads). The rate is rounded to a
+ * multiple of 1/65536 (the threshold of a 16-bit draw); a kept unit is
+ * scaled by nmt_tf_dropout_keep(p), one over that rounded keep rate, so that
+ * the expectation is unchanged. */
+void nmt_tf_dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n);
+uint32_t nmt_tf_dropout_threshold(real p);
+real nmt_tf_dropout_keep(real p);
+
 /* ---- mha.c, mha_step.c: multi-head attention ---- */
 /* The tensors of one attention (weights, or their gradients): W_* [d, d],
  * b_* [d]. Head t uses columns t*dk .. (t+1)*dk - 1 of Q, K, V (rows of
