@@ -7,7 +7,12 @@ tensors. `--same` asks for the same bits. Standard library only.
 The optimizer's moments (adam.*, adadelta.*) are left out of the bounded
 comparison: a second moment of a gradient near zero differs relatively much
 while the weight it scales moves alike. `--same` compares every tensor.
-Usage: st_diff.py A B BOUND | st_diff.py A B --same
+`--except SUFFIX` (any number of times) leaves the tensors whose names end
+with SUFFIX out of the bounded comparison: a Transformer's key biases
+(`.b_k`) have a gradient of zero in exact arithmetic (the softmax over the
+keys does not change when every score of a query moves by q . b_k), so
+what they hold is rounding noise, which Adam magnifies into steps of the lr.
+Usage: st_diff.py A B BOUND [--except SUFFIX]... | st_diff.py A B --same
 """
 import array
 import json
@@ -29,7 +34,8 @@ def tensors(path):
     return out
 
 
-def main(a, b, bound):
+def main(a, b, bound, *rest):
+    skip = tuple(rest[i + 1] for i in range(0, len(rest) - 1, 2) if rest[i] == "--except")
     ta, tb = tensors(a), tensors(b)
     if sorted(ta) != sorted(tb):
         print(f"different tensors: {sorted(set(ta) ^ set(tb))}")
@@ -40,7 +46,7 @@ def main(a, b, bound):
         return 1 if diff else 0
     worst, where = 0.0, ""
     for k in sorted(ta):
-        if k.startswith(("adam.", "adadelta.")):
+        if k.startswith(("adam.", "adadelta.")) or (skip and k.endswith(skip)):
             continue
         x, y = array.array("f"), array.array("f")
         x.frombytes(ta[k])
@@ -55,4 +61,4 @@ def main(a, b, bound):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    sys.exit(main(*sys.argv[1:]))

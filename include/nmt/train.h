@@ -109,6 +109,13 @@ float nmt_train_default_dropout(nmt_arch a);
 /* Whether the architecture has that dropout site: the field's name
  * without "dropout_" ("emb", "enc", "out", "residual", "att", "ff"). */
 int nmt_arch_has_dropout(nmt_arch a, const char *site);
+/* The learning rate when none is asked for: the optimizer's usual one
+ * (nmt_optim_default_lr), but 3e-3 for a Transformer trained with Adam,
+ * the peak of its warm-up (measured on the toy corpus: docs/training.md). */
+double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
+/* The warm-up steps when none are asked for: 0 for the RNN (a constant lr
+ * lowered on plateaus), 300 for the Transformer. */
+int64_t nmt_train_default_warmup(nmt_arch a);
 /* Sets every dropout site of s->model.arch to rate, and the others to 0. */
 void nmt_train_settings_set_dropout(nmt_train_settings *s, float rate);
 

@@ -91,18 +91,19 @@ static void help(void)
         "  --out-dim N            deep output size (default: --emb); tied embeddings\n"
         "                         need --out-dim = --emb\n"
         " The Transformer's (--arch transformer):\n"
-        "  --d-model D            the width of every layer (default 256)\n"
+        "  --d-model D            the width of every layer (default 128)\n"
         "  --heads H              attention heads, each of d-model / H; H must divide\n"
         "                         --d-model (default 4)\n"
-        "  --ff F                 the feed-forward network's inner width (default 1024)\n"
+        "  --ff F                 the feed-forward network's inner width (default 512)\n"
         "  --layers N             encoder and decoder layers (default 3 each)\n"
         "  --enc-layers N, --dec-layers N\n"
         "                         one side's layers (over --layers)\n\n"
         "Optimisation:\n"
         "  --optimizer sgd|adam|adadelta\n"
         "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
-        "  --lr X                 learning rate (default 1e-3 for adam, 1 for sgd and\n"
-        "                         adadelta, where it multiplies the update)\n"
+        "  --lr X                 learning rate (default 1e-3 for adam, 3e-3 for adam\n"
+        "                         with a Transformer, 1 for sgd and adadelta, where\n"
+        "                         it multiplies the update)\n"
         "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
         "  --dropout X            sets every dropout rate of the architecture below at\n"
         "                         once (each one's own option overrides it); 0 turns\n"
@@ -144,7 +145,8 @@ static void help(void)
         "                         --lr * sqrt(N / step) (Vaswani et al.'s schedule with\n"
         "                         --lr as its peak); it decays the lr itself, so\n"
         "                         --lr-decay and --patience do not go with it (default\n"
-        "                         0: a constant --lr, lowered by --lr-decay)\n"
+        "                         RNN 0: a constant --lr, lowered by --lr-decay;\n"
+        "                         Transformer 300, or 0 with --lr-decay or --patience)\n"
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off). A run it ended stays ended on\n"
         "                         --resume; --early-stop 0 or a larger N goes on\n"
@@ -664,7 +666,7 @@ static nmt_train_given given_of(const train_args *a)
         .max_vocab = g[O_MAX_VOCAB], .subwords = g[O_SUBWORDS], .init = g[O_INIT],
         .dropout = g[O_DROPOUT], .max_steps = g[O_MAX_STEPS], .epochs = g[O_EPOCHS],
         .max_time = g[O_MAX_TIME], .early_stop = g[O_EARLY_STOP], .threads = g[O_THREADS],
-        .lr = g[O_LR], .patience = g[O_PATIENCE], .lr_decay = g[O_LR_DECAY],
+        .lr = g[O_LR], .patience = g[O_PATIENCE], .lr_decay = g[O_LR_DECAY], .warmup = g[O_WARMUP],
         .dropout_emb = g[O_DROPOUT_EMB], .dropout_enc = g[O_DROPOUT_ENC],
         .dropout_out = g[O_DROPOUT_OUT], .dropout_residual = g[O_DROPOUT_RESIDUAL],
         .dropout_att = g[O_DROPOUT_ATT], .dropout_ff = g[O_DROPOUT_FF],

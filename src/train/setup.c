@@ -237,17 +237,22 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
     return NMT_OK;
 }
 
-/* The settings that follow from others given or not: the optimizer's lr,
- * a run limited by time alone, a warmup's own decay. */
+/* The settings that follow from others given or not, once the model's
+ * architecture is known: the lr of the optimizer and architecture, the
+ * Transformer's warm-up (unless a plateau decay was asked for instead), a
+ * run limited by time alone, a warm-up's own decay. */
 static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
 {
-    if (!q->given.lr)
-        s->lr = nmt_optim_default_lr(s->optimizer);
+    const nmt_train_given *g = &q->given;
+    if (!g->lr)
+        s->lr = nmt_train_default_lr(s->model.arch, s->optimizer);
+    if (!g->warmup && !g->lr_decay && !(g->patience && s->patience > 0))
+        s->warmup = nmt_train_default_warmup(s->model.arch);
     /* a run limited by time alone: it goes on for as many epochs as fit */
-    if (s->max_time > 0 && !q->given.epochs)
+    if (s->max_time > 0 && !g->epochs)
         s->epochs = 0;
     /* the schedule decays the lr itself (docs/training.md) */
-    if (s->warmup > 0 && !q->given.patience)
+    if (s->warmup > 0 && !g->patience)
         s->patience = 0;
 }
 
@@ -256,7 +261,6 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
 {
     r->s = q->s;
     r->dir = q->out_dir;
-    fill_defaults(&r->s, q);
     if ((q->subwords || q->spm) && !q->given.max_len)
         r->s.max_len = NMT_SUBWORD_MAX_LEN;
     /* rank 0 makes and writes the run's folder (the others only train) */
@@ -264,6 +268,7 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
     if (nmt_dist_rank() == 0 && (rc = check_out_dir(q->out_dir)))
         return rc;
     if (!q->init_from) {
+        fill_defaults(&r->s, q);
         if ((rc = choose_dropout(&r->s, q)))
             return rc;
         /* absurd sizes are refused at once, before the corpus is read (the
@@ -276,6 +281,7 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
     if ((rc = nmt_model_load(&r->model, q->init_from, NULL)))
         return rc;
     r->s.model = r->model->cfg;
+    fill_defaults(&r->s, q);
     if (r->model->subwords && !q->given.max_len)
         r->s.max_len = NMT_SUBWORD_MAX_LEN;
     return choose_dropout(&r->s, q);
