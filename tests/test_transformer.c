@@ -289,6 +289,82 @@ START_TEST(decoding_matches_the_forward)
 }
 END_TEST
 
+
+/* The attention maps of teacher-forced decoding: [steps][rows][T] of map
+ * `map`, from an inference state made for sources up to max_Ts positions. */
+static float *decode_maps(const nmt_model *m, const nmt_batch *b, int max_Ts, int map)
+{
+    nmt_infer *st;
+    ck_assert_int_eq(nmt_infer_create(&st, m, b->B, max_Ts, b->B, b->tgt_T), NMT_OK);
+    ck_assert_int_eq(nmt_infer_encode(m, st, b->src, b->src_len, b->B, b->src_T), NMT_OK);
+    ck_assert_int_eq(nmt_infer_set_attention_map(st, map), NMT_OK);
+    size_t per_step = (size_t)b->B * b->src_T;
+    float *att = malloc((size_t)b->tgt_T * per_step * sizeof *att);
+    float *logp = malloc((size_t)b->B * VT * sizeof *logp);
+    int32_t prev[8];
+    for (int i = 0; i < b->tgt_T; i++) {
+        for (int r = 0; r < b->B; r++)
+            prev[r] = b->tgt_in[(size_t)i * b->B + r];
+        ck_assert_int_eq(nmt_infer_step(m, st, prev, logp, att + i * per_step), NMT_OK);
+    }
+    free(logp);
+    nmt_infer_free(st);
+    return att;
+}
+
+/* Every map (each decoder layer's heads and their mean) is a distribution
+ * over the source's real positions, the mean is the mean of the heads, and
+ * a map does not depend on how long the state's sources may be (the
+ * layers' weights lie max_Ts apart: the later layers' maps were read from
+ * the wrong place when a batch's sources were shorter than that). */
+START_TEST(attention_maps_are_each_layers_heads)
+{
+    const int h = 2, L = 3;
+    nmt_config cfg = tf_config(8, h, 12, 1, L, 0);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    randomize(m, 9);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 0);
+    ck_assert_int_eq(nmt_model_attention_maps(m), L * (h + 1));
+    size_t n = (size_t)b.tgt_T * b.B * b.src_T;
+    for (int l = 0; l < L; l++) {
+        float *head[2], *mean;
+        for (int k = 0; k <= h; k++) {
+            int map = nmt_model_attention_map_at(m, l, k == h ? NMT_MAP_MEAN : k);
+            ck_assert_int_eq(map, l * (h + 1) + k);
+            float *tight = decode_maps(m, &b, b.src_T, map);
+            float *loose = decode_maps(m, &b, b.src_T + 5, map);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(tight[i] == loose[i], "layer %d map %d: %g against %g", l, k,
+                              (double)tight[i], (double)loose[i]);
+            for (size_t row = 0; row < n / b.src_T; row++) {
+                int r = (int)(row % b.B);
+                double sum = 0;
+                for (int j = 0; j < b.src_T; j++)
+                    sum += (double)tight[row * b.src_T + j];
+                for (int j = b.src_len[r]; j < b.src_T; j++)
+                    ck_assert(tight[row * b.src_T + j] == 0);
+                ck_assert_msg(fabs(sum - 1) < 1e-5, "layer %d map %d: a row sums to %g", l, k,
+                              sum);
+            }
+            free(loose);
+            if (k < h)
+                head[k] = tight;
+            else
+                mean = tight;
+        }
+        for (size_t i = 0; i < n; i++)
+            ck_assert(fabsf((head[0][i] + head[1][i]) / 2 - mean[i]) < 1e-6f);
+        free(head[0]);
+        free(head[1]);
+        free(mean);
+    }
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
 #endif
 
 Suite *nmt_test_suite(void)
@@ -303,6 +379,7 @@ Suite *nmt_test_suite(void)
                         (int)(sizeof variants / sizeof variants[0]));
 #else
     tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 2);
+    tcase_add_test(tc, attention_maps_are_each_layers_heads);
 #endif
     suite_add_tcase(s, tc);
     return s;

@@ -137,7 +137,8 @@ int nmt_tf_infer_select(void *arg, const int *from, int R, int old_R)
 static void write_map(const tf_infer *st, float *att, int map, int R)
 {
     int h = st->h, l = map / (h + 1), k = map % (h + 1), T = st->T, ldp = T;
-    const real *P = st->P_cross + (size_t)l * st->max_rows * h * ldp;
+    /* layers lie max_Ts apart (as nmt_tf_infer_step writes them), rows T */
+    const real *P = st->P_cross + (size_t)l * st->max_rows * h * st->max_Ts;
     for (int r = 0; r < R; r++) {
         float *a = att + (size_t)r * T;
         const real *row = P + (size_t)r * h * ldp;

@@ -335,12 +335,12 @@ static int tf_map_name(const nmt_config *c, int map, char *buf, size_t size)
 }
 
 /* The map nmt align shows unless told: chosen by AER on the toy corpus's
- * gold links (docs/alignments.md): the mean of the heads of the last
- * decoder layer. */
+ * gold links (docs/alignments.md): the mean of the heads of the first
+ * decoder layer, the one whose cross-attention aligns (AER 0.19 for the
+ * default model, where the later layers' attend elsewhere: 0.95). */
 static int tf_default_map(const nmt_config *c)
 {
-    int h = c->transformer.heads;
-    return (c->transformer.dec_layers - 1) * (h + 1) + h;
+    return c->transformer.heads;
 }
 
 static int tf_map_at(const nmt_config *c, int layer, int head)

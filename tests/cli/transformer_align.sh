@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# nmt align on a Transformer: --layer L --head T|mean chooses the
+# cross-attention map; the default is the first decoder layer's mean of
+# heads (docs/alignments.md); a layer's mean is the mean of its heads; every
+# map's rows sum to 1; AER for any map; layers and heads out of range, a
+# head that is not a number, and --layer on an RNN are refused by name.
+. "$(dirname "$0")/lib.sh"
+
+TOY=${NMT_SOURCE_ROOT:?}/corpora/toy
+cd "$TMP" || exit 1
+zcat "$TOY/train.src.gz" | head -n 300 >s
+zcat "$TOY/train.tgt.gz" | head -n 300 >t
+zcat "$TOY/test.src.gz" | head -n 4 >ts
+zcat "$TOY/test.tgt.gz" | head -n 4 >tt
+head -n 4 "$TOY/test.align" >ta
+expect_ok "train a small Transformer" "$NMT" train -q --arch transformer --src s --tgt t \
+    --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 16 --max-steps 40 --threads 1 --out tf
+expect_ok "train a small RNN" "$NMT" train -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
+    --out-dim 8 --max-steps 2 --threads 1 --out rnn
+M=tf/checkpoint.safetensors
+A=("$NMT" align -m $M --src ts --tgt tt --format tsv --threads 1)
+
+"${A[@]}" >default.tsv 2>/dev/null
+"${A[@]}" --layer 0 --head mean >l0mean.tsv 2>/dev/null
+[ -s default.tsv ] && cmp -s default.tsv l0mean.tsv && pass ||
+    fail "the default map is not layer 0's mean of heads"
+"${A[@]}" --layer 0 >l0.tsv 2>/dev/null
+cmp -s l0.tsv l0mean.tsv && pass || fail "--layer alone is not that layer's mean"
+for map in "0 0" "0 1" "1 0" "1 1" "1 mean"; do
+    set -- $map
+    "${A[@]}" --layer "$1" --head "$2" >"l$1h$2.tsv" 2>/dev/null || fail "--layer $1 --head $2 failed"
+done
+cmp -s l0h0.tsv l0h1.tsv && fail "two heads of layer 0 give the same map" || pass
+cmp -s l1hmean.tsv l0mean.tsv && fail "layer 1's mean is layer 0's" || pass
+
+# rows of weights: each sums to 1; a layer's mean is the mean of its heads
+python3 - l0h0.tsv l0h1.tsv l0mean.tsv l1h1.tsv <<'EOF' && pass || fail "the maps' numbers"
+import sys
+def rows(path):  # the weight rows of every pair (headers and blank lines out)
+    out, head = [], True
+    for line in open(path):
+        if not line.strip():
+            head = True
+            continue
+        if head:
+            head = False
+            continue
+        out.append([float(x) for x in line.rstrip("\n").split("\t")[1:]])
+    return out
+h0, h1, mean, other = (rows(p) for p in sys.argv[1:5])
+assert len(h0) == len(h1) == len(mean) == len(other) > 0, "rows differ in number"
+for r in h0 + h1 + mean + other:
+    assert abs(sum(r) - 1) < 1e-4, f"a row sums to {sum(r)}"
+for a, b, m in zip(h0, h1, mean):
+    for x, y, z in zip(a, b, m):
+        assert abs((x + y) / 2 - z) < 2e-6, f"mean {z} of heads {x} and {y}"
+EOF
+
+# AER of any map, against the gold links
+out=$("$NMT" align -m $M --src ts --tgt tt --gold ta --layer 1 --head 0 --threads 1 2>&1)
+[[ $out == AER\ * ]] && pass || fail "AER of layer 1 head 0: $out"
+
+# refusals, each naming the model and what exists
+expect_fail "a layer past the last" "tf/checkpoint.safetensors: --layer/--head: layer 2: the decoder has layers 0 to 1" \
+    "${A[@]}" --layer 2
+expect_fail "a head past the last" "--layer/--head: head 2: the attention has heads 0 to 1, or mean" \
+    "${A[@]}" --layer 1 --head 2
+expect_fail "a head that is not a number" "--head" "${A[@]}" --head first
+expect_fail "--layer on an RNN" "rnn/checkpoint.safetensors: --layer/--head: this model has one attention map" \
+    "$NMT" align -m rnn/checkpoint.safetensors --src ts --tgt tt --format tsv --layer 0
+
+finish
