@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nmt align on a Transformer: --layer L --head T|mean chooses the
-# cross-attention map; the default is the first decoder layer's mean of
-# heads (docs/alignments.md); a layer's mean is the mean of its heads; every
+# cross-attention map; the default is the middle decoder layer's mean of
+# heads (L_d / 2: layer 1 of 2 here; docs/alignments.md); a layer's mean is the mean of its heads; every
 # map's rows sum to 1; AER for any map; layers and heads out of range, a
 # head that is not a number, and --layer on an RNN are refused by name.
 . "$(dirname "$0")/lib.sh"
@@ -22,8 +22,9 @@ A=("$NMT" align -m $M --src ts --tgt tt --format tsv --threads 1)
 
 "${A[@]}" >default.tsv 2>/dev/null
 "${A[@]}" --layer 0 --head mean >l0mean.tsv 2>/dev/null
-[ -s default.tsv ] && cmp -s default.tsv l0mean.tsv && pass ||
-    fail "the default map is not layer 0's mean of heads"
+"${A[@]}" --layer 1 --head mean >l1mean.tsv 2>/dev/null
+[ -s default.tsv ] && cmp -s default.tsv l1mean.tsv && pass ||
+    fail "the default map is not layer 1's mean of heads"
 "${A[@]}" --layer 0 >l0.tsv 2>/dev/null
 cmp -s l0.tsv l0mean.tsv && pass || fail "--layer alone is not that layer's mean"
 for map in "0 0" "0 1" "1 0" "1 1" "1 mean"; do
