@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# scripts/bench-transformer at its tiny size: nmt's Transformer and
+# PyTorch's (scripts/torch_transformer.py) train from the same weights on
+# the same batches and follow each other to float rounding, both translate,
+# and bench-transformer.json holds every figure the table promises, with
+# values that make sense together.
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+CORPUS=${NMT_CORPORA:-$ROOT/../shared/corpora}/multi30k
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+
+expect_ok "scripts/bench-transformer --tiny" "$ROOT/scripts/bench-transformer" --tiny \
+    --nmt "$NMT_BIN" --corpus "$CORPUS" --json "$TMP/bt.json"
+grep -q "^training: nmt .* steps/s, PyTorch" "$TMP/out" && pass || fail "no training line: $(cat "$TMP/out")"
+$PY - "$TMP/bt.json" <<'PYEOF' && pass || fail "bench-transformer.json is incomplete or inconsistent: $(cat "$TMP/bt.json")"
+import json, math, sys
+R = json.load(open(sys.argv[1]))
+pos = lambda x: isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+assert pos(R["sgemm_gflops"])
+t = R["train"]
+for k in ("nmt_steps_per_s", "torch_steps_per_s", "gflop_per_step", "nmt_peak_rss_mb",
+          "torch_peak_rss_mb"):
+    assert pos(t[k]), k
+assert abs(t["nmt_gflops"] - t["gflop_per_step"] * t["nmt_steps_per_s"]) < 1e-6 * t["nmt_gflops"]
+assert abs(t["torch_gflops"] - t["gflop_per_step"] * t["torch_steps_per_s"]) < 1e-6 * t["torch_gflops"]
+# the same model from the same weights on the same batches: the same losses
+assert len(R["first_losses"]) >= 3
+for a, b in R["first_losses"]:
+    assert abs(a - b) < 1e-3 * abs(b), (a, b)
+for beam in ("beam1", "beam5"):
+    v = R["translate"][beam]
+    for k in ("nmt_sentences_per_s", "torch_sentences_per_s", "nmt_peak_rss_mb", "torch_peak_rss_mb"):
+        assert pos(v[k]), (beam, k)
+PYEOF
+
+finish
