@@ -47,7 +47,8 @@ typedef struct nmt_train_given {
     int dropout;                         /* nmt_train_request's dropout */
     int max_steps, epochs, max_time, early_stop, threads;
     int lr;                              /* else the optimizer's usual one */
-    int patience, lr_decay, warmup;
+    int patience, lr_decay;
+    int warmup; /* else a settings' warmup of 0 takes the architecture's default */
     /* each dropout site's own rate (the settings' dropout_*) */
     int dropout_emb, dropout_enc, dropout_out, dropout_residual, dropout_att, dropout_ff;
 } nmt_train_given;

@@ -246,7 +246,8 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
     const nmt_train_given *g = &q->given;
     if (!g->lr)
         s->lr = nmt_train_default_lr(s->model.arch, s->optimizer);
-    if (!g->warmup && !g->lr_decay && !(g->patience && s->patience > 0))
+    /* a warm-up in the settings stands even when not marked given */
+    if (!g->warmup && s->warmup == 0 && !g->lr_decay && !(g->patience && s->patience > 0))
         s->warmup = nmt_train_default_warmup(s->model.arch);
     /* a run limited by time alone: it goes on for as many epochs as fit */
     if (s->max_time > 0 && !g->epochs)
