@@ -37,6 +37,34 @@ expect_ok() {
     if "$@" >"$TMP/out" 2>"$TMP/err"; then pass; else fail "$name: exit $?: $(head -c 400 "$TMP/err")"; fi
 }
 
+# kill_resume DIR TENTHS CMD...: runs CMD --out DIR (an nmt train), kills it
+# with kill -9 eight times at random moments (up to TENTHS tenths of a
+# second apart) and resumes it each time (or starts it anew when no
+# checkpoint was written yet), then lets the last resume finish, resuming
+# once more if it failed. Sets kills to the number of kills that landed.
+kill_resume() {
+    local dir=$1 tenths=$2 pid
+    shift 2
+    kills=0
+    rm -rf "$dir"
+    "$@" --out "$dir" 2>/dev/null &
+    pid=$!
+    for _ in $(seq 1 8); do
+        sleep "0.$((RANDOM % tenths))$((RANDOM % 10))"
+        if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
+        wait $pid 2>/dev/null
+        if [ -e "$dir/checkpoint.safetensors" ]; then
+            "$NMT" train -q --resume "$dir" 2>/dev/null &
+        else
+            rm -rf "$dir"
+            "$@" --out "$dir" 2>/dev/null &
+        fi
+        pid=$!
+    done
+    wait $pid || expect_ok "final resume" "$NMT" train -q --resume "$dir"
+    echo "kill -9: $kills kills landed" >&2
+}
+
 finish() {
     echo "$n_pass passed, $n_fail failed"
     [ $n_fail -eq 0 ]

@@ -128,23 +128,7 @@ expect_ok "resume for more" "$NMT" train -q --resume "$TMP/s" --max-steps 80
 KRUN=("${RUN[@]}" -q --dropout 0.3 --max-steps 90 --valid-every 7 --save-every 5 --report-every 5
       --keep-snapshots 3 --average-snapshots)
 expect_ok "uninterrupted" "${KRUN[@]}" --out "$TMP/long"
-kills=0
-"${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
-pid=$!
-for i in $(seq 1 8); do
-    sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
-    if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
-    wait $pid 2>/dev/null
-    if [ -e "$TMP/k/checkpoint.safetensors" ]; then
-        "$NMT" train -q --resume "$TMP/k" 2>/dev/null &
-    else
-        rm -rf "$TMP/k"
-        "${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
-    fi
-    pid=$!
-done
-wait $pid || expect_ok "final resume" "$NMT" train -q --resume "$TMP/k"
-echo "kill -9: $kills kills landed" >&2
+kill_resume "$TMP/k" 4 "${KRUN[@]}"
 [ $kills -ge 1 ] && pass || fail "no kill landed: the run is too short for this test"
 [ "$(snapshots "$TMP/k")" = "$(snapshots "$TMP/long")" ] && pass ||
     fail "snapshots differ: $(snapshots "$TMP/k") vs $(snapshots "$TMP/long")"

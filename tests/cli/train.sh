@@ -205,28 +205,7 @@ same_data "$TMP/a/checkpoint.safetensors" "$TMP/t/checkpoint.safetensors" && pas
 KRUN=("${RUN[@]}" --epochs 6 --save-every 7 --report-every 5 --valid-src "$TMP/v.de" --valid-tgt "$TMP/v.en")
 expect_ok "uninterrupted long run" "${KRUN[@]}" --out "$TMP/long"
 ksteps=$(meta_of "$TMP/long/checkpoint.safetensors" state.step)
-kills=0
-rm -rf "$TMP/k"
-"${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
-pid=$!
-for i in $(seq 1 8); do
-    sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
-    if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
-    wait $pid 2>/dev/null
-    if [ -e "$TMP/k/checkpoint.safetensors" ]; then
-        "$NMT" train -q --resume "$TMP/k" 2>/dev/null &
-    else
-        rm -rf "$TMP/k"
-        "${KRUN[@]}" --out "$TMP/k" 2>/dev/null &
-    fi
-    pid=$!
-done
-wait $pid
-rc=$?
-if [ $rc -ne 0 ]; then
-    expect_ok "final resume" "$NMT" train -q --resume "$TMP/k"
-fi
-echo "kill -9: $kills kills landed" >&2
+kill_resume "$TMP/k" 5 "${KRUN[@]}"
 [ $kills -ge 1 ] && pass || fail "no kill landed: the run is too short for this test"
 same_data "$TMP/long/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
     fail "kill -9 + resume differs from the uninterrupted run ($kills kills)"

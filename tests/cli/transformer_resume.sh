@@ -59,23 +59,7 @@ fi
 same "SIGINT at step $at, resumed" "$TMP/long" "$TMP/int" "$at"
 
 # --- kill -9 at random moments, resumed each time ----------------------------------------------------
-kills=0
-"${RUN[@]}" "${LONG[@]}" --out "$TMP/k" 2>/dev/null &
-pid=$!
-for _ in $(seq 1 8); do
-    sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
-    if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
-    wait $pid 2>/dev/null
-    if [ -e "$TMP/k/checkpoint.safetensors" ]; then
-        "$NMT" train -q --resume "$TMP/k" 2>/dev/null &
-    else
-        rm -rf "$TMP/k"
-        "${RUN[@]}" "${LONG[@]}" --out "$TMP/k" 2>/dev/null &
-    fi
-    pid=$!
-done
-wait $pid || expect_ok "final resume" "$NMT" train -q --resume "$TMP/k"
-echo "kill -9: $kills kills landed" >&2
+kill_resume "$TMP/k" 4 "${RUN[@]}" "${LONG[@]}"
 [ $kills -ge 1 ] && pass || fail "no kill landed: the run is too short for this test"
 same "kill -9, resumed" "$TMP/long" "$TMP/k"
 

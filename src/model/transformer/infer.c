@@ -132,13 +132,19 @@ int nmt_tf_infer_select(void *arg, const int *from, int R, int old_R)
     return NMT_OK;
 }
 
+/* Decoder layer l's cross-attention weights of the step, [R, h, T] (the
+ * layers lie max_rows * h * max_Ts apart): the one place that says where. */
+static real *layer_P_cross(const tf_infer *st, int l)
+{
+    return st->P_cross + (size_t)l * st->max_rows * st->h * st->max_Ts;
+}
+
 /* att [R, T] of map `map` (layer l's head k, or k = h its mean of heads)
  * from that layer's cross-attention weights P [R, h, T]. */
 static void write_map(const tf_infer *st, float *att, int map, int R)
 {
     int h = st->h, l = map / (h + 1), k = map % (h + 1), T = st->T, ldp = T;
-    /* layers lie max_Ts apart (as nmt_tf_infer_step writes them), rows T */
-    const real *P = st->P_cross + (size_t)l * st->max_rows * h * st->max_Ts;
+    const real *P = layer_P_cross(st, l);
     for (int r = 0; r < R; r++) {
         float *a = att + (size_t)r * T;
         const real *row = P + (size_t)r * h * ldp;
@@ -167,7 +173,7 @@ const nmt_real *nmt_tf_infer_step(const nmt_model *m, void *arg, const int32_t *
     size_t per_layer = (size_t)st->max_B * st->max_Ts * d;
     for (int l = 0; l < st->L; l++) {
         const tf_layer *W = &w->dec[l];
-        real *P_cross = st->P_cross + (size_t)l * st->max_rows * h * st->max_Ts;
+        real *P_cross = layer_P_cross(st, l);
         nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, W->ln1_g, W->ln1_b, R, d);
         nmt_tf_mha_step_self(st->z, st->P_self, st->self_cache[2 * l], st->self_cache[2 * l + 1],
                              st->slot, st->u, &W->self, st->scratch, i, st->max_steps, R, d, h,
