@@ -78,6 +78,12 @@ int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
  * the pass overflows). */
 int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
                      const int32_t *tgt, int n_tgt, float *att);
+/* nmt_align_forced for every attention map of the model at once (a
+ * Transformer's layers and heads and each layer's mean, in the numbering
+ * of nmt_model_attention_map_name): att [n_maps, n_tgt, n_src], map k's
+ * matrix at att + k * n_tgt * n_src. st keeps the map it was set to. */
+int nmt_align_forced_maps(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
+                          const int32_t *tgt, int n_tgt, float *att);
 
 /* ---- pieces and words ----------------------------------------------------- */
 

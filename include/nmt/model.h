@@ -239,8 +239,13 @@ typedef struct nmt_infer nmt_infer;
 int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src_T,
                      int max_rows, int max_steps);
 void nmt_infer_free(nmt_infer *st);
-/* Which attention map nmt_infer_step writes (default: the model's default). */
+/* Which attention map nmt_infer_step writes (default: the model's default),
+ * or NMT_MAP_EVERY: all n maps of the model, att [n, R, T], map k at
+ * att + k * R * T (nmt align --per-head compares them in one pass). */
+#define NMT_MAP_EVERY (-2)
 int nmt_infer_set_attention_map(nmt_infer *st, int map);
+/* The map nmt_infer_step writes: a map's number or NMT_MAP_EVERY. */
+int nmt_infer_attention_map(const nmt_infer *st);
 
 /* Encodes B sources (time-major ids [T, B], lengths including </s>) and sets
  * R = B rows, row b on source b, each at its first decoder step. */

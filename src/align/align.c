@@ -56,6 +56,37 @@ int nmt_align_forced(const nmt_model *m, nmt_infer *st, const int32_t *src, int 
     return rc;
 }
 
+int nmt_align_forced_maps(const nmt_model *m, nmt_infer *st, const int32_t *src, int n_src,
+                          const int32_t *tgt, int n_tgt, float *att)
+{
+    int n_maps = nmt_model_attention_maps(m), kept = nmt_infer_attention_map(st);
+    if (n_maps == 0 || n_tgt < 1 || n_src < 1)
+        return nmt_align_forced(m, st, src, n_src, tgt, n_tgt, att); /* its refusals */
+    /* the steps write [n_tgt][n_maps][n_src]; turned to [n_maps][n_tgt][n_src] */
+    size_t plane = (size_t)n_tgt * n_src;
+    float *steps = malloc((size_t)n_maps * plane * sizeof *steps);
+    if (!steps)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for %d attention maps", n_maps);
+    int rc = nmt_infer_set_attention_map(st, NMT_MAP_EVERY);
+    if (!rc)
+        rc = nmt_infer_encode(m, st, src, &n_src, 1, n_src);
+    int32_t prev = NMT_BOS;
+    for (int i = 0; i < n_tgt && !rc; i++) {
+        const float *lse;
+        rc = nmt_infer_step_logits(m, st, &prev, steps + (size_t)i * n_maps * n_src, &lse)
+                 ? nmt_infer_check_finite(lse, 1)
+                 : NMT_ERR_ARG;
+        prev = tgt[i];
+    }
+    nmt_infer_set_attention_map(st, kept);
+    for (int k = 0; k < n_maps && !rc; k++)
+        for (int i = 0; i < n_tgt; i++)
+            memcpy(att + k * plane + (size_t)i * n_src, steps + ((size_t)i * n_maps + k) * n_src,
+                   (size_t)n_src * sizeof *att);
+    free(steps);
+    return rc;
+}
+
 /* ---- pieces and words ---------------------------------------------------- */
 
 #define WORD_MARK "\xe2\x96\x81" /* U+2581 */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "align_args.h"
 #include "align_html.h"
 #include "heatmap.h"
 #include "align_input.h"
@@ -37,115 +38,6 @@
 #include "nmt/units.h"
 #include "nmt/vocab.h"
 
-enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG, FMT_HTML };
-static const char *const format_names[] = {"text", "tsv",  "json", "pharaoh",
-                                           "svg",  "png",  "html", NULL};
-static const char *const color_names[] = {"auto", "always", "never", NULL};
-enum { UNITS_DEFAULT = -1, UNITS_PIECES = 0, UNITS_WORDS = 1 };
-static const char *const unit_names[] = {"pieces", "words", NULL};
-enum { MAX_MODELS = 8 };
-
-static const struct {
-    const char *ext;
-    int fmt;
-} by_ext[] = {
-    {".svg", FMT_SVG},   {".png", FMT_PNG},  {".json", FMT_JSON},      {".jsonl", FMT_JSON},
-    {".tsv", FMT_TSV},   {".txt", FMT_TEXT}, {".align", FMT_PHARAOH}, {".html", FMT_HTML},
-    {".htm", FMT_HTML},
-};
-#define KNOWN_EXTENSIONS ".txt .tsv .json .jsonl .align .svg .png .html"
-
-static void help(void)
-{
-    printf(
-        "Usage: nmt align -m MODEL [-m MODEL2 ...] [--src FILE] [--tgt FILE] [--line N]\n"
-        "                 [--format FMT] [-o OUT] [--gold FILE] [--ref FILE] [--beam K]\n\n"
-        "The attention of an attention model over each sentence pair: which source\n"
-        "words the decoder looked at while it produced each target word. Both sides\n"
-        "include the final </s>, so each row of weights sums to 1.\n\n"
-        "With --tgt, the pairs are the lines of --src and --tgt and the given target\n"
-        "is forced through the decoder. Without it, the model translates each source\n"
-        "with the search of nmt translate (beam %d, alpha %.1f, unless --beam says\n"
-        "otherwise), so both show the same translation, and the attention is that of\n"
-        "its own translation. Sources come from --src or standard input; plain text\n"
-        "or gzip.\n\n"
-        "Options:\n"
-        "  -m, --model FILE     the model (a .safetensors file written by nmt); give it\n"
-        "                       up to %d times with --format html to see the models side\n"
-        "                       by side\n"
-        "  -s, --src FILE       source sentences, one a line ('-': standard input)\n"
-        "  -t, --tgt FILE       target sentences, line by line with the sources\n"
-        "  -l, --line N         only these lines (1-based, as the files number them):\n"
-        "                       N, N-M, or a list of both (3,10-12); the pictures,\n"
-        "                       headers and files carry the line number\n"
-        "  -f, --format FMT     text     a heatmap for the terminal: target words down,\n"
-        "                                source words across (written downwards),\n"
-        "                                shades ' ░▒▓█', with colour on a terminal;\n"
-        "                                each pair headed by its line number, fitted\n"
-        "                                to the terminal's width\n"
-        "                       tsv      per pair a header row of source tokens, one row\n"
-        "                                per target token with its weights, a blank line\n"
-        "                       json     JSON Lines: {\"line\", \"source\", \"target\",\n"
-        "                                \"attention\"}, and \"gold\" with --gold\n"
-        "                       pharaoh  hard links i-j (source-target, 0-based, </s>\n"
-        "                                left out): each target word to the source word\n"
-        "                                it attends most (the lower index on a tie)\n"
-        "                       svg, png a heatmap picture per pair\n"
-        "                       html     one self-contained page for the whole set: a\n"
-        "                                sortable, filterable list of the sentences\n"
-        "                                (length, AER with --gold, BLEU with --ref) and\n"
-        "                                the heatmaps of the one chosen, one per model\n"
-        "                       Default: from the -o name's extension (" KNOWN_EXTENSIONS
-        "),\n"
-        "                       else text on a terminal, else tsv. Another extension\n"
-        "                       needs --format.\n"
-        "  -o, --output OUT     where to write (default standard output). For svg and png\n"
-        "                       with several pairs, OUT is a folder (created if needed)\n"
-        "                       that gets line-0001.svg, line-0002.svg, ... (by line).\n"
-        "                       A file is replaced when complete; it may not be one\n"
-        "                       of the files read\n"
-        "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src (i-j,\n"
-        "                       or i?j, all counted as sure links): prints the alignment\n"
-        "                       error rate, precision and recall of the model's hard\n"
-        "                       links, summed over the pairs, and draws the gold links\n"
-        "                       on the heatmaps (text, svg, png, html; json lists them).\n"
-        "                       Alignments are then written only if --format or -o\n"
-        "                       asks for them.\n"
-        "  -r, --ref FILE       reference translations, line by line with the sources\n"
-        "                       (html, without --tgt): each translation's sentence BLEU\n"
-        "                       (sacreBLEU's sentence_bleu) in the list\n"
-        "  -b, --beam K         beam size for the model's own translation (default %d,\n"
-        "                       as nmt translate; 1 is greedy)\n"
-        "      --layer L        a Transformer's decoder layer whose cross-attention is\n"
-        "                       shown, from 0 (default: the model's default map, chosen\n"
-        "                       by alignment error on the toy corpus: docs/alignments.md)\n"
-        "      --head T         that layer's head T (from 0), or mean (the default):\n"
-        "                       the mean of its heads\n"
-        "  -u, --units U        for a model that reads subwords: pieces (default) shows\n"
-        "                       the SentencePiece pieces the model reads and writes;\n"
-        "                       words groups them into words (a piece starting with\n"
-        "                       \u2581 begins one): a target word's row is the mean of\n"
-        "                       its pieces' rows, a source word's column the sum of its\n"
-        "                       pieces' columns, so each row still sums to 1. Pharaoh\n"
-        "                       links and pictures with --gold are of words unless\n"
-        "                       --units pieces is given, and --gold always compares\n"
-        "                       words. A model that reads words has words only\n"
-        "      --width N        text: the columns to fit (default: $COLUMNS, else the\n"
-        "                       terminal's width; 0: no limit). Long sources are\n"
-        "                       wrapped into bands of columns, each under its words\n"
-        "      --threads N      threads for the matrix products (default: every core\n"
-        "                       this process may use)\n"
-        "      --color WHEN     auto (default: when writing text to a terminal, and\n"
-        "                       NO_COLOR is not set), always or never; 24-bit colour\n"
-        "                       when COLORTERM says truecolor, else 256 colours;\n"
-        "                       weights below 0.1 keep the terminal's background\n"
-        "  -h, --help           this help\n\n"
-        "AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|, recall = |A∩S| / |S|\n"
-        "(A the model's links, S the gold ones). With no model links precision is 1,\n"
-        "with no gold links recall is 1, with neither AER is 0.\n",
-        NMT_DEFAULT_BEAM, (double)NMT_DEFAULT_ALPHA, MAX_MODELS, NMT_DEFAULT_BEAM);
-}
-
 /* One pair being aligned: tokens (strings owned by the nmt_tokens or the
  * vocabulary), ids, and the attention; resized for each pair. */
 typedef struct pair_buf {
@@ -154,6 +46,7 @@ typedef struct pair_buf {
     int32_t *src_ids, *tgt_ids; /* [n_src], [n_tgt] ids, each ending in </s> */
     int n_src, n_tgt;
     float *att;                 /* [n_tgt, n_src] */
+    float *att_all;             /* --per-head: [n_maps, n_tgt, n_src] */
     nmt_link *hard;             /* [n_tgt] */
 } pair_buf;
 
@@ -181,199 +74,12 @@ static void pair_free(pair_buf *b)
     free(b->src_ids);
     free(b->tgt_ids);
     free(b->att);
+    free(b->att_all);
     free(b->hard);
     memset(b, 0, sizeof *b);
 }
 
-typedef struct align_args {
-    const char *model[MAX_MODELS];
-    int n_models;
-    const char *src, *tgt, *out, *gold, *ref, *line_spec;
-    int format, format_given, beam, color, threads, units, width;
-    int layer, head;      /* --layer, --head: NMT_MAP_DEFAULT / NMT_MAP_MEAN when not given */
-    int layer_given, head_given;
-} align_args;
 
-
-/* ---- options and the output ---------------------------------------------- */
-
-/* The format an output name's extension asks for: a FMT_*, -1 for a name
- * without one, -2 for an extension no format has. */
-static int ext_format(const char *out)
-{
-    const char *base = strrchr(out, '/');
-    base = base ? base + 1 : out;
-    const char *dot = strrchr(base, '.');
-    if (!dot || dot == base)
-        return -1;
-    for (size_t k = 0; k < sizeof by_ext / sizeof by_ext[0]; k++)
-        if (!strcmp(dot, by_ext[k].ext))
-            return by_ext[k].fmt;
-    return -2;
-}
-
-/* Settles the format from --format and -o, refusing names that say another
- * format or none. Returns 0, or 2 after saying what is wrong. */
-static int settle_format(align_args *a)
-{
-    int to_stdout = !a->out || !strcmp(a->out, "-");
-    if (to_stdout) {
-        if (!a->format_given)
-            a->format = isatty(STDOUT_FILENO) ? FMT_TEXT : FMT_TSV;
-        return 0;
-    }
-    int e = ext_format(a->out);
-    if (!a->format_given) {
-        if (e >= 0) {
-            a->format = e;
-            return 0;
-        }
-        if (e == -2)
-            cli_error("-o %s: unknown extension '%s': give --format FMT, or a name ending in "
-                      "one of " KNOWN_EXTENSIONS, a->out, strrchr(a->out, '.'));
-        else
-            cli_error("-o %s: no extension to tell the format by: give --format FMT, or a name "
-                      "ending in one of " KNOWN_EXTENSIONS, a->out);
-        return 2;
-    }
-    if (e >= 0 && e != a->format) {
-        cli_error("--format %s does not match -o %s: change one of them",
-                  format_names[a->format], a->out);
-        return 2;
-    }
-    return 0;
-}
-
-/* Refuses an -o that is one of the files read. */
-static int check_files(const align_args *a)
-{
-    cli_file in[4 + MAX_MODELS] = {{"--src", a->src}, {"--tgt", a->tgt}, {"--gold", a->gold},
-                                   {"--ref", a->ref}};
-    for (int k = 0; k < a->n_models; k++)
-        in[4 + k] = (cli_file){"-m", a->model[k]};
-    const cli_file out = {"-o", a->out ? a->out : "-"};
-    return cli_check_outputs(&out, 1, in, 4 + a->n_models);
-}
-
-static int parse_args(int argc, char **argv, align_args *a)
-{
-    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD };
-    static const struct option longopts[] = {
-        {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
-        {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'}, {"gold", required_argument, NULL, 'g'},
-        CLI_OPTION_BEAM,                          {"color", required_argument, NULL, 'C'},
-        {"colour", required_argument, NULL, 'C'}, {"units", required_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},         CLI_OPTION_THREADS,
-        {"line", required_argument, NULL, 'l'},   {"ref", required_argument, NULL, 'r'},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
-        {NULL, 0, NULL, 0},
-    };
-    memset(a, 0, sizeof *a);
-    a->src = "-";
-    a->beam = NMT_DEFAULT_BEAM;
-    a->format = -1;
-    a->threads = cli_default_threads();
-    a->units = UNITS_DEFAULT;
-    a->width = -1;
-    a->layer = NMT_MAP_DEFAULT;
-    a->head = NMT_MAP_MEAN;
-    const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:l:r:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (a->n_models == MAX_MODELS) {
-                cli_error("-m: at most %d models", MAX_MODELS);
-                return 2;
-            }
-            a->model[a->n_models++] = optarg;
-            break;
-        case 's': a->src = optarg; break;
-        case 't': a->tgt = optarg; break;
-        case 'o': a->out = optarg; break;
-        case 'g': a->gold = optarg; break;
-        case 'r': a->ref = optarg; break;
-        case 'l': a->line_spec = optarg; break;
-        case 'f':
-            if ((a->format = opt_choice("--format", optarg, format_names)) < 0)
-                return 2;
-            a->format_given = 1;
-            break;
-        case OPT_WIDTH:
-            if (opt_int("--width", optarg, 0, 100000, &a->width))
-                return 2;
-            break;
-        case OPT_LAYER:
-            if (opt_int("--layer", optarg, 0, 1000, &a->layer))
-                return 2;
-            a->layer_given = 1;
-            break;
-        case OPT_HEAD:
-            if (strcmp(optarg, "mean") && opt_int("--head", optarg, 0, 65536, &a->head))
-                return 2;
-            a->head_given = 1;
-            break;
-        case 'C':
-            if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
-                return 2;
-            break;
-        case 'u':
-            if ((a->units = opt_choice("--units", optarg, unit_names)) < 0)
-                return 2;
-            break;
-        case 'h': help(); return 0;
-        case ':':
-            cli_error("option '%s' needs a value", argv[optind - 1]);
-            return cli_usage_error();
-        default: {
-            int r = cli_model_option(c, optarg, &shared);
-            if (r == 1) {
-                cli_error("unknown option '%s'", argv[optind - 1]);
-                return cli_usage_error();
-            }
-            if (r)
-                return 2;
-        }
-        }
-    }
-    if (cli_no_operands(argc, argv))
-        return 2;
-    if (!a->n_models) {
-        cli_error("which model? give -m FILE");
-        return cli_usage_error();
-    }
-    if (a->tgt && !strcmp(a->tgt, "-") && !strcmp(a->src, "-")) {
-        cli_error("--src and --tgt cannot both be standard input");
-        return 2;
-    }
-    if (a->gold && a->units == UNITS_PIECES) {
-        cli_error("--gold links words to words: it cannot be used with --units pieces");
-        return 2;
-    }
-    int rc = settle_format(a);
-    if (rc)
-        return rc;
-    if (a->n_models > 1 && a->format != FMT_HTML) {
-        cli_error("-m given %d times: several models are shown side by side by --format html "
-                  "only", a->n_models);
-        return 2;
-    }
-    if (a->ref && a->tgt) {
-        cli_error("--ref scores the model's own translations: it cannot be used with --tgt");
-        return 2;
-    }
-    if (a->ref && a->format != FMT_HTML) {
-        cli_error("--ref: the sentences' BLEU is shown by --format html only");
-        return 2;
-    }
-    if (check_files(a))
-        return 2;
-    return -1; /* go on */
-}
 
 static nmt_color_mode pick_color(int when, FILE *f)
 {
@@ -480,6 +186,9 @@ typedef struct sink {
 /* What one model did over the pairs. */
 typedef struct model_result {
     nmt_aer aer;
+    nmt_aer *per_map; /* --per-head: [n_maps], each map's AER */
+    char *per_head;   /* --per-head: its table, written while the model is loaded */
+    size_t per_head_len;
     nmt_bleu *bleu; /* corpus BLEU of its translations, with --ref */
     size_t unk[2], units[2];
 } model_result;
@@ -514,6 +223,61 @@ static int make_target(const align_args *a, const inputs *in, size_t line, const
     if (hyp && !(*hyp = nmt_units_join_ids(m, h->ids, (size_t)h->len)))
         return -1;
     return 0;
+}
+
+/* Adds pair k's links under alignment al to *sum against the gold; AER is
+ * always of words, so a subword model's pieces are grouped first. The
+ * pair's own AER goes to *pair_aer when it is not NULL. */
+static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt_alignment *al,
+                   const inputs *in, size_t k)
+{
+    nmt_word_alignment words = {0};
+    const nmt_alignment *by_word = al;
+    nmt_link *h = NULL;
+    int rc = m->subwords ? nmt_align_words(al, &words) : 0;
+    if (!rc && m->subwords)
+        by_word = &words.a;
+    if (!rc && !(h = malloc((size_t)by_word->n_tgt * sizeof *h)))
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    nmt_aer one = {0};
+    if (!rc)
+        rc = nmt_aer_add(&one, h, (size_t)nmt_align_hard(by_word, h), in->gold_links[k],
+                         in->n_gold[k]);
+    free(h);
+    nmt_word_alignment_free(&words);
+    if (rc)
+        return rc;
+    if (pair_aer)
+        *pair_aer = nmt_aer_rate(&one);
+    sum->pairs++;
+    sum->hyp += one.hyp;
+    sum->gold += one.gold;
+    sum->both += one.both;
+    return 0;
+}
+
+/* Forces pair b through the decoder: b->att gets map `map`, and with
+ * --per-head b->att_all every map, their AER added to r->per_map. */
+static int force_pair(const align_args *a, const nmt_model *m, nmt_infer *st, int map,
+                      const inputs *in, size_t k, pair_buf *b, model_result *r)
+{
+    size_t plane = (size_t)b->n_src * b->n_tgt;
+    if (resize(&b->att, plane, sizeof *b->att) || resize(&b->hard, (size_t)b->n_tgt, sizeof *b->hard))
+        return -1;
+    if (!a->per_head)
+        return nmt_align_forced(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att);
+    int n_maps = nmt_model_attention_maps(m);
+    if (resize(&b->att_all, (size_t)n_maps * plane, sizeof *b->att_all))
+        return -1;
+    int rc = nmt_align_forced_maps(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att_all);
+    if (rc)
+        return rc;
+    memcpy(b->att, b->att_all + (size_t)map * plane, plane * sizeof *b->att);
+    for (int mp = 0; mp < n_maps && !rc; mp++) {
+        nmt_alignment al = {b->n_src, b->n_tgt, b->src, b->tgt, b->att_all + (size_t)mp * plane};
+        rc = add_aer(&r->per_map[mp], NULL, m, &al, in, k);
+    }
+    return rc;
 }
 
 static const char *mode_name(const align_args *a, char *buf, size_t cap)
@@ -581,44 +345,21 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                 nmt_infer_set_attention_map(st, map))
                 goto lib_error;
         }
-        if (!failed && (resize(&b.att, (size_t)b.n_src * b.n_tgt, sizeof *b.att) ||
-                        resize(&b.hard, (size_t)b.n_tgt, sizeof *b.hard)))
-            failed = -1;
         if (!failed)
-            failed = nmt_align_forced(m, st, b.src_ids, b.n_src, b.tgt_ids, b.n_tgt, b.att);
+            failed = force_pair(a, m, st, map, in, k, &b, r);
         if (failed == NMT_ERR_NUMERIC) /* the model is broken, not the line */
             goto model_error;
         if (failed)
             goto lib_error;
         nmt_alignment al = {b.n_src, b.n_tgt, b.src, b.tgt, b.att};
         nmt_word_alignment_free(&words);
-        if (m->subwords && (a->gold || words_out) && nmt_align_words(&al, &words))
+        if (words_out && nmt_align_words(&al, &words))
             goto lib_error;
         const nmt_alignment *shown = words_out ? &words.a : &al;
         int n_hard = nmt_align_hard(shown, b.hard);
         double pair_aer = -1, bleu = -1;
-        if (a->gold) {
-            /* AER always of words: of the word alignment when it is not shown */
-            const nmt_alignment *by_word = m->subwords ? &words.a : &al;
-            nmt_link *h = b.hard;
-            int n_h = n_hard;
-            if (by_word != shown) {
-                if (!(h = malloc((size_t)by_word->n_tgt * sizeof *h)))
-                    goto lib_error;
-                n_h = nmt_align_hard(by_word, h);
-            }
-            nmt_aer one = {0};
-            int rc = nmt_aer_add(&one, h, (size_t)n_h, in->gold_links[k], in->n_gold[k]);
-            if (h != b.hard)
-                free(h);
-            if (rc)
-                goto lib_error;
-            pair_aer = nmt_aer_rate(&one);
-            r->aer.pairs++;
-            r->aer.hyp += one.hyp;
-            r->aer.gold += one.gold;
-            r->aer.both += one.both;
-        }
+        if (a->gold && add_aer(&r->aer, &pair_aer, m, &al, in, k))
+            goto lib_error;
         if (a->ref) {
             nmt_bleu_stats stats;
             const char *const ref[1] = {in->ref.line[line]};
@@ -706,6 +447,42 @@ static nmt_model *load_model(const char *path, const align_args *a, int *map)
     return m;
 }
 
+/* --per-head: the AER of every map, as a table of layers by heads and their
+ * mean when the model's maps have layers (a Transformer), else one row per
+ * map; '*' marks the map shown. */
+static void put_per_head(FILE *f, const nmt_model *m, int shown, const model_result *r)
+{
+    int layers = 0, heads = 0;
+    while (nmt_model_attention_map_at(m, layers, NMT_MAP_MEAN) >= 0)
+        layers++;
+    while (layers && nmt_model_attention_map_at(m, 0, heads) >= 0)
+        heads++;
+    nmt_clear_error(); /* the probes' refusals */
+    fprintf(f, "AER of every attention map (%zu pairs; * the map shown):\n",
+            r->per_map ? r->per_map[0].pairs : (size_t)0);
+    if (!layers) {
+        for (int mp = 0; mp < nmt_model_attention_maps(m); mp++) {
+            char name[64];
+            nmt_model_attention_map_name(m, mp, name, sizeof name);
+            fprintf(f, "  %-16s %.4f%s\n", name, nmt_aer_rate(&r->per_map[mp]),
+                    mp == shown ? "*" : "");
+        }
+        return;
+    }
+    fprintf(f, "  %-9s", "");
+    for (int t = 0; t < heads; t++)
+        fprintf(f, "  head %-2d", t);
+    fprintf(f, "  mean\n");
+    for (int l = 0; l < layers; l++) {
+        fprintf(f, "  layer %-3d", l);
+        for (int t = 0; t <= heads; t++) {
+            int mp = nmt_model_attention_map_at(m, l, t < heads ? t : NMT_MAP_MEAN);
+            fprintf(f, "  %.4f%s", nmt_aer_rate(&r->per_map[mp]), mp == shown ? "*" : " ");
+        }
+        fputc('\n', f);
+    }
+}
+
 /* The scores of one model, on f: AER (with --gold), BLEU (with --ref). */
 static void put_scores(FILE *f, const align_args *a, int mi, const model_result *r)
 {
@@ -761,11 +538,11 @@ static int run(const align_args *a)
                       in.n, in.n);
             goto done;
         }
-        int e = a->out ? ext_format(a->out) : -1;
+        int e = a->out ? align_ext_format(a->out) : -1;
         if (in.n > 1 && (e == FMT_SVG || e == FMT_PNG)) {
             cli_error("%zu pairs make %zu pictures, but -o %s names one file: give -o FOLDER "
                       "(it gets line-NNNN.%s files), or one pair with --line N",
-                      in.n, in.n, a->out, format_names[fmt]);
+                      in.n, in.n, a->out, align_format_names[fmt]);
             goto done;
         }
         if (!a->out && isatty(STDOUT_FILENO)) {
@@ -792,10 +569,25 @@ static int run(const align_args *a)
         nmt_bleu_opts bo;
         nmt_bleu_opts_init(&bo);
         int rc = a->ref && nmt_bleu_create(&res[mi].bleu, &bo);
+        if (rc)
+            cli_lib_error();
+        if (!rc && a->per_head &&
+            !(res[mi].per_map = calloc((size_t)nmt_model_attention_maps(m), sizeof(nmt_aer)))) {
+            cli_error("out of memory");
+            rc = -1;
+        }
         if (!rc)
             rc = align_model(a, &in, mi, m, map, &out, &res[mi]);
-        else
-            cli_lib_error();
+        if (!rc && a->per_head) {
+            FILE *t = open_memstream(&res[mi].per_head, &res[mi].per_head_len);
+            if (t) {
+                put_per_head(t, m, map, &res[mi]);
+                fclose(t);
+            } else {
+                cli_error("out of memory");
+                rc = -1;
+            }
+        }
         if (!rc && out.html) {
             char mode[64];
             nmt_bleu_score s = {.score = -1};
@@ -844,15 +636,21 @@ static int run(const align_args *a)
     if (a->gold || a->ref) {
         /* The numbers go to stdout unless the alignments already do. */
         FILE *f = write && !pictures && (!a->out || !strcmp(a->out, "-")) ? stderr : stdout;
-        for (int mi = 0; mi < a->n_models; mi++)
+        for (int mi = 0; mi < a->n_models; mi++) {
             put_scores(f, a, mi, &res[mi]);
+            if (res[mi].per_head)
+                fputs(res[mi].per_head, f);
+        }
     }
     status = 0;
 done:
     cli_out_abort(&out.out); /* a failed run leaves what -o held */
     html_free(out.html);
-    for (int mi = 0; mi < a->n_models; mi++)
+    for (int mi = 0; mi < a->n_models; mi++) {
         nmt_bleu_free(res[mi].bleu);
+        free(res[mi].per_map);
+        free(res[mi].per_head);
+    }
     align_inputs_free(&in);
     return status;
 }
@@ -860,7 +658,7 @@ done:
 int cmd_align(int argc, char **argv)
 {
     align_args a;
-    int rc = parse_args(argc, argv, &a);
+    int rc = align_parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
     cli_set_threads(a.threads);

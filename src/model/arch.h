@@ -104,7 +104,8 @@ typedef struct nmt_arch_ops {
     /* copies the rows' decoder state: row r takes old row from[r]'s */
     int (*infer_select)(void *st, const int *from, int R, int old_R);
     /* one step of R rows: the logits [R, Vt] (the arch's buffer), and the
-     * attention weights of map `map` [R, T] when att is not NULL */
+     * attention weights of map `map` [R, T] when att is not NULL (of
+     * every map, [n_maps, R, T], when map is NMT_MAP_EVERY) */
     const nmt_real *(*infer_step)(const nmt_model *m, void *st, const int32_t *prev,
                                   const int *row_src, int R, int map, float *att);
 

@@ -16,7 +16,8 @@ struct nmt_infer {
     int max_B, max_T, max_rows, max_steps;
     int B, T, R;                  /* the encoded sources, their steps, the rows */
     int steps;                    /* decoder steps taken since encoding */
-    int map, n_maps;              /* the attention map nmt_infer_step writes, of n_maps */
+    int map, n_maps;              /* the attention map nmt_infer_step writes (or
+                                   * NMT_MAP_EVERY), of n_maps */
     int Vt;
     int *row_src, *row_src_next;  /* [max_rows] */
     int32_t *ids;                 /* [max_rows] checked copy of prev */
@@ -78,10 +79,15 @@ int nmt_infer_create(nmt_infer **out, const nmt_model *m, int max_B, int max_src
 
 int nmt_infer_set_attention_map(nmt_infer *st, int map)
 {
-    if (map < 0 || map >= st->n_maps)
+    if ((map < 0 || map >= st->n_maps) && map != NMT_MAP_EVERY)
         return nmt_set_error(NMT_ERR_ARG, "attention map %d of %d", map, st->n_maps);
     st->map = map;
     return NMT_OK;
+}
+
+int nmt_infer_attention_map(const nmt_infer *st)
+{
+    return st->map;
 }
 
 int nmt_infer_encode(const nmt_model *m, nmt_infer *st, const int32_t *src, const int *src_len,

@@ -3,7 +3,8 @@
 # cross-attention map; the default is the middle decoder layer's mean of
 # heads (L_d / 2: layer 1 of 2 here; docs/alignments.md); a layer's mean is the mean of its heads; every
 # map's rows sum to 1; AER for any map; layers and heads out of range, a
-# head that is not a number, and --layer on an RNN are refused by name.
+# head that is not a number, and --layer on an RNN are refused by name;
+# --per-head's table agrees with each map asked for alone.
 . "$(dirname "$0")/lib.sh"
 
 TOY=${NMT_SOURCE_ROOT:?}/corpora/toy
@@ -60,6 +61,40 @@ EOF
 # AER of any map, against the gold links
 out=$("$NMT" align -m $M --src ts --tgt tt --gold ta --layer 1 --head 0 --threads 1 2>&1)
 [[ $out == AER\ * ]] && pass || fail "AER of layer 1 head 0: $out"
+
+# --per-head: every layer x head and each layer's mean in one table, each
+# equal to the AER of that map asked for alone; '*' marks the map shown
+"$NMT" align -m $M --src ts --tgt tt --gold ta --per-head --threads 1 >per.txt 2>&1 ||
+    fail "--per-head failed: $(cat per.txt)"
+for map in "0 0" "0 1" "0 mean" "1 0" "1 1" "1 mean"; do
+    set -- $map
+    "$NMT" align -m $M --src ts --tgt tt --gold ta --layer "$1" --head "$2" --threads 1 \
+        >"aer$1$2.txt" 2>&1
+done
+python3 - per.txt aer00.txt aer01.txt aer0mean.txt aer10.txt aer11.txt aer1mean.txt <<'EOF' &&
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].startswith("AER "), lines[0]            # the shown map's scores first
+i = next(k for k, l in enumerate(lines) if l.startswith("AER of every attention map"))
+head, rows = lines[i + 1].split(), [l.split() for l in lines[i + 2:]]
+assert head == ["head", "0", "head", "1", "mean"], head
+assert [r[:2] for r in rows] == [["layer", "0"], ["layer", "1"]], rows
+alone = [float(re.match(r"AER (\S+)", open(p).read()).group(1)) for p in sys.argv[2:]]
+table = [float(x.rstrip("*")) for r in rows for x in r[2:]]
+assert all(abs(a - b) < 5e-5 for a, b in zip(alone, table)), (alone, table)
+marked = [x for r in rows for x in r[2:] if x.endswith("*")]
+assert marked == [rows[1][4]], marked                   # the default: layer 1's mean
+EOF
+    pass || fail "--per-head's table: $(cat per.txt)"
+# in translation mode too (the maps of the model's own translation), and an
+# RNN's one map is one row
+"$NMT" align -m $M --src ts --gold ta --beam 2 --per-head --threads 1 >per_tr.txt 2>&1 &&
+    grep -q "^  layer 1 " per_tr.txt && pass || fail "--per-head on translations: $(cat per_tr.txt)"
+"$NMT" align -m rnn/checkpoint.safetensors --src ts --tgt tt --gold ta --per-head --threads 1 \
+    >per_rnn.txt 2>&1 && grep -Eq "^  attention +[0-9.]+\*$" per_rnn.txt && pass ||
+    fail "--per-head on an RNN: $(cat per_rnn.txt)"
+expect_fail "--per-head without gold" "--per-head compares every layer and head with the gold links" \
+    "${A[@]}" --per-head
 
 # refusals, each naming the model and what exists
 expect_fail "a layer past the last" "tf/checkpoint.safetensors: --layer/--head: layer 2: the decoder has layers 0 to 1" \

@@ -118,7 +118,7 @@ int nmt_rnn_infer_select(void *arg, const int *from, int R, int old_R)
 const nmt_real *nmt_rnn_infer_step(const nmt_model *m, void *arg, const int32_t *prev,
                                const int *row_src, int R, int map, float *att)
 {
-    (void)map; /* one map: the attention */
+    (void)map; /* one map, the attention: NMT_MAP_EVERY writes the same [1, R, T] */
     rnn_infer *st = arg;
     const rnn_workspace *ws = st->ws;
     const weights *w = rnn_weights(m);

@@ -188,7 +188,10 @@ const nmt_real *nmt_tf_infer_step(const nmt_model *m, void *arg, const int32_t *
     }
     nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, w->dec_ln_g, w->dec_ln_b, R, d);
     nmt_linear_forward(st->logits, st->u, w->out_W, w->out_b, R, d, m->cfg.tgt_vocab, d, 0);
-    if (att)
+    if (att && map == NMT_MAP_EVERY)
+        for (int k = 0; k < st->L * (h + 1); k++)
+            write_map(st, att + (size_t)k * R * st->T, k, R);
+    else if (att)
         write_map(st, att, map, R);
     st->step++;
     return st->logits;

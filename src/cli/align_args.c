@@ -1,0 +1,307 @@
+/* nmt align's options: the help, the parsing, and the checks that need
+ * every option at once (the format from -o's name, outputs that are not
+ * inputs). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "align_args.h"
+#include "commands.h"
+#include "opts.h"
+#include "outfile.h"
+#include "nmt/decode.h"
+#include "nmt/error.h"
+
+const char *const align_format_names[] = {"text", "tsv",  "json", "pharaoh",
+                                           "svg",  "png",  "html", NULL};
+static const char *const color_names[] = {"auto", "always", "never", NULL};
+static const char *const unit_names[] = {"pieces", "words", NULL};
+
+static const struct {
+    const char *ext;
+    int fmt;
+} by_ext[] = {
+    {".svg", FMT_SVG},   {".png", FMT_PNG},  {".json", FMT_JSON},      {".jsonl", FMT_JSON},
+    {".tsv", FMT_TSV},   {".txt", FMT_TEXT}, {".align", FMT_PHARAOH}, {".html", FMT_HTML},
+    {".htm", FMT_HTML},
+};
+#define KNOWN_EXTENSIONS ".txt .tsv .json .jsonl .align .svg .png .html"
+
+static void help(void)
+{
+    printf(
+        "Usage: nmt align -m MODEL [-m MODEL2 ...] [--src FILE] [--tgt FILE] [--line N]\n"
+        "                 [--format FMT] [-o OUT] [--gold FILE] [--ref FILE] [--beam K]\n\n"
+        "The attention of an attention model over each sentence pair: which source\n"
+        "words the decoder looked at while it produced each target word. Both sides\n"
+        "include the final </s>, so each row of weights sums to 1.\n\n"
+        "With --tgt, the pairs are the lines of --src and --tgt and the given target\n"
+        "is forced through the decoder. Without it, the model translates each source\n"
+        "with the search of nmt translate (beam %d, alpha %.1f, unless --beam says\n"
+        "otherwise), so both show the same translation, and the attention is that of\n"
+        "its own translation. Sources come from --src or standard input; plain text\n"
+        "or gzip.\n\n"
+        "Options:\n"
+        "  -m, --model FILE     the model (a .safetensors file written by nmt); give it\n"
+        "                       up to %d times with --format html to see the models side\n"
+        "                       by side\n"
+        "  -s, --src FILE       source sentences, one a line ('-': standard input)\n"
+        "  -t, --tgt FILE       target sentences, line by line with the sources\n"
+        "  -l, --line N         only these lines (1-based, as the files number them):\n"
+        "                       N, N-M, or a list of both (3,10-12); the pictures,\n"
+        "                       headers and files carry the line number\n"
+        "  -f, --format FMT     text     a heatmap for the terminal: target words down,\n"
+        "                                source words across (written downwards),\n"
+        "                                shades ' ░▒▓█', with colour on a terminal;\n"
+        "                                each pair headed by its line number, fitted\n"
+        "                                to the terminal's width\n"
+        "                       tsv      per pair a header row of source tokens, one row\n"
+        "                                per target token with its weights, a blank line\n"
+        "                       json     JSON Lines: {\"line\", \"source\", \"target\",\n"
+        "                                \"attention\"}, and \"gold\" with --gold\n"
+        "                       pharaoh  hard links i-j (source-target, 0-based, </s>\n"
+        "                                left out): each target word to the source word\n"
+        "                                it attends most (the lower index on a tie)\n"
+        "                       svg, png a heatmap picture per pair\n"
+        "                       html     one self-contained page for the whole set: a\n"
+        "                                sortable, filterable list of the sentences\n"
+        "                                (length, AER with --gold, BLEU with --ref) and\n"
+        "                                the heatmaps of the one chosen, one per model\n"
+        "                       Default: from the -o name's extension (" KNOWN_EXTENSIONS
+        "),\n"
+        "                       else text on a terminal, else tsv. Another extension\n"
+        "                       needs --format.\n"
+        "  -o, --output OUT     where to write (default standard output). For svg and png\n"
+        "                       with several pairs, OUT is a folder (created if needed)\n"
+        "                       that gets line-0001.svg, line-0002.svg, ... (by line).\n"
+        "                       A file is replaced when complete; it may not be one\n"
+        "                       of the files read\n"
+        "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src (i-j,\n"
+        "                       or i?j, all counted as sure links): prints the alignment\n"
+        "                       error rate, precision and recall of the model's hard\n"
+        "                       links, summed over the pairs, and draws the gold links\n"
+        "                       on the heatmaps (text, svg, png, html; json lists them).\n"
+        "                       Alignments are then written only if --format or -o\n"
+        "                       asks for them.\n"
+        "  -r, --ref FILE       reference translations, line by line with the sources\n"
+        "                       (html, without --tgt): each translation's sentence BLEU\n"
+        "                       (sacreBLEU's sentence_bleu) in the list\n"
+        "  -b, --beam K         beam size for the model's own translation (default %d,\n"
+        "                       as nmt translate; 1 is greedy)\n"
+        "      --layer L        a Transformer's decoder layer whose cross-attention is\n"
+        "                       shown, from 0 (default: the model's default map, chosen\n"
+        "                       by alignment error on the toy corpus: docs/alignments.md)\n"
+        "      --head T         that layer's head T (from 0), or mean (the default):\n"
+        "                       the mean of its heads\n"
+        "      --per-head       with --gold: the AER of every map the model has, each\n"
+        "                       decoder layer's heads and their mean (an RNN has one),\n"
+        "                       as a table after the scores of the map shown; one\n"
+        "                       pass, as the maps come from the same decoder steps\n"
+        "  -u, --units U        for a model that reads subwords: pieces (default) shows\n"
+        "                       the SentencePiece pieces the model reads and writes;\n"
+        "                       words groups them into words (a piece starting with\n"
+        "                       \u2581 begins one): a target word's row is the mean of\n"
+        "                       its pieces' rows, a source word's column the sum of its\n"
+        "                       pieces' columns, so each row still sums to 1. Pharaoh\n"
+        "                       links and pictures with --gold are of words unless\n"
+        "                       --units pieces is given, and --gold always compares\n"
+        "                       words. A model that reads words has words only\n"
+        "      --width N        text: the columns to fit (default: $COLUMNS, else the\n"
+        "                       terminal's width; 0: no limit). Long sources are\n"
+        "                       wrapped into bands of columns, each under its words\n"
+        "      --threads N      threads for the matrix products (default: every core\n"
+        "                       this process may use)\n"
+        "      --color WHEN     auto (default: when writing text to a terminal, and\n"
+        "                       NO_COLOR is not set), always or never; 24-bit colour\n"
+        "                       when COLORTERM says truecolor, else 256 colours;\n"
+        "                       weights below 0.1 keep the terminal's background\n"
+        "  -h, --help           this help\n\n"
+        "AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|, recall = |A∩S| / |S|\n"
+        "(A the model's links, S the gold ones). With no model links precision is 1,\n"
+        "with no gold links recall is 1, with neither AER is 0.\n",
+        NMT_DEFAULT_BEAM, (double)NMT_DEFAULT_ALPHA, MAX_MODELS, NMT_DEFAULT_BEAM);
+}
+
+int align_ext_format(const char *out)
+{
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return -1;
+    for (size_t k = 0; k < sizeof by_ext / sizeof by_ext[0]; k++)
+        if (!strcmp(dot, by_ext[k].ext))
+            return by_ext[k].fmt;
+    return -2;
+}
+
+/* Settles the format from --format and -o, refusing names that say another
+ * format or none. Returns 0, or 2 after saying what is wrong. */
+static int settle_format(align_args *a)
+{
+    int to_stdout = !a->out || !strcmp(a->out, "-");
+    if (to_stdout) {
+        if (!a->format_given)
+            a->format = isatty(STDOUT_FILENO) ? FMT_TEXT : FMT_TSV;
+        return 0;
+    }
+    int e = align_ext_format(a->out);
+    if (!a->format_given) {
+        if (e >= 0) {
+            a->format = e;
+            return 0;
+        }
+        if (e == -2)
+            cli_error("-o %s: unknown extension '%s': give --format FMT, or a name ending in "
+                      "one of " KNOWN_EXTENSIONS, a->out, strrchr(a->out, '.'));
+        else
+            cli_error("-o %s: no extension to tell the format by: give --format FMT, or a name "
+                      "ending in one of " KNOWN_EXTENSIONS, a->out);
+        return 2;
+    }
+    if (e >= 0 && e != a->format) {
+        cli_error("--format %s does not match -o %s: change one of them",
+                  align_format_names[a->format], a->out);
+        return 2;
+    }
+    return 0;
+}
+
+/* Refuses an -o that is one of the files read. */
+static int check_files(const align_args *a)
+{
+    cli_file in[4 + MAX_MODELS] = {{"--src", a->src}, {"--tgt", a->tgt}, {"--gold", a->gold},
+                                   {"--ref", a->ref}};
+    for (int k = 0; k < a->n_models; k++)
+        in[4 + k] = (cli_file){"-m", a->model[k]};
+    const cli_file out = {"-o", a->out ? a->out : "-"};
+    return cli_check_outputs(&out, 1, in, 4 + a->n_models);
+}
+
+int align_parse_args(int argc, char **argv, align_args *a)
+{
+    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
+        {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'}, {"gold", required_argument, NULL, 'g'},
+        CLI_OPTION_BEAM,                          {"color", required_argument, NULL, 'C'},
+        {"colour", required_argument, NULL, 'C'}, {"units", required_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},         CLI_OPTION_THREADS,
+        {"line", required_argument, NULL, 'l'},   {"ref", required_argument, NULL, 'r'},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
+        {"per-head", no_argument, NULL, OPT_PER_HEAD},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof *a);
+    a->src = "-";
+    a->beam = NMT_DEFAULT_BEAM;
+    a->format = -1;
+    a->threads = cli_default_threads();
+    a->units = UNITS_DEFAULT;
+    a->width = -1;
+    a->layer = NMT_MAP_DEFAULT;
+    a->head = NMT_MAP_MEAN;
+    const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:l:r:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (a->n_models == MAX_MODELS) {
+                cli_error("-m: at most %d models", MAX_MODELS);
+                return 2;
+            }
+            a->model[a->n_models++] = optarg;
+            break;
+        case 's': a->src = optarg; break;
+        case 't': a->tgt = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'g': a->gold = optarg; break;
+        case 'r': a->ref = optarg; break;
+        case 'l': a->line_spec = optarg; break;
+        case 'f':
+            if ((a->format = opt_choice("--format", optarg, align_format_names)) < 0)
+                return 2;
+            a->format_given = 1;
+            break;
+        case OPT_WIDTH:
+            if (opt_int("--width", optarg, 0, 100000, &a->width))
+                return 2;
+            break;
+        case OPT_LAYER:
+            if (opt_int("--layer", optarg, 0, 1000, &a->layer))
+                return 2;
+            a->layer_given = 1;
+            break;
+        case OPT_HEAD:
+            if (strcmp(optarg, "mean") && opt_int("--head", optarg, 0, 65536, &a->head))
+                return 2;
+            a->head_given = 1;
+            break;
+        case OPT_PER_HEAD: a->per_head = 1; break;
+        case 'C':
+            if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
+                return 2;
+            break;
+        case 'u':
+            if ((a->units = opt_choice("--units", optarg, unit_names)) < 0)
+                return 2;
+            break;
+        case 'h': help(); return 0;
+        case ':':
+            cli_error("option '%s' needs a value", argv[optind - 1]);
+            return cli_usage_error();
+        default: {
+            int r = cli_model_option(c, optarg, &shared);
+            if (r == 1) {
+                cli_error("unknown option '%s'", argv[optind - 1]);
+                return cli_usage_error();
+            }
+            if (r)
+                return 2;
+        }
+        }
+    }
+    if (cli_no_operands(argc, argv))
+        return 2;
+    if (!a->n_models) {
+        cli_error("which model? give -m FILE");
+        return cli_usage_error();
+    }
+    if (a->tgt && !strcmp(a->tgt, "-") && !strcmp(a->src, "-")) {
+        cli_error("--src and --tgt cannot both be standard input");
+        return 2;
+    }
+    if (a->gold && a->units == UNITS_PIECES) {
+        cli_error("--gold links words to words: it cannot be used with --units pieces");
+        return 2;
+    }
+    if (a->per_head && !a->gold) {
+        cli_error("--per-head compares every layer and head with the gold links: give --gold "
+                  "FILE");
+        return 2;
+    }
+    int rc = settle_format(a);
+    if (rc)
+        return rc;
+    if (a->n_models > 1 && a->format != FMT_HTML) {
+        cli_error("-m given %d times: several models are shown side by side by --format html "
+                  "only", a->n_models);
+        return 2;
+    }
+    if (a->ref && a->tgt) {
+        cli_error("--ref scores the model's own translations: it cannot be used with --tgt");
+        return 2;
+    }
+    if (a->ref && a->format != FMT_HTML) {
+        cli_error("--ref: the sentences' BLEU is shown by --format html only");
+        return 2;
+    }
+    if (check_files(a))
+        return 2;
+    return -1; /* go on */
+}

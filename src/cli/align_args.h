@@ -1,0 +1,31 @@
+/* nmt align's options: what they are, their help, and their checks. */
+#ifndef NMT_CLI_ALIGN_ARGS_H
+#define NMT_CLI_ALIGN_ARGS_H
+
+#include "nmt/model.h"
+
+enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG, FMT_HTML };
+enum { UNITS_DEFAULT = -1, UNITS_PIECES = 0, UNITS_WORDS = 1 };
+enum { MAX_MODELS = 8 };
+
+extern const char *const align_format_names[];
+
+typedef struct align_args {
+    const char *model[MAX_MODELS];
+    int n_models;
+    const char *src, *tgt, *out, *gold, *ref, *line_spec;
+    int format, format_given, beam, color, threads, units, width;
+    int layer, head;      /* --layer, --head: NMT_MAP_DEFAULT / NMT_MAP_MEAN when not given */
+    int layer_given, head_given;
+    int per_head;         /* --per-head: the AER of every map */
+} align_args;
+
+/* Parses nmt align's command line into *a: returns -1 to go on, else the
+ * exit status (0 after --help, 2 after saying what is wrong). */
+int align_parse_args(int argc, char **argv, align_args *a);
+
+/* The format an output name's extension asks for: a FMT_*, -1 for a name
+ * without one, -2 for an extension no format has. */
+int align_ext_format(const char *out);
+
+#endif
