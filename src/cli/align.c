@@ -256,15 +256,16 @@ static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt
     return 0;
 }
 
-/* Forces pair b through the decoder: b->att gets map `map`, and with
- * --per-head b->att_all every map, their AER added to r->per_map. */
-static int force_pair(const align_args *a, const nmt_model *m, nmt_infer *st, int map,
+/* Forces pair b through the decoder: b->att gets map `map`, and when
+ * `every` b->att_all every map (with --per-head, their AER added to
+ * r->per_map). */
+static int force_pair(const align_args *a, const nmt_model *m, nmt_infer *st, int map, int every,
                       const inputs *in, size_t k, pair_buf *b, model_result *r)
 {
     size_t plane = (size_t)b->n_src * b->n_tgt;
     if (resize(&b->att, plane, sizeof *b->att) || resize(&b->hard, (size_t)b->n_tgt, sizeof *b->hard))
         return -1;
-    if (!a->per_head)
+    if (!every)
         return nmt_align_forced(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att);
     int n_maps = nmt_model_attention_maps(m);
     if (resize(&b->att_all, (size_t)n_maps * plane, sizeof *b->att_all))
@@ -273,10 +274,74 @@ static int force_pair(const align_args *a, const nmt_model *m, nmt_infer *st, in
     if (rc)
         return rc;
     memcpy(b->att, b->att_all + (size_t)map * plane, plane * sizeof *b->att);
-    for (int mp = 0; mp < n_maps && !rc; mp++) {
+    for (int mp = 0; mp < n_maps && a->per_head && !rc; mp++) {
         nmt_alignment al = {b->n_src, b->n_tgt, b->src, b->tgt, b->att_all + (size_t)mp * plane};
         rc = add_aer(&r->per_map[mp], NULL, m, &al, in, k);
     }
+    return rc;
+}
+
+/* The grid of a model's maps: layers down, heads and their mean across
+ * (*rows = 0: the model's maps have no layers, as an RNN's one map). */
+static void grid_shape(const nmt_model *m, int *rows, int *heads)
+{
+    *rows = *heads = 0;
+    while (nmt_model_attention_map_at(m, *rows, NMT_MAP_MEAN) >= 0)
+        ++*rows;
+    while (*rows && nmt_model_attention_map_at(m, 0, *heads) >= 0)
+        ++*heads;
+    nmt_clear_error(); /* the probes' refusals */
+}
+
+/* The map at row r, column c of the grid (c == heads: the layer's mean). */
+static int grid_map(const nmt_model *m, int r, int c, int heads)
+{
+    return nmt_model_attention_map_at(m, r, c < heads ? c : NMT_MAP_MEAN);
+}
+
+/* The explorer's grid for pair b: every map of b->att_all in the units
+ * shown, with its model links and the pair's AER under it, added with the
+ * map shown large. */
+static int html_add_with_grid(const align_args *a, html_doc *html, int mi, size_t k,
+                              const nmt_model *m, const pair_buf *b, int words_out,
+                              const inputs *in, const nmt_alignment *shown, int n_hard,
+                              const char *hyp, double aer, double bleu)
+{
+    int rows, heads;
+    grid_shape(m, &rows, &heads);
+    int n = rows * (heads + 1), rc = 0;
+    if (!rows)
+        return html_add(html, mi, k, shown, b->hard, n_hard, hyp, aer, bleu, NULL, 0)
+                   ? nmt_set_error(NMT_ERR_NOMEM, "out of memory")
+                   : 0;
+    size_t plane = (size_t)b->n_src * b->n_tgt;
+    html_map *maps = calloc((size_t)n, sizeof *maps);
+    nmt_alignment *al = calloc((size_t)n, sizeof *al);
+    nmt_word_alignment *words = calloc((size_t)n, sizeof *words);
+    nmt_link *hard = malloc((size_t)n * b->n_tgt * sizeof *hard);
+    if (!maps || !al || !words || !hard)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    for (int g = 0; g < n && !rc; g++) {
+        int mp = grid_map(m, g / (heads + 1), g % (heads + 1), heads);
+        al[g] = (nmt_alignment){b->n_src, b->n_tgt, b->src, b->tgt, b->att_all + mp * plane};
+        if (words_out && nmt_align_words(&al[g], &words[g]))
+            rc = -1;
+        maps[g].a = words_out ? &words[g].a : &al[g];
+        maps[g].hard = hard + (size_t)g * b->n_tgt;
+        maps[g].n_hard = rc ? 0 : nmt_align_hard(maps[g].a, hard + (size_t)g * b->n_tgt);
+        maps[g].aer = -1;
+        nmt_aer one = {0};
+        if (!rc && a->gold)
+            rc = add_aer(&one, &maps[g].aer, m, &al[g], in, k);
+    }
+    if (!rc && html_add(html, mi, k, shown, b->hard, n_hard, hyp, aer, bleu, maps, n))
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    for (int g = 0; words && g < n; g++)
+        nmt_word_alignment_free(&words[g]);
+    free(maps);
+    free(al);
+    free(words);
+    free(hard);
     return rc;
 }
 
@@ -307,6 +372,9 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
     int words_out = m->subwords &&
                     (a->units == UNITS_WORDS ||
                      (a->units == UNITS_DEFAULT && (fmt == FMT_PHARAOH || a->gold)));
+
+    /* every map at once for --per-head, and for the explorer's grid */
+    int every = a->per_head || (out->html && nmt_model_attention_maps(m) > 1);
 
     /* The longest chosen source sets the decoder's size. */
     int max_T = 1;
@@ -346,7 +414,7 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                 goto lib_error;
         }
         if (!failed)
-            failed = force_pair(a, m, st, map, in, k, &b, r);
+            failed = force_pair(a, m, st, map, every, in, k, &b, r);
         if (failed == NMT_ERR_NUMERIC) /* the model is broken, not the line */
             goto model_error;
         if (failed)
@@ -378,9 +446,9 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                                          a->gold ? in->gold_links[k] : NULL,
                                          a->gold ? in->n_gold[k] : 0, a->gold != NULL))
                 goto nomem;
-            if (html_add(out->html, mi, k, shown, b.hard, n_hard, a->tgt ? NULL : hyp, pair_aer,
-                         bleu))
-                goto nomem;
+            if (html_add_with_grid(a, out->html, mi, k, m, &b, words_out, in, shown, n_hard,
+                                   a->tgt ? NULL : hyp, pair_aer, bleu))
+                goto lib_error;
             continue;
         }
         if (!out->write)
@@ -447,17 +515,51 @@ static nmt_model *load_model(const char *path, const align_args *a, int *map)
     return m;
 }
 
+/* Model mi in the explorer's header: its kind, which of several maps is
+ * shown, its corpus figures, and its grid of maps. */
+static int html_model(const align_args *a, html_doc *html, int mi, const nmt_model *m, int map,
+                      const model_result *r)
+{
+    char mode[64], kind[128];
+    nmt_bleu_score s = {.score = -1};
+    if (r->bleu)
+        nmt_bleu_result(r->bleu, &s);
+    int n = nmt_config_describe(&m->cfg, kind, sizeof kind);
+    if (nmt_model_attention_maps(m) > 1 && n > 0 && (size_t)n < sizeof kind - 2) {
+        memcpy(kind + n, ", ", 2);
+        nmt_model_attention_map_name(m, map, kind + n + 2, sizeof kind - (size_t)n - 2);
+    }
+    html_grid grid = {0};
+    grid_shape(m, &grid.rows, &grid.cols);
+    grid.cols += 1; /* the mean */
+    int cells = grid.rows * grid.cols, rc = 0;
+    char (*names)[48] = cells ? calloc((size_t)cells, sizeof *names) : NULL;
+    const char **name_of = cells ? calloc((size_t)cells, sizeof *name_of) : NULL;
+    if (cells && (!names || !name_of))
+        rc = -1;
+    for (int g = 0; g < cells && !rc; g++) {
+        int mp = grid_map(m, g / grid.cols, g % grid.cols, grid.cols - 1);
+        nmt_model_attention_map_name(m, mp, names[g], sizeof names[g]);
+        name_of[g] = names[g];
+        if (mp == map)
+            grid.shown = g;
+    }
+    grid.names = name_of;
+    if (!rc)
+        rc = html_set_model(html, mi, a->model[mi], kind, mode_name(a, mode, sizeof mode),
+                            a->gold ? nmt_aer_rate(&r->aer) : -1, s.score, cells ? &grid : NULL);
+    free(names);
+    free(name_of);
+    return rc;
+}
+
 /* --per-head: the AER of every map, as a table of layers by heads and their
  * mean when the model's maps have layers (a Transformer), else one row per
  * map; '*' marks the map shown. */
 static void put_per_head(FILE *f, const nmt_model *m, int shown, const model_result *r)
 {
-    int layers = 0, heads = 0;
-    while (nmt_model_attention_map_at(m, layers, NMT_MAP_MEAN) >= 0)
-        layers++;
-    while (layers && nmt_model_attention_map_at(m, 0, heads) >= 0)
-        heads++;
-    nmt_clear_error(); /* the probes' refusals */
+    int layers, heads;
+    grid_shape(m, &layers, &heads);
     fprintf(f, "AER of every attention map (%zu pairs; * the map shown):\n",
             r->per_map ? r->per_map[0].pairs : (size_t)0);
     if (!layers) {
@@ -476,7 +578,7 @@ static void put_per_head(FILE *f, const nmt_model *m, int shown, const model_res
     for (int l = 0; l < layers; l++) {
         fprintf(f, "  layer %-3d", l);
         for (int t = 0; t <= heads; t++) {
-            int mp = nmt_model_attention_map_at(m, l, t < heads ? t : NMT_MAP_MEAN);
+            int mp = grid_map(m, l, t, heads);
             fprintf(f, "  %.4f%s", nmt_aer_rate(&r->per_map[mp]), mp == shown ? "*" : " ");
         }
         fputc('\n', f);
@@ -588,23 +690,8 @@ static int run(const align_args *a)
                 rc = -1;
             }
         }
-        if (!rc && out.html) {
-            char mode[64];
-            nmt_bleu_score s = {.score = -1};
-            if (res[mi].bleu)
-                nmt_bleu_result(res[mi].bleu, &s);
-            /* the kind, and which of several maps is shown */
-            char kind[128];
-            int n = nmt_config_describe(&m->cfg, kind, sizeof kind);
-            if (nmt_model_attention_maps(m) > 1 && n > 0 && (size_t)n < sizeof kind - 2) {
-                memcpy(kind + n, ", ", 2);
-                nmt_model_attention_map_name(m, map, kind + n + 2, sizeof kind - (size_t)n - 2);
-            }
-            rc = html_set_model(out.html, mi, a->model[mi], kind, mode_name(a, mode, sizeof mode),
-                                a->gold ? nmt_aer_rate(&res[mi].aer) : -1, s.score);
-            if (rc)
-                cli_error("out of memory");
-        }
+        if (!rc && out.html && (rc = html_model(a, out.html, mi, m, map, &res[mi])))
+            cli_error("out of memory");
         const char *units = nmt_units_name(m);
         nmt_model_free(m);
         if (rc)

@@ -173,7 +173,7 @@ static int keep(sbuf *b, char **slot)
 }
 
 int html_set_model(html_doc *h, int mi, const char *file, const char *kind, const char *mode,
-                   double aer, double bleu)
+                   double aer, double bleu, const html_grid *grid)
 {
     const char *base = strrchr(file, '/');
     sbuf b = {0};
@@ -189,6 +189,12 @@ int html_set_model(html_doc *h, int mi, const char *file, const char *kind, cons
     sb_number(&b, aer, 4);
     sb_put(&b, ",\"bleu\":", 8);
     sb_number(&b, bleu, 2);
+    if (grid && grid->rows > 0) {
+        sb_printf(&b, ",\"grid\":{\"rows\":%d,\"cols\":%d,\"shown\":%d,\"names\":", grid->rows,
+                  grid->cols, grid->shown);
+        sb_json_strs(&b, grid->names, grid->rows * grid->cols);
+        sb_put(&b, "}", 1);
+    }
     sb_put(&b, "}", 1);
     return keep(&b, &h->model[mi]);
 }
@@ -224,32 +230,54 @@ int html_set_pair(html_doc *h, size_t k, long line, const char *src, const char 
     return keep(&b, &h->pair[k]);
 }
 
-int html_add(html_doc *h, int mi, size_t k, const nmt_alignment *a, const nmt_link *hard,
-             int n_hard, const char *hyp, double aer, double bleu)
+/* "a": the weights, "h": the model's link of each target word (its source
+ * word, -1: none), as fields of an object being written. */
+static void sb_weights_links(sbuf *b, const nmt_alignment *a, const nmt_link *hard, int n_hard)
 {
     size_t cells = (size_t)a->n_src * (size_t)a->n_tgt;
     unsigned char *q = malloc(cells ? cells : 1);
-    if (!q)
-        return -1;
+    if (!q) {
+        b->bad = 1;
+        return;
+    }
     for (size_t c = 0; c < cells; c++) {
         float w = a->att[c];
         q[c] = (unsigned char)lroundf((w > 1.0f ? 1.0f : w > 0.0f ? w : 0.0f) * 255.0f);
     }
+    sb_put(b, "\"a\":\"", 5);
+    sb_base64(b, q, cells);
+    free(q);
+    sb_put(b, "\",\"h\":[", 7);
+    for (int i = 0, l = 0; i < a->n_tgt - 1; i++) {
+        int j = l < n_hard && hard[l].tgt == i ? hard[l++].src : -1;
+        sb_printf(b, i ? ",%d" : "%d", j);
+    }
+    sb_put(b, "]", 1);
+}
+
+int html_add(html_doc *h, int mi, size_t k, const nmt_alignment *a, const nmt_link *hard,
+             int n_hard, const char *hyp, double aer, double bleu, const html_map *maps,
+             int n_maps)
+{
     sbuf b = {0};
     sb_put(&b, "{\"s\":", 5);
     sb_json_strs(&b, a->src, a->n_src);
     sb_put(&b, ",\"t\":", 5);
     sb_json_strs(&b, a->tgt, a->n_tgt);
-    sb_put(&b, ",\"a\":\"", 6);
-    sb_base64(&b, q, cells);
-    free(q);
-    /* the model's link of each target word: its source word (-1: none) */
-    sb_put(&b, "\",\"h\":[", 7);
-    for (int i = 0, l = 0; i < a->n_tgt - 1; i++) {
-        int j = l < n_hard && hard[l].tgt == i ? hard[l++].src : -1;
-        sb_printf(&b, i ? ",%d" : "%d", j);
+    sb_put(&b, ",", 1);
+    sb_weights_links(&b, a, hard, n_hard);
+    /* the grid's maps, each of the shape of the one above */
+    if (n_maps > 0) {
+        sb_put(&b, ",\"g\":[", 6);
+        for (int mp = 0; mp < n_maps; mp++) {
+            sb_put(&b, mp ? ",{" : "{", mp ? 2 : 1);
+            sb_weights_links(&b, maps[mp].a, maps[mp].hard, maps[mp].n_hard);
+            sb_put(&b, ",\"aer\":", 7);
+            sb_number(&b, maps[mp].aer, 4);
+            sb_put(&b, "}", 1);
+        }
+        sb_put(&b, "]", 1);
     }
-    sb_put(&b, "]", 1);
     if (hyp) {
         sb_put(&b, ",\"hyp\":", 7);
         sb_json_str(&b, hyp);

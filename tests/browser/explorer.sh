@@ -4,7 +4,9 @@
 # pairs with their gold links: the page opens with no console message and
 # no error, lists every sentence (drawing only the rows in sight), shows the
 # heatmaps of the chosen sentence with its words, gold links and the model's
-# links, answers a click, sorting and filtering; and a page of 1000 pairs of
+# links, answers a click, sorting and filtering; a Transformer beside the
+# RNN gets a grid of every layer and head whose tiles draw large on a
+# click; and a page of 1000 pairs of
 # 60 words opens. How fast the pages open (the bound is 2 s) is a speed
 # target, measured by scripts/explorer-bench and not asserted here: a test
 # must not fail because the machine is busy.
@@ -27,6 +29,12 @@ expect_ok "a second model" "$NMT" train -q --src "$TOY/train.src.gz" --tgt "$TOY
 M2=$TMP/small/checkpoint.safetensors
 expect_ok "toy page" "$NMT" align -m "$M" -m "$M2" --threads 1 --src "$TMP/src" --tgt "$TMP/tgt" \
     --gold "$TOY/test.align" -o "$TMP/toy.html"
+# a Transformer beside the RNN: its page has a grid of every layer and head
+expect_ok "a small Transformer" "$NMT" train -q --arch transformer --src "$TOY/train.src.gz" \
+    --tgt "$TOY/train.tgt.gz" --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 32 \
+    --max-steps 40 --threads 1 --out "$TMP/tf"
+expect_ok "RNN and Transformer page" "$NMT" align -m "$M" -m "$TMP/tf/checkpoint.safetensors" --threads 1 \
+    --src "$TMP/src" --tgt "$TMP/tgt" --gold "$TOY/test.align" -o "$TMP/tf.html"
 expect_ok "toy json" "$NMT" align -m "$M" --threads 1 --src "$TMP/src" --tgt "$TMP/tgt" --line 6 --format json
 cp "$TMP/out" "$TMP/line6.json"
 # 1000 pairs of 60 words: toy words drawn at random (seeded), aligned by the small model
@@ -87,6 +95,36 @@ for word in ("gold link (sure)", "the model's link", "toy-attention.safetensors"
     check(word in dom, "the page does not say %r" % word)
 print("toy page: ready %.0f ms in the page, %.2f s for chromium" % (st["ready_ms"], seconds))
 check(st["ready_ms"] > 0, "toy page: no time measured")
+
+# an RNN and a Transformer side by side: the Transformer's card has a grid
+# of its 2 layers x (2 heads + mean), gold and model links drawn on every
+# tile, the default map (layer 1's mean) drawn large; a click on a tile
+# draws that map large with its gold and model links
+st, console, dom, seconds = chrome.selftest(os.path.join(tmp, "tf.html"), line=6)
+check(console == [] and st["errors"] == [], "Transformer page: %s %s" % (console[:3], st["errors"]))
+check(len(st["maps"]) == 2 and st["grids"][0] is None, "RNN card: %s" % st["grids"][:1])
+g = st["grids"][1] or {}
+check(g.get("rows") == 2 and g.get("cols") == 3 and g.get("tiles") == 6, "grid: %s" % g)
+check(g.get("on") == g.get("shown") == "layer 1 mean", "the tile drawn large at first: %s" % g.get("on"))
+check(len(g.get("gold_px", [])) == 6 and min(g["gold_px"]) > 0, "gold on the tiles: %s" % g.get("gold_px"))
+check(len(g.get("dot_px", [])) == 6 and min(g["dot_px"]) > 0, "model links on the tiles: %s" % g.get("dot_px"))
+for k, m in enumerate(st["maps"]):
+    check(m["gold"] == len(in_range) and m["model"] == len(pair["target"]) - 1, "map %d marks" % k)
+t = st.get("tile_click") or {}
+check(t.get("model") == 1 and t.get("after") == t.get("wanted") == t.get("on") != t.get("before"),
+      "a click on a tile: %s" % t)
+check(t.get("cells") == t.get("cells_before") == len(pair["source"]) * len(pair["target"]) and
+      t.get("changed", 0) > 0, "the map drawn large after the click: %s" % t)
+check(t.get("gold") == len(in_range) and t.get("model_links") == len(pair["target"]) - 1,
+      "marks after the click: %s" % t)
+# the data: the grid's default map is the map shown, weights and AER alike
+data = json.loads(re.search(r'id="nmt-data">(.*?)</script>', open(os.path.join(tmp, "tf.html"),
+                            encoding="utf-8").read(), re.S).group(1))
+shown = data["models"][1]["grid"]["shown"]
+check(all(p["m"][1]["g"][shown]["a"] == p["m"][1]["a"] and p["m"][1]["g"][shown]["aer"] == p["m"][1]["aer"]
+          for p in data["pairs"]), "the grid's default map is not the map shown")
+print("Transformer page: ready %.0f ms in the page, %.1f MB" %
+      (st["ready_ms"], os.path.getsize(os.path.join(tmp, "tf.html")) / 1e6))
 
 # 1000 pairs of 60 words
 st, console, dom, seconds = chrome.selftest(os.path.join(tmp, "long.html"))
