@@ -10,7 +10,6 @@
  * states of the translation, so the attention is the one the translation was
  * made with, and no second decoder is needed here. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
