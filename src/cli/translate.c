@@ -52,6 +52,20 @@ static void help(void)
            "                       hypotheses best first, then any cut at the length\n"
            "                       limit, best first; an empty line\n"
            "                       gives one entry with an empty translation and score 0\n"
+           "      --sample         draw each token at random instead of searching (needs\n"
+           "                       --beam 1 and gives the same output for the same --seed,\n"
+           "                       whatever --threads and --batch-size); with --n-best N,\n"
+           "                       N independent samples per sentence, listed as the\n"
+           "                       beam's n-best: score = log-probability under the model\n"
+           "                       (temperature 1) / length^alpha, best first\n"
+           "      --temperature T  sample from softmax(logits / T) (default 1; T > 0, near\n"
+           "                       0 is greedy decoding)\n"
+           "      --top-k K        sample among the K most probable tokens only (default 0:\n"
+           "                       all)\n"
+           "      --top-p P        sample among the smallest set of most probable tokens\n"
+           "                       whose probability reaches P, in (0, 1] (default 1: all)\n"
+           "      --seed S         seeds the samples: sentence i (0-based line) draws from a\n"
+           "                       generator seeded by (S, i) (default 0)\n"
            "      --replace-unk    replace each <unk> in the output by the source word the\n"
            "                       model attended to most (attention models only)\n"
            "      --alignments F   write the attention of each translation to F, one JSON\n"
@@ -78,11 +92,14 @@ typedef struct translate_args {
     const char *model, *input, *output, *alignments;
     nmt_translate_opts opts;
     int n_best_given, threads, quiet, verbose;
+    int beam_given; /* -b given: --sample refuses a beam > 1, not the default beam */
+    const char *sampling_option; /* the first sampling setting given, for its refusal */
 } translate_args;
 
 static int parse_args(translate_args *a, int argc, char **argv)
 {
-    enum { OPT_RATIO = 256, OPT_NBEST, OPT_UNK, OPT_ALIGN };
+    enum { OPT_RATIO = 256, OPT_NBEST, OPT_UNK, OPT_ALIGN, OPT_SAMPLE, OPT_TEMP, OPT_TOPK,
+           OPT_TOPP, OPT_SEED };
     static const struct option long_options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -93,6 +110,11 @@ static int parse_args(translate_args *a, int argc, char **argv)
         {"n-best", required_argument, NULL, OPT_NBEST},
         {"replace-unk", no_argument, NULL, OPT_UNK},
         {"alignments", required_argument, NULL, OPT_ALIGN},
+        {"sample", no_argument, NULL, OPT_SAMPLE},
+        {"temperature", required_argument, NULL, OPT_TEMP},
+        {"top-k", required_argument, NULL, OPT_TOPK},
+        {"top-p", required_argument, NULL, OPT_TOPP},
+        {"seed", required_argument, NULL, OPT_SEED},
         CLI_OPTION_BATCH_SIZE,
         CLI_OPTION_THREADS,
         {"quiet", no_argument, NULL, 'q'},
@@ -122,6 +144,36 @@ static int parse_args(translate_args *a, int argc, char **argv)
                 return 2;
             a->n_best_given = 1;
             break;
+        case OPT_SAMPLE: d->sample = 1; break;
+        case OPT_TEMP:
+            /* parsed wide, so that 0 and negatives get the message below */
+            if (opt_float("--temperature", optarg, -1e30, 1e30, &d->temperature))
+                return 2;
+            if (!(d->temperature > 0)) {
+                cli_error("--temperature: %s is not > 0 (near 0 is greedy decoding)", optarg);
+                return 2;
+            }
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--temperature";
+            break;
+        case OPT_TOPK:
+            if (opt_int("--top-k", optarg, 0, 1 << 30, &d->top_k))
+                return 2;
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--top-k";
+            break;
+        case OPT_TOPP:
+            if (opt_float("--top-p", optarg, -1e30, 1e30, &d->top_p))
+                return 2;
+            if (!(d->top_p > 0 && d->top_p <= 1)) {
+                cli_error("--top-p: %s is not in (0, 1]", optarg);
+                return 2;
+            }
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--top-p";
+            break;
+        case OPT_SEED:
+            if (opt_u64("--seed", optarg, &d->seed))
+                return 2;
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--seed";
+            break;
         case OPT_UNK: a->opts.replace_unk = 1; break;
         case OPT_ALIGN: a->alignments = optarg; a->opts.alignments = 1; break;
         case 'q': a->quiet = 1; break;
@@ -130,6 +182,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
         default:
             if (cli_model_option_or_usage(c, optarg, &shared))
                 return 2;
+            a->beam_given |= c == 'b';
         }
     }
     if (cli_no_operands(argc, argv))
@@ -138,13 +191,26 @@ static int parse_args(translate_args *a, int argc, char **argv)
         cli_error("--model is required");
         return cli_usage_error();
     }
-    if (d->n_best > d->beam) {
+    if (a->sampling_option && !d->sample) {
+        cli_error("%s: only with --sample", a->sampling_option);
+        return 2;
+    }
+    if (d->sample) {
+        /* sampling draws one token per sample: there is no beam */
+        if (a->beam_given && d->beam > 1) {
+            cli_error("--sample: not with --beam %d (sampling takes no beam; --n-best N "
+                      "draws N samples)", d->beam);
+            return 2;
+        }
+        d->beam = 1;
+    } else if (d->n_best > d->beam) {
         cli_error("--n-best: %d is more than the beam (%d); raise --beam", d->n_best, d->beam);
         return 2;
     }
-    if ((long)d->beam * a->opts.batch_size > 1L << 20) {
-        cli_error("--beam %d x --batch-size %d: too many hypotheses at once", d->beam,
-                  a->opts.batch_size);
+    int per = d->sample ? d->n_best : d->beam;
+    if ((long)per * a->opts.batch_size > 1L << 20) {
+        cli_error("%s %d x --batch-size %d: too many hypotheses at once",
+                  d->sample ? "--n-best" : "--beam", per, a->opts.batch_size);
         return 2;
     }
     /* -i x -o x would read its own translations back */

@@ -16,6 +16,7 @@ struct nmt_translator {
     int dec_B, dec_T;   /* the decoder's batch and longest source (units + </s>) */
     int32_t *src;       /* [dec_B * dec_T] time-major ids */
     int *src_len;       /* [dec_B] */
+    uint64_t *line;     /* [dec_B] each source's 0-based line in the input: seeds its samples */
     const char **words; /* [words_cap] target units (words or pieces) of one hypothesis */
     size_t words_cap;
     size_t lines_done;  /* lines of earlier calls, so messages number lines as the input does */
@@ -70,6 +71,7 @@ void nmt_translator_free(nmt_translator *t)
     nmt_decoder_free(t->decoder);
     free(t->src);
     free(t->src_len);
+    free(t->line);
     free(t->words);
     free(t);
 }
@@ -84,9 +86,11 @@ static int ensure_decoder(nmt_translator *t, int B, int T)
     t->decoder = NULL;
     free(t->src);
     free(t->src_len);
+    free(t->line);
     t->src = malloc((size_t)B * (size_t)T * sizeof *t->src);
     t->src_len = malloc((size_t)B * sizeof *t->src_len);
-    if (!t->src || !t->src_len)
+    t->line = malloc((size_t)B * sizeof *t->line);
+    if (!t->src || !t->src_len || !t->line)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
     t->dec_B = B;
     t->dec_T = T;
@@ -102,7 +106,8 @@ static int batch_for(const nmt_translator *t, int T)
     int B = t->opts.batch_size;
     if (!t->opts.decode.attention)
         return B;
-    double per = 2.0 * t->opts.decode.beam * nmt_decode_length_limit(&t->opts.decode, T) * T;
+    const nmt_decode_opts *dec = &t->opts.decode;
+    double per = 2.0 * (dec->sample ? dec->n_best : dec->beam) * nmt_decode_length_limit(&t->opts.decode, T) * T;
     double fit = (double)(64 << 20) / per;
     return fit < 1 ? 1 : fit < B ? (int)fit : B;
 }
@@ -246,8 +251,9 @@ static int run_batches(nmt_translator *t, const nmt_tokens *toks, const size_t *
             t->n_units += s->n;
             t->src[s->n * (size_t)B + (size_t)b] = NMT_EOS;
             t->src_len[b] = (int)s->n + 1;
+            t->line[b] = (uint64_t)(t->lines_done + idx[b]);
         }
-        if ((rc = nmt_decode(t->decoder, t->src, t->src_len, B, T)))
+        if ((rc = nmt_decode_lines(t->decoder, t->src, t->src_len, B, T, t->line)))
             return rc;
         for (int b = 0; b < B; b++)
             if ((rc = fill_result(t, &out[idx[b]], b, &toks[idx[b]])))
