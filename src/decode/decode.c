@@ -354,6 +354,18 @@ static void collect(nmt_decoder *d, int b, int pos)
     for (int s = 0; s < d->n_open[b] && k < NB; s++, k++)
         trace(d, b, k, pos, s, d->open_score[(size_t)b * K + s], 0, NULL);
     d->n_res[b] = k;
+    if (d->opts.sample) {
+        /* samples are listed by score alone, finished or cut: a stable
+         * insertion sort, so equal scores keep the order they were drawn in */
+        nmt_hypothesis *r = d->res + (size_t)b * NB;
+        for (int i = 1; i < k; i++) {
+            nmt_hypothesis h = r[i];
+            int j = i;
+            for (; j > 0 && r[j - 1].norm_score < h.norm_score; j--)
+                r[j] = r[j - 1];
+            r[j] = h;
+        }
+    }
 }
 
 /* Sampling: each open sample of sentence b (rows r0..) draws its one

@@ -43,8 +43,11 @@ for arch in tf rnn; do
     awk -F' [|][|][|] ' '{ n[$1]++; if ($1 == prev && $3 + 0 > last + 0) bad = 1; prev = $1; last = $3 }
         END { for (i in n) if (n[i] != 5) bad = 1; if (length(n) != 12) bad = 1; exit bad }' nb.$arch &&
         pass || fail "$arch: n-best samples are not 5 a line, best score first: $(head -n 6 nb.$arch)"
-    same_output "$arch: n-best samples again, batch size 1" nb.$arch "${T[@]}" --sample --n-best 5 \
-        --seed 1 --batch-size 1 --threads 2
+    # the same samples in the same order; the scores' last digits may differ
+    # with the batch size (the model's pass rounds differently), as the beam's do
+    cut -d'|' -f1-4 nb.$arch >nbt.$arch
+    "${T[@]}" --sample --n-best 5 --seed 1 --batch-size 1 --threads 2 | cut -d'|' -f1-4 >nbt1.$arch
+    cmp -s nbt.$arch nbt1.$arch && pass || fail "$arch: n-best samples differ at batch size 1"
     # a sample at temperature 1 is rarely the greedy output all the way
     "${T[@]}" --sample --n-best 20 --seed 2 --temperature 3 | cut -d'|' -f4 | sort -u | wc -l >n.$arch
     [ "$(cat n.$arch)" -gt 12 ] && pass || fail "$arch: 20 samples at temperature 3 are all alike"
