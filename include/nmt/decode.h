@@ -117,10 +117,27 @@ int nmt_decode_length_limit(const nmt_decode_opts *o, int src_len);
  * step's log-probabilities are not finite: the model's weights are NaN, or
  * so large that the pass overflows (nothing is searched on NaN scores). */
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T);
-/* nmt_decode with the sentences' numbers line[B] (their lines in the input),
- * which seed their samples; nmt_decode numbers them 0..B-1. */
-int nmt_decode_lines(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
-                     const uint64_t *line);
+/* What nmt_decode_with takes per sentence besides its source; any field may
+ * be NULL. */
+typedef struct nmt_decode_input {
+    /* [B] the sentences' numbers (their lines in the input), which seed
+     * their samples; NULL: 0..B-1 */
+    const uint64_t *line;
+    /* [B] target prefixes: sentence b's outputs all start with the
+     * prefix_len[b] ids prefix[b] (no <pad>, <s> or </s>): the decoder is
+     * forced through them (their log-probabilities count in the score), then
+     * searches or samples on. Beam search keeps one hypothesis through the
+     * prefix, then expands. prefix_len[b] 0 (or prefix NULL): none. A prefix
+     * must be shorter than the longest output the decoder was made for
+     * (nmt_decode_length_limit at max_src_T); the sentence's own length
+     * limit grows to the prefix's length + 1 when it is shorter. */
+    const int32_t *const *prefix;
+    const int *prefix_len;
+} nmt_decode_input;
+
+/* nmt_decode with per-sentence inputs (in may be NULL). */
+int nmt_decode_with(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
+                    const nmt_decode_input *in);
 /* How many hypotheses source b of the last call has: n_best, or fewer when
  * the target vocabulary is too small to give that many. */
 int nmt_decoder_n_results(const nmt_decoder *d, int b);

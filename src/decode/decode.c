@@ -66,6 +66,9 @@ struct nmt_decoder {
     /* sampling (K = n_best samples per sentence) */
     nmt_rng *rng;      /* [max_B] each sentence's generator */
     nmt_sample_cand *draw; /* [V] scratch of one draw */
+    /* forced prefixes of the current call */
+    const int32_t **pre; /* [max_B] */
+    int *pre_len;        /* [max_B] */
     /* results */
     nmt_hypothesis *res; /* [max_B, n_best] */
     int *n_res;          /* [max_B] */
@@ -123,6 +126,8 @@ void nmt_decoder_free(nmt_decoder *d)
     free(d->cand);
     free(d->rng);
     free(d->draw);
+    free(d->pre);
+    free(d->pre_len);
     free(d->res);
     free(d->n_res);
     free(d->res_ids);
@@ -216,7 +221,9 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
         d->rng = array(B, sizeof(nmt_rng));
         d->draw = array((size_t)d->V, sizeof(nmt_sample_cand));
     }
-    int ok = (!opts->sample || (d->rng && d->draw)) && d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
+    d->pre = array(B, sizeof *d->pre);
+    d->pre_len = array(B, sizeof(int));
+    int ok = d->pre && d->pre_len && (!opts->sample || (d->rng && d->draw)) && d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
              d->src_len && d->n_open && d->n_fin && d->fin_count && d->open_score && d->next_score && d->fin &&
              d->hist_tok && d->hist_parent && d->cand && d->res && d->n_res && d->res_ids;
     if (ok && d->keep_att) {
@@ -385,6 +392,21 @@ static int draw_candidates(nmt_decoder *d, int b, int r0, int pos, const double 
     return n;
 }
 
+/* Within a prefix: every open hypothesis of sentence b (rows r0..) takes
+ * the forced token, in slot order (at position 0 a sampled sentence's K
+ * samples all start from its one row). */
+static int forced_candidates(nmt_decoder *d, int b, int r0, int pos, const double *score)
+{
+    int V = d->V, n = d->opts.sample && pos == 0 ? d->K : d->n_open[b];
+    int32_t tok = d->pre[b][pos];
+    for (int i = 0; i < n; i++) {
+        int s = pos == 0 ? 0 : i;
+        float lp = d->logits[(size_t)(r0 + s) * V + tok] - d->lse[r0 + s];
+        d->cand[i] = (candidate){.score = score[s] + (double)lp, .lp = lp, .slot = s, .tok = tok};
+    }
+    return n;
+}
+
 /* One step of sentence b, whose n_open rows start at row r0: picks the next
  * open hypotheses (recorded at position pos) and the finished ones. Returns 1
  * when the sentence is done. */
@@ -393,7 +415,9 @@ static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
     int K = d->K, C = d->C, V = d->V, n = d->n_open[b];
     double *score = d->open_score + (size_t)b * K;
     int total = 0;
-    if (d->opts.sample) {
+    if (pos < d->pre_len[b]) {
+        total = forced_candidates(d, b, r0, pos, score);
+    } else if (d->opts.sample) {
         /* one candidate per sample, kept in slot order: no ranking */
         total = draw_candidates(d, b, r0, pos, score);
     } else {
@@ -490,12 +514,13 @@ static int search(nmt_decoder *d, int B, int T)
 
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T)
 {
-    return nmt_decode_lines(d, src, src_len, B, T, NULL);
+    return nmt_decode_with(d, src, src_len, B, T, NULL);
 }
 
-int nmt_decode_lines(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
-                     const uint64_t *line)
+int nmt_decode_with(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
+                    const nmt_decode_input *in)
 {
+    const uint64_t *line = in ? in->line : NULL;
     if (B < 1 || B > d->max_B || T < 1 || T > d->max_src_T)
         return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d exceeds %d x %d", B, T,
                              d->max_B, d->max_src_T);
@@ -505,6 +530,21 @@ int nmt_decode_lines(nmt_decoder *d, const int32_t *src, const int *src_len, int
                                  src_len[b]);
         d->src_len[b] = src_len[b];
         d->limit[b] = nmt_decode_length_limit(&d->opts, src_len[b]);
+        int np = in && in->prefix && in->prefix_len ? in->prefix_len[b] : 0;
+        if (np < 0 || np >= d->max_len)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: a prefix of %d tokens is not in "
+                                 "0..%d (the length limit - 1)", np, d->max_len - 1);
+        for (int i = 0; i < np; i++) {
+            int32_t v = in->prefix[b][i];
+            if (v < NMT_UNK || v >= d->V || v == NMT_BOS || v == NMT_EOS)
+                return nmt_set_error(NMT_ERR_ARG, "decoder: prefix %d has token %d, not "
+                                     "an output", b, (int)v);
+        }
+        d->pre[b] = np ? in->prefix[b] : NULL;
+        d->pre_len[b] = np;
+        /* the prefix and then at least one token of the decoder's own */
+        if (d->limit[b] < np + 1)
+            d->limit[b] = np + 1;
         if (d->opts.sample)
             nmt_sample_seed(&d->rng[b], d->opts.seed, line ? line[b] : (uint64_t)b);
     }
