@@ -3,7 +3,11 @@
 # same samples twice, at 1 and 2 threads and at batch size 1 and 8; another
 # seed gives others; temperature 1e-4 and --top-k 1 give the greedy output;
 # --n-best N draws N samples listed best score first; the refusals name
-# their option.
+# their option. --prefix FILE: every output starts with its line's prefix
+# (greedy, beam, sampling, n-best; a word the model does not know included),
+# an empty prefix line changes nothing, the greedy output's first words as
+# prefix give the greedy output, and a line-count mismatch is refused with
+# both counts.
 . "$(dirname "$0")/lib.sh"
 
 TOY=${NMT_SOURCE_ROOT:?}/corpora/toy
@@ -51,9 +55,35 @@ for arch in tf rnn; do
     # a sample at temperature 1 is rarely the greedy output all the way
     "${T[@]}" --sample --n-best 20 --seed 2 --temperature 3 | cut -d'|' -f4 | sort -u | wc -l >n.$arch
     [ "$(cat n.$arch)" -gt 12 ] && pass || fail "$arch: 20 samples at temperature 3 are all alike"
+
+    # prefixes: the greedy output's first two words on even lines (empty
+    # lines stay unforced), a made-up word and a known one on odd lines
+    awk 'NR % 2 { print $1, $2; next } { print "" }' greedy.$arch >p_greedy.$arch
+    same_output "$arch: greedy with its own first words as prefix" greedy.$arch \
+        "${T[@]}" -b 1 --prefix p_greedy.$arch
+    awk 'NR % 2 { print $1, $2; next } { print "zzqq", $1 }' greedy.$arch >p.$arch
+    gzip -c p.$arch >p.$arch.gz
+    for o in "-b 1" "-b 4" "--sample --seed 5" "--sample --n-best 3 --seed 5 --temperature 2" \
+        "-b 4 --n-best 2"; do
+        if ! "${T[@]}" $o --prefix p.$arch.gz >pout.$arch 2>err; then
+            fail "$arch: --prefix with $o: $(head -c 300 err)"; continue
+        fi
+        # n-best lines: 'i ||| text ||| score'; plain lines are numbered by awk
+        awk -F' [|][|][|] ' -v nb="$(case $o in *n-best*) echo 1;; esac)" '
+            NR == FNR { pre[NR - 1] = $0; next }
+            { i = nb ? $1 : FNR - 1; text = nb ? $2 : $0
+              if (substr(text, 1, length(pre[i])) != pre[i]) { print i ": " text; bad = 1 } }
+            END { exit bad }' p.$arch pout.$arch >bad.$arch &&
+            pass || fail "$arch: --prefix with $o: outputs without their prefix: $(head -n 3 bad.$arch)"
+    done
 done
 
 T=("$NMT" translate -q -m tf/checkpoint.safetensors -i ts)
+head -n 5 p.tf >p5
+expect_fail "fewer prefixes than lines" "--prefix: p5 has 5 lines, the input 12" "${T[@]}" --prefix p5
+(cat p.tf; echo extra) >p13
+expect_fail "more prefixes than lines" "--prefix: p13 has 13 lines, the input 12" "${T[@]}" --prefix p13
+expect_fail "a missing prefix file" "nope" "${T[@]}" --prefix nope
 expect_fail "temperature 0" "--temperature: 0 is not > 0" "${T[@]}" --sample --temperature 0
 expect_fail "temperature -1" "--temperature: -1 is not > 0" "${T[@]}" --sample --temperature -1
 expect_fail "top-k -1" "--top-k" "${T[@]}" --sample --top-k -1
