@@ -1,6 +1,7 @@
 /* The translator: raw sentences in, translations out (nmt/translator.h). */
 #include "nmt/translator.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,7 +260,22 @@ static int run_batches(nmt_translator *t, const nmt_tokens *toks, const prefix_i
         int fit = batch_for(t, (int)toks[idx[B - 1]].n + 1);
         B = fit < B ? fit : B;
         int T = (int)toks[idx[B - 1]].n + 1;
-        int rc = ensure_decoder(t, B, T);
+        /* the decoder's longest output follows its longest source: a long
+         * prefix asks for a decoder made as for a longer source (a
+         * sentence's own limit then grows to its prefix, nmt_decode_input) */
+        int longest_pre = 0, dec_T = T;
+        for (int b = 0; pre && b < B; b++)
+            longest_pre = pre[idx[b]].n > longest_pre ? pre[idx[b]].n : longest_pre;
+        const nmt_decode_opts *o = &t->opts.decode;
+        if (nmt_decode_length_limit(o, dec_T) <= longest_pre && o->max_ratio > 0) {
+            /* the least source length whose limit exceeds the prefix; with
+             * max_ratio 0 no source length helps, and the decoder refuses */
+            double need = ceil((longest_pre + 1 - o->max_extra) / (double)o->max_ratio) + 1;
+            dec_T = need < 1 << 16 ? (int)need : 1 << 16;
+            while (nmt_decode_length_limit(o, dec_T) <= longest_pre && dec_T < 1 << 16)
+                dec_T++; /* rounding */
+        }
+        int rc = ensure_decoder(t, B, dec_T);
         if (rc)
             return rc;
         memset(t->src, 0, (size_t)B * (size_t)T * sizeof *t->src);

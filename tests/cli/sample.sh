@@ -79,6 +79,16 @@ for arch in tf rnn; do
 done
 
 T=("$NMT" translate -q -m tf/checkpoint.safetensors -i ts)
+# a prefix longer than the line's length limit (2 x 3 words + 10) is kept
+# whole, and the decoder goes on after it
+head -n 1 ts | cut -d' ' -f1-3 >short
+printf 'ofu %.0s' $(seq 40) >plong
+echo >>plong
+expect_ok "a prefix of 40 words" "${T[@]}" -i short --prefix plong -b 3
+[ "$(cut -d' ' -f1-40 "$TMP/out")" = "$(sed 's/ $//' plong)" ] && pass ||
+    fail "a prefix of 40 words is not kept whole: $(cat "$TMP/out")"
+expect_fail "a prefix past --max-ratio 0's limit" "a prefix of 40 tokens is not in 0..9" \
+    "${T[@]}" -i short --prefix plong --max-ratio 0
 head -n 5 p.tf >p5
 expect_fail "fewer prefixes than lines" "--prefix: p5 has 5 lines, the input 12" "${T[@]}" --prefix p5
 (cat p.tf; echo extra) >p13
