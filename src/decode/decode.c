@@ -6,7 +6,13 @@
  *
  * Hypotheses are not copied as they grow: each step records, for every new
  * open hypothesis, its token, the slot of its parent and (on request) the
- * attention row, and results are traced back through these records. */
+ * attention row, and results are traced back through these records.
+ *
+ * Sampling and forced prefixes use the same machinery: a sampled sentence's
+ * rows are its n_best samples, each extended by one drawn token a step
+ * (sample.c), and within a prefix every row is extended by the prefix's
+ * token alone; the bookkeeping of finished and open hypotheses is the
+ * beam's. */
 #include "nmt/decode.h"
 
 #include <math.h>
@@ -223,7 +229,8 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     }
     d->pre = array(B, sizeof *d->pre);
     d->pre_len = array(B, sizeof(int));
-    int ok = d->pre && d->pre_len && (!opts->sample || (d->rng && d->draw)) && d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
+    int ok = d->pre && d->pre_len && (!opts->sample || (d->rng && d->draw)) &&
+             d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
              d->src_len && d->n_open && d->n_fin && d->fin_count && d->open_score && d->next_score && d->fin &&
              d->hist_tok && d->hist_parent && d->cand && d->res && d->n_res && d->res_ids;
     if (ok && d->keep_att) {
