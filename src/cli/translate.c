@@ -221,6 +221,10 @@ static int parse_args(translate_args *a, int argc, char **argv)
                   d->sample ? "--n-best" : "--beam", per, a->opts.batch_size);
         return 2;
     }
+    if (a->prefix && !strcmp(a->prefix, "-") && (!a->input || !strcmp(a->input, "-"))) {
+        cli_error("--prefix: standard input is already the input; give -i FILE");
+        return 2;
+    }
     /* -i x -o x would read its own translations back */
     const cli_file in[] = {{"-i", a->input ? a->input : "-"}, {"-m", a->model},
                            {"--prefix", a->prefix}};

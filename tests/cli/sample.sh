@@ -94,6 +94,8 @@ expect_fail "fewer prefixes than lines" "--prefix: p5 has 5 lines, the input 12"
 (cat p.tf; echo extra) >p13
 expect_fail "more prefixes than lines" "--prefix: p13 has 13 lines, the input 12" "${T[@]}" --prefix p13
 expect_fail "a missing prefix file" "nope" "${T[@]}" --prefix nope
+expect_fail "prefixes and input both on stdin" "--prefix: standard input is already the input" \
+    "$NMT" translate -q -m tf/checkpoint.safetensors --prefix - <ts
 expect_fail "temperature 0" "--temperature: 0 is not > 0" "${T[@]}" --sample --temperature 0
 expect_fail "temperature -1" "--temperature: -1 is not > 0" "${T[@]}" --sample --temperature -1
 expect_fail "top-k -1" "--top-k" "${T[@]}" --sample --top-k -1
