@@ -314,6 +314,141 @@ static double sequence_score(const nmt_model *m, const int32_t *src, int src_len
     return score;
 }
 
+/* Sentence b of the batch from sources() alone, as a batch of one. */
+static void one_source(const int32_t *src, int b, int len, int32_t *src1)
+{
+    for (int t = 0; t < len; t++)
+        src1[t] = src[t * NSENT + b];
+}
+
+START_TEST(prefix_forced_then_free)
+{
+    nmt_model *m = random_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+    int32_t greedy[NSENT][64];
+    int glen[NSENT];
+    float gscore[NSENT];
+    for (int b = 0; b < NSENT; b++) {
+        const nmt_hypothesis *h = nmt_decoder_result(d, b, 0);
+        ck_assert_int_le(h->len, 64);
+        memcpy(greedy[b], h->ids, sizeof(int32_t) * (size_t)h->len);
+        glen[b] = h->len;
+        gscore[b] = h->score;
+    }
+    /* the greedy output's first tokens as prefix: the greedy output again */
+    const int32_t *pre[NSENT];
+    int pre_len[NSENT];
+    for (int b = 0; b < NSENT; b++) {
+        pre[b] = greedy[b];
+        pre_len[b] = glen[b] < 2 ? glen[b] : 2;
+    }
+    nmt_decode_input in = {NULL, pre, pre_len};
+    ck_assert_int_eq(nmt_decode_with(d, src, len, NSENT, T, &in), NMT_OK);
+    for (int b = 0; b < NSENT; b++) {
+        const nmt_hypothesis *h = nmt_decoder_result(d, b, 0);
+        ck_assert_int_eq(h->len, glen[b]);
+        ck_assert_mem_eq(h->ids, greedy[b], sizeof(int32_t) * (size_t)glen[b]);
+        ck_assert_double_eq_tol(h->score, gscore[b], 1e-5);
+    }
+    nmt_decoder_free(d);
+    /* a prefix the model would not choose, with beam 3 and 3 best: every
+     * hypothesis starts with it, and its score counts the forced tokens */
+    static const int32_t forced[3] = {NMT_UNK, 11, 11};
+    for (int b = 0; b < NSENT; b++) {
+        pre[b] = forced;
+        pre_len[b] = b % 2 ? 3 : 0; /* every other sentence free */
+    }
+    o.beam = 3;
+    o.n_best = 3;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decode_with(d, src, len, NSENT, T, &in), NMT_OK);
+    int forced_seen = 0;
+    for (int b = 0; b < NSENT; b++) {
+        int32_t src1[T];
+        one_source(src, b, len[b], src1);
+        for (int k = 0; k < nmt_decoder_n_results(d, b); k++) {
+            const nmt_hypothesis *h = nmt_decoder_result(d, b, k);
+            if (pre_len[b]) {
+                ck_assert_int_ge(h->len, 3);
+                ck_assert_mem_eq(h->ids, forced, sizeof forced);
+            }
+            forced_seen += h->len >= 3 && !memcmp(h->ids, forced, sizeof forced);
+            double want = sequence_score(m, src1, len[b], h->ids, h->len, h->finished, NULL);
+            ck_assert_double_eq_tol(h->score, want, 1e-4);
+        }
+    }
+    ck_assert_int_ge(forced_seen, 6);
+    /* a prefix that holds </s> is no output */
+    static const int32_t bad[1] = {NMT_EOS};
+    pre[0] = bad;
+    pre_len[0] = 1;
+    ck_assert_int_eq(nmt_decode_with(d, src, len, NSENT, T, &in), NMT_ERR_ARG);
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+END_TEST
+
+/* Samples depend on (seed, line) only: a batch gives each sentence what it
+ * gets alone; another seed gives others; scores are the model's
+ * log-probabilities; the list is sorted by score. */
+START_TEST(samples_follow_seed_and_line)
+{
+    nmt_model *m = random_model(NMT_CELL_LSTM, NMT_ATT_BAHDANAU, 1);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    nmt_decode_opts o;
+    nmt_decode_opts_default(&o);
+    o.sample = 1;
+    o.n_best = 4;
+    o.seed = 9;
+    o.temperature = 1.5f;
+    nmt_decoder *all, *one, *other;
+    ck_assert_int_eq(nmt_decoder_create(&all, m, NSENT, T, &o), NMT_OK);
+    ck_assert_int_eq(nmt_decoder_create(&one, m, 1, T, &o), NMT_OK);
+    o.seed = 10;
+    ck_assert_int_eq(nmt_decoder_create(&other, m, NSENT, T, &o), NMT_OK);
+    const uint64_t lines[NSENT] = {10, 11, 12, 13, 14};
+    nmt_decode_input in = {lines, NULL, NULL};
+    ck_assert_int_eq(nmt_decode_with(all, src, len, NSENT, T, &in), NMT_OK);
+    ck_assert_int_eq(nmt_decode_with(other, src, len, NSENT, T, &in), NMT_OK);
+    int differ = 0;
+    for (int b = 0; b < NSENT; b++) {
+        int32_t src1[T];
+        one_source(src, b, len[b], src1);
+        nmt_decode_input in1 = {&lines[b], NULL, NULL};
+        ck_assert_int_eq(nmt_decode_with(one, src1, &len[b], 1, len[b], &in1), NMT_OK);
+        ck_assert_int_eq(nmt_decoder_n_results(all, b), 4);
+        ck_assert_int_eq(nmt_decoder_n_results(one, 0), 4);
+        for (int k = 0; k < 4; k++) {
+            const nmt_hypothesis *a = nmt_decoder_result(all, b, k);
+            const nmt_hypothesis *s = nmt_decoder_result(one, 0, k);
+            const nmt_hypothesis *x = nmt_decoder_result(other, b, k);
+            ck_assert_int_eq(a->len, s->len);
+            ck_assert_mem_eq(a->ids, s->ids, sizeof(int32_t) * (size_t)a->len);
+            differ += x->len != a->len || memcmp(x->ids, a->ids, sizeof(int32_t) * (size_t)a->len);
+            double want = sequence_score(m, src1, len[b], a->ids, a->len, a->finished, NULL);
+            ck_assert_double_eq_tol(a->score, want, 1e-4);
+            if (k > 0)
+                ck_assert_double_le((double)a->norm_score,
+                                    (double)nmt_decoder_result(all, b, k - 1)->norm_score);
+        }
+    }
+    ck_assert_int_gt(differ, 0);
+    nmt_decoder_free(other);
+    nmt_decoder_free(one);
+    nmt_decoder_free(all);
+    nmt_model_free(m);
+}
+END_TEST
+
 typedef struct listed {
     int32_t ids[5];
     int n;
@@ -683,6 +818,8 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, beam_attention_replays, 0, 2);
     tcase_add_test(tc, beam_ends);
     tcase_add_loop_test(tc, outputs_that_are_not_finite_refused, 0, 2);
+    tcase_add_test(tc, prefix_forced_then_free);
+    tcase_add_test(tc, samples_follow_seed_and_line);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

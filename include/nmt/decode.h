@@ -24,7 +24,19 @@
  *   finished (the limit was reached), the unfinished ones follow, best
  *   first. A translation that ended is always preferred to one cut off.
  * With K = 1 this is exactly greedy decoding: the first </s> finishes the
- * only hypothesis and ends the search. */
+ * only hypothesis and ends the search.
+ *
+ * Sampling (opts.sample, beam 1) keeps n_best independent samples per
+ * sentence instead: each step every open sample draws its next token from
+ * softmax(logits / temperature) restricted to the top_k most probable tokens
+ * (top_k > 0) and to the smallest set of the most probable whose probability
+ * is >= top_p (top_p < 1), until </s> or the length limit. A sample's score
+ * is its log-probability under the model (temperature 1, no restriction),
+ * and the samples are returned as beam search returns its hypotheses: the
+ * finished ones by score / length^alpha, best first, then those cut off.
+ * Each sentence draws from its own generator, seeded from (seed, the
+ * sentence's number given to nmt_decode_lines), so its samples do not depend
+ * on the batch it is in. */
 #ifndef NMT_DECODE_H
 #define NMT_DECODE_H
 
@@ -41,10 +53,16 @@ typedef struct nmt_decode_opts {
     int attention;    /* 1: keep each hypothesis's attention rows (attention models) */
     int attention_map; /* which map they are (nmt_model_attention_map_at); -1: the
                         * model's default */
+    int sample;        /* 1: sampling (beam must be 1), n_best samples per sentence */
+    float temperature; /* > 0; near 0 is greedy */
+    int top_k;         /* >= 0; 0: no top-k restriction */
+    float top_p;       /* in (0, 1]; 1: no nucleus restriction */
+    uint64_t seed;
 } nmt_decode_opts;
 
 /* beam 1, alpha 1, max_ratio 2, max_extra 10, n_best 1, attention 0, the
- * default attention map. */
+ * default attention map; no sampling, temperature 1, top_k 0, top_p 1,
+ * seed 0. */
 void nmt_decode_opts_default(nmt_decode_opts *o);
 
 /* The search every command that translates for a person uses by default
@@ -81,7 +99,9 @@ typedef struct nmt_decoder nmt_decoder;
 /* A decoder for batches of up to max_B sources of up to max_src_T positions
  * (tokens + </s>). The model must outlive it. Refuses beam < 1, n_best
  * outside 1..beam, a negative or non-finite alpha and a negative length
- * limit with NMT_ERR_ARG. */
+ * limit with NMT_ERR_ARG; with sampling, n_best may exceed the beam (it is
+ * the number of samples), and a beam > 1, a temperature <= 0, a negative
+ * top_k or a top_p outside (0, 1] are refused. */
 int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max_src_T,
                        const nmt_decode_opts *opts);
 void nmt_decoder_free(nmt_decoder *d);
@@ -97,6 +117,27 @@ int nmt_decode_length_limit(const nmt_decode_opts *o, int src_len);
  * step's log-probabilities are not finite: the model's weights are NaN, or
  * so large that the pass overflows (nothing is searched on NaN scores). */
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T);
+/* What nmt_decode_with takes per sentence besides its source; any field may
+ * be NULL. */
+typedef struct nmt_decode_input {
+    /* [B] the sentences' numbers (their lines in the input), which seed
+     * their samples; NULL: 0..B-1 */
+    const uint64_t *line;
+    /* [B] target prefixes: sentence b's outputs all start with the
+     * prefix_len[b] ids prefix[b] (no <pad>, <s> or </s>): the decoder is
+     * forced through them (their log-probabilities count in the score), then
+     * searches or samples on. Beam search keeps one hypothesis through the
+     * prefix, then expands. prefix_len[b] 0 (or prefix NULL): none. A prefix
+     * must be shorter than the longest output the decoder was made for
+     * (nmt_decode_length_limit at max_src_T); the sentence's own length
+     * limit grows to the prefix's length + 1 when it is shorter. */
+    const int32_t *const *prefix;
+    const int *prefix_len;
+} nmt_decode_input;
+
+/* nmt_decode with per-sentence inputs (in may be NULL). */
+int nmt_decode_with(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
+                    const nmt_decode_input *in);
 /* How many hypotheses source b of the last call has: n_best, or fewer when
  * the target vocabulary is too small to give that many. */
 int nmt_decoder_n_results(const nmt_decoder *d, int b);

@@ -62,6 +62,14 @@ void nmt_translator_free(nmt_translator *t);
 int nmt_translator_run(nmt_translator *t, const char *const *lines, size_t n, nmt_translated *out,
                    void (*progress)(void *ctx, size_t done), void *ctx);
 
+/* nmt_translator_run with a target prefix per line (prefixes[n]; NULL or ""
+ * for none): each line's translations start with its prefix's units (split
+ * as the model splits text), decoded from there on (nmt_decode_input). An
+ * empty source line still gives an empty translation. */
+int nmt_translator_run_prefixed(nmt_translator *t, const char *const *lines,
+                                const char *const *prefixes, size_t n, nmt_translated *out,
+                                void (*progress)(void *ctx, size_t done), void *ctx);
+
 /* The source units of every line translated so far, and those <unk> to the
  * model (for a warning when the text does not fit it). */
 void nmt_translator_unknown(const nmt_translator *t, size_t *unk, size_t *units);

@@ -45,13 +45,33 @@ static void help(void)
            "                       (default %.1f; 0 ranks by log-probability alone)\n"
            "      --max-ratio R    a translation stops after R x source words + %d words\n"
            "                       (default %.1f)\n"
-           "      --n-best N       write the N best hypotheses of each sentence (N <= K),\n"
+           "      --n-best N       write the N best hypotheses of each sentence (N <= K;\n"
+           "                       with --sample, N samples, listed the same way),\n"
            "                       Moses style: 'i ||| translation ||| score' with i the\n"
            "                       0-based line number and score the normalised\n"
            "                       log-probability the search ranked by: the finished\n"
            "                       hypotheses best first, then any cut at the length\n"
            "                       limit, best first; an empty line\n"
            "                       gives one entry with an empty translation and score 0\n"
+           "      --sample         draw each token at random instead of searching (needs\n"
+           "                       --beam 1 and gives the same output for the same --seed,\n"
+           "                       whatever --threads and --batch-size); with --n-best N,\n"
+           "                       N independent samples per sentence, listed as the\n"
+           "                       beam's n-best: score = log-probability under the model\n"
+           "                       (temperature 1) / length^alpha, best first\n"
+           "      --temperature T  sample from softmax(logits / T) (default 1; T > 0, near\n"
+           "                       0 is greedy decoding)\n"
+           "      --top-k K        sample among the K most probable tokens only (default 0:\n"
+           "                       all)\n"
+           "      --top-p P        sample among the smallest set of most probable tokens\n"
+           "                       whose probability reaches P, in (0, 1] (default 1: all)\n"
+           "      --seed S         seeds the samples: sentence i (0-based line) draws from a\n"
+           "                       generator seeded by (S, i) (default 0)\n"
+           "      --prefix FILE    one target prefix per input line (plain or gzip, as many\n"
+           "                       lines as the input): each translation is forced\n"
+           "                       through its prefix's units, then continues freely\n"
+           "                       (greedy, beam or sampling), so it starts with the\n"
+           "                       prefix; an empty line means no prefix\n"
            "      --replace-unk    replace each <unk> in the output by the source word the\n"
            "                       model attended to most (attention models only)\n"
            "      --alignments F   write the attention of each translation to F, one JSON\n"
@@ -75,14 +95,17 @@ static void help(void)
 }
 
 typedef struct translate_args {
-    const char *model, *input, *output, *alignments;
+    const char *model, *input, *output, *alignments, *prefix;
     nmt_translate_opts opts;
     int n_best_given, threads, quiet, verbose;
+    int beam_given; /* -b given: --sample refuses a beam > 1, not the default beam */
+    const char *sampling_option; /* the first sampling setting given, for its refusal */
 } translate_args;
 
 static int parse_args(translate_args *a, int argc, char **argv)
 {
-    enum { OPT_RATIO = 256, OPT_NBEST, OPT_UNK, OPT_ALIGN };
+    enum { OPT_RATIO = 256, OPT_NBEST, OPT_UNK, OPT_ALIGN, OPT_SAMPLE, OPT_TEMP, OPT_TOPK,
+           OPT_TOPP, OPT_SEED, OPT_PREFIX };
     static const struct option long_options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -93,6 +116,12 @@ static int parse_args(translate_args *a, int argc, char **argv)
         {"n-best", required_argument, NULL, OPT_NBEST},
         {"replace-unk", no_argument, NULL, OPT_UNK},
         {"alignments", required_argument, NULL, OPT_ALIGN},
+        {"sample", no_argument, NULL, OPT_SAMPLE},
+        {"temperature", required_argument, NULL, OPT_TEMP},
+        {"top-k", required_argument, NULL, OPT_TOPK},
+        {"top-p", required_argument, NULL, OPT_TOPP},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"prefix", required_argument, NULL, OPT_PREFIX},
         CLI_OPTION_BATCH_SIZE,
         CLI_OPTION_THREADS,
         {"quiet", no_argument, NULL, 'q'},
@@ -122,6 +151,37 @@ static int parse_args(translate_args *a, int argc, char **argv)
                 return 2;
             a->n_best_given = 1;
             break;
+        case OPT_SAMPLE: d->sample = 1; break;
+        case OPT_TEMP:
+            /* parsed wide, so that 0 and negatives get the message below */
+            if (opt_float("--temperature", optarg, -1e30, 1e30, &d->temperature))
+                return 2;
+            if (!(d->temperature > 0)) {
+                cli_error("--temperature: %s is not > 0 (near 0 is greedy decoding)", optarg);
+                return 2;
+            }
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--temperature";
+            break;
+        case OPT_TOPK:
+            if (opt_int("--top-k", optarg, 0, 1 << 30, &d->top_k))
+                return 2;
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--top-k";
+            break;
+        case OPT_TOPP:
+            if (opt_float("--top-p", optarg, -1e30, 1e30, &d->top_p))
+                return 2;
+            if (!(d->top_p > 0 && d->top_p <= 1)) {
+                cli_error("--top-p: %s is not in (0, 1]", optarg);
+                return 2;
+            }
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--top-p";
+            break;
+        case OPT_SEED:
+            if (opt_u64("--seed", optarg, &d->seed))
+                return 2;
+            a->sampling_option = a->sampling_option ? a->sampling_option : "--seed";
+            break;
+        case OPT_PREFIX: a->prefix = optarg; break;
         case OPT_UNK: a->opts.replace_unk = 1; break;
         case OPT_ALIGN: a->alignments = optarg; a->opts.alignments = 1; break;
         case 'q': a->quiet = 1; break;
@@ -130,6 +190,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
         default:
             if (cli_model_option_or_usage(c, optarg, &shared))
                 return 2;
+            a->beam_given |= c == 'b';
         }
     }
     if (cli_no_operands(argc, argv))
@@ -138,19 +199,37 @@ static int parse_args(translate_args *a, int argc, char **argv)
         cli_error("--model is required");
         return cli_usage_error();
     }
-    if (d->n_best > d->beam) {
+    if (a->sampling_option && !d->sample) {
+        cli_error("%s: only with --sample", a->sampling_option);
+        return 2;
+    }
+    if (d->sample) {
+        /* sampling draws one token per sample: there is no beam */
+        if (a->beam_given && d->beam > 1) {
+            cli_error("--sample: not with --beam %d (sampling takes no beam; --n-best N "
+                      "draws N samples)", d->beam);
+            return 2;
+        }
+        d->beam = 1;
+    } else if (d->n_best > d->beam) {
         cli_error("--n-best: %d is more than the beam (%d); raise --beam", d->n_best, d->beam);
         return 2;
     }
-    if ((long)d->beam * a->opts.batch_size > 1L << 20) {
-        cli_error("--beam %d x --batch-size %d: too many hypotheses at once", d->beam,
-                  a->opts.batch_size);
+    int per = d->sample ? d->n_best : d->beam;
+    if ((long)per * a->opts.batch_size > 1L << 20) {
+        cli_error("%s %d x --batch-size %d: too many hypotheses at once",
+                  d->sample ? "--n-best" : "--beam", per, a->opts.batch_size);
+        return 2;
+    }
+    if (a->prefix && !strcmp(a->prefix, "-") && (!a->input || !strcmp(a->input, "-"))) {
+        cli_error("--prefix: standard input is already the input; give -i FILE");
         return 2;
     }
     /* -i x -o x would read its own translations back */
-    const cli_file in[] = {{"-i", a->input ? a->input : "-"}, {"-m", a->model}};
+    const cli_file in[] = {{"-i", a->input ? a->input : "-"}, {"-m", a->model},
+                           {"--prefix", a->prefix}};
     const cli_file out[] = {{"-o", a->output ? a->output : "-"}, {"--alignments", a->alignments}};
-    return cli_check_outputs(out, 2, in, 2);
+    return cli_check_outputs(out, 2, in, a->prefix ? 3 : 2);
 }
 
 /* Monotonic seconds, for -v. */
@@ -205,8 +284,38 @@ static void free_window(char **lines, nmt_translated *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(lines[i]);
+        lines[i] = NULL; /* a window cut short frees only what it read */
         nmt_translated_free(&r[i]);
     }
+}
+
+/* Reads the n prefixes of a window of n input lines; 0, or 1 after an error
+ * said (a read error, or the prefix file ending before the input: then both
+ * files are counted to the end for the message). */
+static int read_prefixes(nmt_reader *pre, nmt_reader *in, char **out, size_t n, size_t base)
+{
+    const char *line;
+    size_t len;
+    for (size_t i = 0; i < n; i++) {
+        int rc = nmt_reader_next(pre, &line, &len);
+        if (rc < 0) {
+            cli_lib_error();
+            return 1;
+        }
+        if (rc == 0) {
+            size_t inputs = base + n;
+            while ((rc = nmt_reader_next(in, &line, &len)) == 1)
+                inputs++;
+            cli_error("--prefix: %s has %zu lines, the input %zu", nmt_reader_path(pre),
+                      base + i, inputs);
+            return 1;
+        }
+        if (!(out[i] = strdup(line))) {
+            cli_error("out of memory");
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int cmd_translate(int argc, char **argv)
@@ -218,19 +327,21 @@ int cmd_translate(int argc, char **argv)
     cli_set_threads(a.threads);
     nmt_model *m = NULL;
     nmt_translator *t = NULL;
-    nmt_reader *in = NULL;
+    nmt_reader *in = NULL, *pre = NULL;
     cli_outfile out = {0}, align = {0};
     const size_t window = 64 * (size_t)a.opts.batch_size;
     char **lines = calloc(window, sizeof *lines);
+    char **prefixes = calloc(window, sizeof *prefixes);
     nmt_translated *res = calloc(window, sizeof *res);
     int status = 1;
-    if (!lines || !res) {
+    if (!lines || !res || !prefixes) {
         cli_error("out of memory");
         goto done;
     }
     double t_start = now_seconds(), t_loaded = 0, t_translating = 0;
     if (nmt_model_load(&m, a.model, NULL) || nmt_translator_create(&t, m, &a.opts) ||
-        nmt_reader_open(&in, a.input ? a.input : "-")) {
+        nmt_reader_open(&in, a.input ? a.input : "-") ||
+        (a.prefix && nmt_reader_open(&pre, a.prefix))) {
         cli_lib_error();
         goto done;
     }
@@ -255,14 +366,21 @@ int cmd_translate(int argc, char **argv)
             cli_lib_error();
             goto done;
         }
+        if (pre && read_prefixes(pre, in, prefixes, n, prog.base)) {
+            free_window(lines, res, n);
+            free_window(prefixes, res, n);
+            goto done;
+        }
         if (n == 0)
             break;
         double t0 = now_seconds();
-        int failed = nmt_translator_run(t, (const char *const *)lines, n, res,
-                                    show ? show_progress : NULL, &prog);
+        int failed = nmt_translator_run_prefixed(t, (const char *const *)lines,
+                                                 pre ? (const char *const *)prefixes : NULL,
+                                                 n, res, show ? show_progress : NULL, &prog);
         t_translating += now_seconds() - t0;
         if (failed) {
             free_window(lines, res, n);
+            free_window(prefixes, res, n);
             /* a model whose outputs are not finite is to blame, not the input */
             cli_error("%s: %s", failed == NMT_ERR_NUMERIC ? a.model : nmt_reader_path(in),
                       nmt_error_message());
@@ -279,6 +397,7 @@ int cmd_translate(int argc, char **argv)
         }
         int bad = write_window(out.f, align.f, res, n, prog.base, a.n_best_given);
         free_window(lines, res, n);
+        free_window(prefixes, res, n);
         if (bad) {
             if (!cli_out_failed(&align))
                 cli_out_failed(&out);
@@ -287,6 +406,21 @@ int cmd_translate(int argc, char **argv)
         prog.base += n;
         if (rc == 0)
             break;
+    }
+    if (pre) {
+        /* the input ended: the prefixes must too */
+        const char *line;
+        size_t len, more = 0;
+        while ((rc = nmt_reader_next(pre, &line, &len)) == 1)
+            more++;
+        if (rc < 0 || more) {
+            if (rc < 0)
+                cli_lib_error();
+            else
+                cli_error("--prefix: %s has %zu lines, the input %zu", nmt_reader_path(pre),
+                          prog.base + more, prog.base);
+            goto done;
+        }
     }
     if (prog.shown)
         fputc('\n', stderr);
@@ -302,9 +436,11 @@ done:
     cli_out_abort(&align);
     cli_out_abort(&out);
     nmt_reader_close(in);
+    nmt_reader_close(pre);
     nmt_translator_free(t);
     nmt_model_free(m);
     free(lines);
+    free(prefixes);
     free(res);
     return status;
 }

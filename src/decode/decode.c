@@ -6,7 +6,13 @@
  *
  * Hypotheses are not copied as they grow: each step records, for every new
  * open hypothesis, its token, the slot of its parent and (on request) the
- * attention row, and results are traced back through these records. */
+ * attention row, and results are traced back through these records.
+ *
+ * Sampling and forced prefixes use the same machinery: a sampled sentence's
+ * rows are its n_best samples, each extended by one drawn token a step
+ * (sample.c), and within a prefix every row is extended by the prefix's
+ * token alone; the bookkeeping of finished and open hypotheses is the
+ * beam's. */
 #include "nmt/decode.h"
 
 #include <math.h>
@@ -15,6 +21,7 @@
 
 #include "nmt/error.h"
 #include "nmt/vocab.h"
+#include "sample.h"
 
 
 /* One extension of an open hypothesis. */
@@ -62,6 +69,12 @@ struct nmt_decoder {
     int *hist_parent;
     float *hist_att;   /* [.., max_src_T] when keep_att */
     candidate *cand;   /* [K * C] scratch of one sentence */
+    /* sampling (K = n_best samples per sentence) */
+    nmt_rng *rng;      /* [max_B] each sentence's generator */
+    nmt_sample_cand *draw; /* [V] scratch of one draw */
+    /* forced prefixes of the current call */
+    const int32_t **pre; /* [max_B] */
+    int *pre_len;        /* [max_B] */
     /* results */
     nmt_hypothesis *res; /* [max_B, n_best] */
     int *n_res;          /* [max_B] */
@@ -78,6 +91,11 @@ void nmt_decode_opts_default(nmt_decode_opts *o)
     o->n_best = 1;
     o->attention = 0;
     o->attention_map = -1;
+    o->sample = 0;
+    o->temperature = 1.0f;
+    o->top_k = 0;
+    o->top_p = 1.0f;
+    o->seed = 0;
 }
 
 void nmt_decode_opts_standard(nmt_decode_opts *o)
@@ -112,6 +130,10 @@ void nmt_decoder_free(nmt_decoder *d)
     free(d->hist_parent);
     free(d->hist_att);
     free(d->cand);
+    free(d->rng);
+    free(d->draw);
+    free(d->pre);
+    free(d->pre_len);
     free(d->res);
     free(d->n_res);
     free(d->res_ids);
@@ -141,7 +163,22 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
         return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d is empty", max_B, max_src_T);
     if (opts->beam < 1 || opts->beam > 4096)
         return nmt_set_error(NMT_ERR_ARG, "decoder: beam %d is not in 1..4096", opts->beam);
-    if (opts->n_best < 1 || opts->n_best > opts->beam)
+    if (opts->sample) {
+        if (opts->beam != 1)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: sampling takes beam 1, not %d",
+                                 opts->beam);
+        if (!(opts->temperature > 0) || !isfinite(opts->temperature))
+            return nmt_set_error(NMT_ERR_ARG, "decoder: temperature %g is not a finite "
+                                 "number > 0", (double)opts->temperature);
+        if (opts->top_k < 0)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: top-k %d is negative", opts->top_k);
+        if (!(opts->top_p > 0 && opts->top_p <= 1))
+            return nmt_set_error(NMT_ERR_ARG, "decoder: top-p %g is not in (0, 1]",
+                                 (double)opts->top_p);
+        if (opts->n_best < 1 || opts->n_best > 4096)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: %d samples are not in 1..4096",
+                                 opts->n_best);
+    } else if (opts->n_best < 1 || opts->n_best > opts->beam)
         return nmt_set_error(NMT_ERR_ARG, "decoder: n-best %d is not in 1..beam (%d)",
                              opts->n_best, opts->beam);
     if (!(opts->alpha >= 0) || !isfinite(opts->alpha))
@@ -149,16 +186,18 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
                              "finite number >= 0", (double)opts->alpha);
     if (!(opts->max_ratio >= 0) || !isfinite(opts->max_ratio) || opts->max_extra < 0)
         return nmt_set_error(NMT_ERR_ARG, "decoder: bad length limit");
-    if ((long long)max_B * opts->beam > (1 << 20))
+    /* with sampling, the rows of a sentence are its samples */
+    int per = opts->sample ? opts->n_best : opts->beam;
+    if ((long long)max_B * per > (1 << 20))
         return nmt_set_error(NMT_ERR_ARG, "decoder: %d sentences x beam %d are too many rows",
-                             max_B, opts->beam);
+                             max_B, per);
     nmt_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder");
     d->model = m;
     d->opts = *opts;
-    d->K = opts->beam;
-    d->C = 2 * opts->beam;
+    d->K = per;
+    d->C = 2 * per;
     d->V = m->cfg.tgt_vocab;
     d->max_B = max_B;
     d->max_src_T = max_src_T;
@@ -184,7 +223,14 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     d->res = array(B * NB, sizeof(nmt_hypothesis));
     d->n_res = array(B, sizeof(int));
     d->res_ids = array(B * NB * L, sizeof(int32_t));
-    int ok = d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
+    if (opts->sample) {
+        d->rng = array(B, sizeof(nmt_rng));
+        d->draw = array((size_t)d->V, sizeof(nmt_sample_cand));
+    }
+    d->pre = array(B, sizeof *d->pre);
+    d->pre_len = array(B, sizeof(int));
+    int ok = d->pre && d->pre_len && (!opts->sample || (d->rng && d->draw)) &&
+             d->prev && d->from && d->row_sent && d->row_sent_next && d->limit &&
              d->src_len && d->n_open && d->n_fin && d->fin_count && d->open_score && d->next_score && d->fin &&
              d->hist_tok && d->hist_parent && d->cand && d->res && d->n_res && d->res_ids;
     if (ok && d->keep_att) {
@@ -322,6 +368,50 @@ static void collect(nmt_decoder *d, int b, int pos)
     for (int s = 0; s < d->n_open[b] && k < NB; s++, k++)
         trace(d, b, k, pos, s, d->open_score[(size_t)b * K + s], 0, NULL);
     d->n_res[b] = k;
+    if (d->opts.sample) {
+        /* samples are listed by score alone, finished or cut: a stable
+         * insertion sort, so equal scores keep the order they were drawn in */
+        nmt_hypothesis *r = d->res + (size_t)b * NB;
+        for (int i = 1; i < k; i++) {
+            nmt_hypothesis h = r[i];
+            int j = i;
+            for (; j > 0 && r[j - 1].norm_score < h.norm_score; j--)
+                r[j] = r[j - 1];
+            r[j] = h;
+        }
+    }
+}
+
+/* Sampling: each open sample of sentence b (rows r0..) draws its one
+ * candidate, in slot order, from the sentence's own generator. At position 0
+ * the sentence has one row, <s>, from which all K samples draw their first
+ * token. */
+static int draw_candidates(nmt_decoder *d, int b, int r0, int pos, const double *score)
+{
+    int V = d->V, n = pos == 0 ? d->K : d->n_open[b];
+    for (int i = 0; i < n; i++) {
+        int s = pos == 0 ? 0 : i;
+        const float *row = d->logits + (size_t)(r0 + s) * V;
+        int32_t tok = nmt_sample_draw(row, V, &d->opts, &d->rng[b], d->draw);
+        float lp = row[tok] - d->lse[r0 + s]; /* as nmt_infer_step rounds it */
+        d->cand[i] = (candidate){.score = score[s] + (double)lp, .lp = lp, .slot = s, .tok = tok};
+    }
+    return n;
+}
+
+/* Within a prefix: every open hypothesis of sentence b (rows r0..) takes
+ * the forced token, in slot order (at position 0 a sampled sentence's K
+ * samples all start from its one row). */
+static int forced_candidates(nmt_decoder *d, int b, int r0, int pos, const double *score)
+{
+    int V = d->V, n = d->opts.sample && pos == 0 ? d->K : d->n_open[b];
+    int32_t tok = d->pre[b][pos];
+    for (int i = 0; i < n; i++) {
+        int s = pos == 0 ? 0 : i;
+        float lp = d->logits[(size_t)(r0 + s) * V + tok] - d->lse[r0 + s];
+        d->cand[i] = (candidate){.score = score[s] + (double)lp, .lp = lp, .slot = s, .tok = tok};
+    }
+    return n;
 }
 
 /* One step of sentence b, whose n_open rows start at row r0: picks the next
@@ -332,12 +422,19 @@ static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
     int K = d->K, C = d->C, V = d->V, n = d->n_open[b];
     double *score = d->open_score + (size_t)b * K;
     int total = 0;
-    for (int s = 0; s < n; s++)
-        total += row_top(d->cand + total, C, d->logits + (size_t)(r0 + s) * V, d->lse[r0 + s], V,
-                         score[s], s);
-    qsort(d->cand, (size_t)total, sizeof *d->cand, candidate_order);
-    if (total > C)
-        total = C;
+    if (pos < d->pre_len[b]) {
+        total = forced_candidates(d, b, r0, pos, score);
+    } else if (d->opts.sample) {
+        /* one candidate per sample, kept in slot order: no ranking */
+        total = draw_candidates(d, b, r0, pos, score);
+    } else {
+        for (int s = 0; s < n; s++)
+            total += row_top(d->cand + total, C, d->logits + (size_t)(r0 + s) * V,
+                             d->lse[r0 + s], V, score[s], s);
+        qsort(d->cand, (size_t)total, sizeof *d->cand, candidate_order);
+        if (total > C)
+            total = C;
+    }
     double *next = d->next_score;
     int n_next = 0;
     for (int i = 0; i < total; i++) {
@@ -362,7 +459,8 @@ static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
     d->n_open[b] = n_next;
     int done = d->fin_count[b] >= K || pos + 1 >= d->limit[b] || n_next == 0;
     int NB = d->opts.n_best;
-    if (!done && d->n_fin[b] >= NB) {
+    /* samples are not searched best first: every one runs to its end */
+    if (!done && !d->opts.sample && d->n_fin[b] >= NB) {
         /* rule (3) of nmt/decode.h: the best score the leading open
          * hypothesis could still reach */
         double s = score[0];
@@ -423,6 +521,13 @@ static int search(nmt_decoder *d, int B, int T)
 
 int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T)
 {
+    return nmt_decode_with(d, src, src_len, B, T, NULL);
+}
+
+int nmt_decode_with(nmt_decoder *d, const int32_t *src, const int *src_len, int B, int T,
+                    const nmt_decode_input *in)
+{
+    const uint64_t *line = in ? in->line : NULL;
     if (B < 1 || B > d->max_B || T < 1 || T > d->max_src_T)
         return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d exceeds %d x %d", B, T,
                              d->max_B, d->max_src_T);
@@ -432,6 +537,23 @@ int nmt_decode(nmt_decoder *d, const int32_t *src, const int *src_len, int B, in
                                  src_len[b]);
         d->src_len[b] = src_len[b];
         d->limit[b] = nmt_decode_length_limit(&d->opts, src_len[b]);
+        int np = in && in->prefix && in->prefix_len ? in->prefix_len[b] : 0;
+        if (np < 0 || np >= d->max_len)
+            return nmt_set_error(NMT_ERR_ARG, "decoder: a prefix of %d tokens is not in "
+                                 "0..%d (the length limit - 1)", np, d->max_len - 1);
+        for (int i = 0; i < np; i++) {
+            int32_t v = in->prefix[b][i];
+            if (v < NMT_UNK || v >= d->V || v == NMT_BOS || v == NMT_EOS)
+                return nmt_set_error(NMT_ERR_ARG, "decoder: prefix %d has token %d, not "
+                                     "an output", b, (int)v);
+        }
+        d->pre[b] = np ? in->prefix[b] : NULL;
+        d->pre_len[b] = np;
+        /* the prefix and then at least one token of the decoder's own */
+        if (d->limit[b] < np + 1)
+            d->limit[b] = np + 1;
+        if (d->opts.sample)
+            nmt_sample_seed(&d->rng[b], d->opts.seed, line ? line[b] : (uint64_t)b);
     }
     for (int b = B; b < d->max_B; b++)
         d->n_res[b] = 0;

@@ -1,6 +1,7 @@
 /* The translator: raw sentences in, translations out (nmt/translator.h). */
 #include "nmt/translator.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,9 @@ struct nmt_translator {
     int dec_B, dec_T;   /* the decoder's batch and longest source (units + </s>) */
     int32_t *src;       /* [dec_B * dec_T] time-major ids */
     int *src_len;       /* [dec_B] */
+    uint64_t *line;     /* [dec_B] each source's 0-based line in the input: seeds its samples */
+    const int32_t **pre; /* [dec_B] each source's forced target prefix (ids), */
+    int *pre_len;        /* [dec_B] and its length */
     const char **words; /* [words_cap] target units (words or pieces) of one hypothesis */
     size_t words_cap;
     size_t lines_done;  /* lines of earlier calls, so messages number lines as the input does */
@@ -70,6 +74,9 @@ void nmt_translator_free(nmt_translator *t)
     nmt_decoder_free(t->decoder);
     free(t->src);
     free(t->src_len);
+    free(t->line);
+    free(t->pre);
+    free(t->pre_len);
     free(t->words);
     free(t);
 }
@@ -84,9 +91,15 @@ static int ensure_decoder(nmt_translator *t, int B, int T)
     t->decoder = NULL;
     free(t->src);
     free(t->src_len);
+    free(t->line);
+    free(t->pre);
+    free(t->pre_len);
+    t->pre = malloc((size_t)B * sizeof *t->pre);
+    t->pre_len = malloc((size_t)B * sizeof *t->pre_len);
     t->src = malloc((size_t)B * (size_t)T * sizeof *t->src);
     t->src_len = malloc((size_t)B * sizeof *t->src_len);
-    if (!t->src || !t->src_len)
+    t->line = malloc((size_t)B * sizeof *t->line);
+    if (!t->src || !t->src_len || !t->line || !t->pre || !t->pre_len)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
     t->dec_B = B;
     t->dec_T = T;
@@ -102,7 +115,8 @@ static int batch_for(const nmt_translator *t, int T)
     int B = t->opts.batch_size;
     if (!t->opts.decode.attention)
         return B;
-    double per = 2.0 * t->opts.decode.beam * nmt_decode_length_limit(&t->opts.decode, T) * T;
+    const nmt_decode_opts *dec = &t->opts.decode;
+    double per = 2.0 * (dec->sample ? dec->n_best : dec->beam) * nmt_decode_length_limit(&t->opts.decode, T) * T;
     double fit = (double)(64 << 20) / per;
     return fit < 1 ? 1 : fit < B ? (int)fit : B;
 }
@@ -147,8 +161,17 @@ static int keep_alignment(nmt_translated *out, const nmt_tokens *src, const nmt_
     return ok ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory for alignments");
 }
 
-/* The decoder's hypotheses of batch row b (source tokens src) as text. */
-static int fill_result(nmt_translator *t, nmt_translated *out, int b, const nmt_tokens *src)
+/* A line's forced target prefix: its units and their ids. */
+typedef struct prefix_ids {
+    nmt_tokens units;
+    int32_t *ids;
+    int n;
+} prefix_ids;
+
+/* The decoder's hypotheses of batch row b (source tokens src, forced prefix
+ * pre or NULL) as text. */
+static int fill_result(nmt_translator *t, nmt_translated *out, int b, const nmt_tokens *src,
+                       const prefix_ids *pre)
 {
     const nmt_vocab *tv = t->model->tgt_vocab;
     int n = nmt_decoder_n_results(t->decoder, b);
@@ -169,7 +192,11 @@ static int fill_result(nmt_translator *t, nmt_translated *out, int b, const nmt_
              * producing it (the source has one: empty lines are not
              * decoded); a source piece the model does not know is its
              * text, which decoding keeps as it is */
-            if (h->ids[i] == NMT_UNK && t->opts.replace_unk && h->att)
+            /* a forced unit is written as the prefix had it, even when
+             * the vocabulary lacks it: the output starts with the prefix */
+            if (pre && i < pre->n)
+                t->words[i] = pre->units.tok[i];
+            else if (h->ids[i] == NMT_UNK && t->opts.replace_unk && h->att)
                 t->words[i] = src->tok[most_attended(h->att, i, (int)src->n + 1)];
             else
                 t->words[i] = nmt_vocab_token(tv, h->ids[i]);
@@ -219,8 +246,9 @@ static int sort_by_length(size_t *order, size_t n, const nmt_tokens *toks)
     return NMT_OK;
 }
 
-static int run_batches(nmt_translator *t, const nmt_tokens *toks, const size_t *order, size_t n_order,
-                       nmt_translated *out, size_t n_empty,
+
+static int run_batches(nmt_translator *t, const nmt_tokens *toks, const prefix_ids *pre,
+                       const size_t *order, size_t n_order, nmt_translated *out, size_t n_empty,
                        void (*progress)(void *ctx, size_t done), void *ctx)
 {
     const nmt_vocab *sv = t->model->src_vocab;
@@ -232,7 +260,22 @@ static int run_batches(nmt_translator *t, const nmt_tokens *toks, const size_t *
         int fit = batch_for(t, (int)toks[idx[B - 1]].n + 1);
         B = fit < B ? fit : B;
         int T = (int)toks[idx[B - 1]].n + 1;
-        int rc = ensure_decoder(t, B, T);
+        /* the decoder's longest output follows its longest source: a long
+         * prefix asks for a decoder made as for a longer source (a
+         * sentence's own limit then grows to its prefix, nmt_decode_input) */
+        int longest_pre = 0, dec_T = T;
+        for (int b = 0; pre && b < B; b++)
+            longest_pre = pre[idx[b]].n > longest_pre ? pre[idx[b]].n : longest_pre;
+        const nmt_decode_opts *o = &t->opts.decode;
+        if (nmt_decode_length_limit(o, dec_T) <= longest_pre && o->max_ratio > 0) {
+            /* the least source length whose limit exceeds the prefix; with
+             * max_ratio 0 no source length helps, and the decoder refuses */
+            double need = ceil((longest_pre + 1 - o->max_extra) / (double)o->max_ratio) + 1;
+            dec_T = need < 1 << 16 ? (int)need : 1 << 16;
+            while (nmt_decode_length_limit(o, dec_T) <= longest_pre && dec_T < 1 << 16)
+                dec_T++; /* rounding */
+        }
+        int rc = ensure_decoder(t, B, dec_T);
         if (rc)
             return rc;
         memset(t->src, 0, (size_t)B * (size_t)T * sizeof *t->src);
@@ -246,11 +289,15 @@ static int run_batches(nmt_translator *t, const nmt_tokens *toks, const size_t *
             t->n_units += s->n;
             t->src[s->n * (size_t)B + (size_t)b] = NMT_EOS;
             t->src_len[b] = (int)s->n + 1;
+            t->line[b] = (uint64_t)(t->lines_done + idx[b]);
+            t->pre[b] = pre ? pre[idx[b]].ids : NULL;
+            t->pre_len[b] = pre ? pre[idx[b]].n : 0;
         }
-        if ((rc = nmt_decode(t->decoder, t->src, t->src_len, B, T)))
+        const nmt_decode_input in = {t->line, t->pre, t->pre_len};
+        if ((rc = nmt_decode_with(t->decoder, t->src, t->src_len, B, T, &in)))
             return rc;
         for (int b = 0; b < B; b++)
-            if ((rc = fill_result(t, &out[idx[b]], b, &toks[idx[b]])))
+            if ((rc = fill_result(t, &out[idx[b]], b, &toks[idx[b]], pre ? &pre[idx[b]] : NULL)))
                 return rc;
         start += (size_t)B;
         if (progress)
@@ -262,10 +309,45 @@ static int run_batches(nmt_translator *t, const nmt_tokens *toks, const size_t *
 int nmt_translator_run(nmt_translator *t, const char *const *lines, size_t n, nmt_translated *out,
                    void (*progress)(void *ctx, size_t done), void *ctx)
 {
+    return nmt_translator_run_prefixed(t, lines, NULL, n, out, progress, ctx);
+}
+
+/* The prefixes of n lines as target ids (none when prefixes is NULL). */
+static int prefix_ids_of(nmt_translator *t, const char *const *prefixes, size_t n,
+                         prefix_ids *pre)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!prefixes[i] || !*prefixes[i])
+            continue;
+        nmt_tokens *u = &pre[i].units; /* freed by the caller, like ids */
+        int rc = nmt_units_split(t->model, prefixes[i], strlen(prefixes[i]), u);
+        if (rc)
+            return rc;
+        if (u->n >= (size_t)1 << 16)
+            return nmt_set_error(NMT_ERR_ARG, "line %zu: a prefix of %zu %s is too long",
+                                 t->lines_done + i + 1, u->n, nmt_units_name(t->model));
+        pre[i].ids = malloc((u->n ? u->n : 1) * sizeof *pre[i].ids);
+        if (!pre[i].ids)
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        for (size_t j = 0; j < u->n; j++)
+            pre[i].ids[j] = nmt_vocab_id(t->model->tgt_vocab, u->tok[j], u->len[j]);
+        pre[i].n = (int)u->n;
+    }
+    return NMT_OK;
+}
+
+int nmt_translator_run_prefixed(nmt_translator *t, const char *const *lines,
+                                const char *const *prefixes, size_t n, nmt_translated *out,
+                                void (*progress)(void *ctx, size_t done), void *ctx)
+{
     memset(out, 0, n * sizeof *out);
+    prefix_ids *pre = prefixes ? calloc(n ? n : 1, sizeof *pre) : NULL;
+    if (prefixes && !pre)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int prc = prefixes ? prefix_ids_of(t, prefixes, n, pre) : NMT_OK;
     nmt_tokens *toks = calloc(n ? n : 1, sizeof *toks);
     size_t *order = malloc((n ? n : 1) * sizeof *order);
-    int rc = toks && order ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    int rc = prc ? prc : toks && order ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     size_t n_order = 0;
     for (size_t i = 0; i < n && rc == NMT_OK; i++) {
         rc = nmt_units_split(t->model, lines[i], strlen(lines[i]), &toks[i]);
@@ -288,12 +370,17 @@ int nmt_translator_run(nmt_translator *t, const char *const *lines, size_t n, nm
     if (rc == NMT_OK) {
         rc = sort_by_length(order, n_order, toks);
     if (rc == NMT_OK)
-        rc = run_batches(t, toks, order, n_order, out, n - n_order, progress, ctx);
+        rc = run_batches(t, toks, pre, order, n_order, out, n - n_order, progress, ctx);
     }
     for (size_t i = 0; toks && i < n; i++)
         nmt_tokens_free(&toks[i]);
     free(toks);
     free(order);
+    for (size_t i = 0; pre && i < n; i++) {
+        nmt_tokens_free(&pre[i].units);
+        free(pre[i].ids);
+    }
+    free(pre);
     t->lines_done += n;
     return rc;
 }
