@@ -329,8 +329,11 @@ def cmd_follow(a):
     P, meta = read_model(a.init_from)
     names, crc = weight_names(a.init_from)
     r = read_recipe(a.recipe_from, meta)
-    first, logged = open_batches(a.batches)
-    if first.get("weights_crc32") != "%08x" % crc or first.get("start_step") != 0:
+    if not a.batches and not a.dry_run:
+        raise ValueError("--batches is required (but for --dry-run)")
+    first, logged = open_batches(a.batches) if a.batches else ({}, None)
+    if a.batches and (first.get("weights_crc32") != "%08x" % crc
+                      or first.get("start_step") != 0):
         raise ValueError("%s starts from other weights (step %s, crc32 %s) than %s (crc32 "
                          "%08x): not the batches of a run from this model"
                          % (a.batches, first.get("start_step"), first.get("weights_crc32"),
@@ -513,7 +516,8 @@ def main():
     t.add_argument("--threads", type=int, default=2)
     f = sub.add_parser("follow")
     f.add_argument("--init-from", required=True, help="nmt train --max-steps 0's checkpoint")
-    f.add_argument("--batches", required=True, help="the run's --batch-log")
+    f.add_argument("--batches", help="the run's --batch-log (its first line names the initial "
+                   "weights; every step's line its batch and lr)")
     f.add_argument("--recipe-from", required=True, metavar="CHECKPOINT",
                    help="the run's checkpoint: its train.* settings are followed")
     f.add_argument("--max-time", type=float, default=None, metavar="SECONDS",
