@@ -502,7 +502,7 @@ def cmd_translate(a):
                       "threads": torch.get_num_threads()}))
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train")
@@ -534,7 +534,7 @@ def main():
     r.add_argument("--src", required=True)
     r.add_argument("--beam", type=int, default=1)
     r.add_argument("--threads", type=int, default=2)
-    a = p.parse_args()
+    a = p.parse_args(argv)
     if a.cmd == "follow":  # its threads and seed are the recipe's
         return cmd_follow(a)
     torch.set_num_threads(a.threads)
