@@ -277,8 +277,10 @@ def read_recipe(path, meta):
                                                                  else None):
             raise ValueError("%s: %s = %s, but the initial model has %s"
                              % (path, k, m.get(k), meta.get(k)))
+    # --batch-tokens only cuts the batches, which the log holds as they were
+    # cut; --accumulate (several batches a step) is not followed: refused
     known = set(RECIPE_MODEL + RECIPE_FOLLOWED + RECIPE_RNN_ONLY + RECIPE_IN_BATCHES
-                + RECIPE_NMT_ONLY)
+                + ("batch_tokens",) + RECIPE_NMT_ONLY)
     unknown = sorted(k for k in r if k not in known)
     if unknown:
         raise ValueError("%s: nmt train setting(s) %s unknown to this script, which cannot "
