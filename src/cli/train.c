@@ -315,7 +315,7 @@ static void on_setup(void *user, nmt_setup_event ev, const nmt_train_run *r, con
         describe(r);
         if (nmt_dist_size() > 1 && cli_verbosity > 0)
             fprintf(stderr, "data-parallel over %d processes (MPI): each step's batch is shared "
-                    "out by target tokens and the gradients summed in rank order\n",
+                    "out by target tokens and the gradients summed round a ring in a fixed order\n",
                     nmt_dist_size());
         break;
     }

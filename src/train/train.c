@@ -406,7 +406,8 @@ static void step_rng(const nmt_trainer *t, nmt_rng *r)
 /* The gradient and loss of this process's share of the batch, made into
  * those of the whole batch: each share's gradient is of the mean over its
  * own tokens, so it is weighted by its token count, summed over the
- * processes (in rank order: the same bits everywhere) and divided by the
+ * processes (round a ring in a fixed order: the same bits everywhere and
+ * every run) and divided by the
  * batch's count. *loss and *tokens are the whole batch's. */
 static int share_forward_backward(nmt_trainer *t, const size_t *pairs, int n,
                                   const nmt_regularizer *reg, double *loss, double *tokens)
