@@ -9,7 +9,8 @@
 # processes twice gives the same bits (3 and 4); the ring all-reduce alone
 # (tests/mpi_ring.c) sums in its documented order, bit for bit; a run stopped by a signal to one
 # process, or killed with kill -9, resumes to the uninterrupted run's bits;
-# a resume with another number of processes stays within the bound; only
+# a resume with another number of processes stays within the bound;
+# --accumulate and --batch-tokens share out the same global batch; only
 # rank 0 writes files and speaks. The Transformer too: 2 and 3 processes
 # within 1e-4 of one after 5 Adam steps, the same bits twice with dropout.
 . "$(dirname "$0")/lib.sh"
@@ -155,6 +156,19 @@ for run in a b; do
         --max-steps 20 --valid-every 7 --out tf-drop-$run
 done
 same "transformer, 2 processes with dropout twice" tf-drop-a tf-drop-b
+
+# --accumulate: 3 batches of 4, their shares on 2 processes and one sum a
+# step, against one process's batch of 12 (one SGD step, in corpus order);
+# --batch-tokens: the same batches shared out, against one process
+ACC=("${C[@]}" --no-shuffle --optimizer sgd --lr 0.5 --max-steps 1)
+expect_ok "one batch of 12" "$NMT" "${ACC[@]}" --batch-size 12 --out acc-1
+expect_ok "2 processes, 3 batches of 4" "${MPI[@]}" -np 2 "$NMT" "${ACC[@]}" --batch-size 4 \
+    --accumulate 3 --out acc-2
+within "--accumulate 3 on 2 processes against one batch of 12" acc-1 acc-2 1e-5
+TOK=("${C[@]}" --optimizer adam --lr 0.003 --max-steps 5 --batch-size 30 --batch-tokens 150)
+expect_ok "--batch-tokens: one process" "$NMT" "${TOK[@]}" --out tok-1
+expect_ok "--batch-tokens: 2 processes" "${MPI[@]}" -np 2 "$NMT" "${TOK[@]}" --out tok-2
+within "--batch-tokens, 2 processes against one, 5 steps" tok-1 tok-2 1e-4
 
 # the checkpoint does not depend on the number of processes: 2 then 3
 expect_ok "3 steps on 2 processes" "${MPI[@]}" -np 2 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
