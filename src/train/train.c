@@ -417,8 +417,16 @@ static void step_rng(const nmt_trainer *t, size_t batch_of_step, nmt_rng *r)
  * them, fewer at the end of an epoch. */
 static size_t step_batches(const nmt_trainer *t)
 {
-    size_t left = t->plan.n_batches - t->st.batch, k = (size_t)t->s.accumulate;
+    size_t left = t->st.n_batches - t->st.batch, k = (size_t)t->s.accumulate;
     return left < k ? left : k;
+}
+
+/* The pairs of the epoch's batch b: the one place that reads the plan for
+ * summed_forward_backward. */
+static void plan_batch(const nmt_trainer *t, size_t b, const size_t **pairs, int *n)
+{
+    *pairs = t->plan.index + t->plan.start[b];
+    *n = (int)(t->plan.start[b + 1] - t->plan.start[b]);
 }
 
 /* The gradient and loss of the step's batches (--accumulate), or of this
@@ -438,9 +446,10 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
     if (sum)
         memset(sum, 0, n_params * sizeof *sum);
     for (size_t k = 0; k < nb; k++) {
-        size_t at = t->plan.start[t->st.batch + k];
-        const size_t *pairs = t->plan.index + at;
-        int n = (int)(t->plan.start[t->st.batch + k + 1] - at), lo = 0, hi = n;
+        const size_t *pairs;
+        int n, lo = 0, hi;
+        plan_batch(t, t->st.batch + k, &pairs, &n);
+        hi = n;
         if (t->size > 1)
             my_share(t, pairs, n, &lo, &hi);
         if (hi <= lo)
@@ -771,7 +780,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
         emit(cb, NMT_TRAIN_STEP, st);
 
-        int end_of_epoch = st->batch + took == t->plan.n_batches;
+        int end_of_epoch = st->batch + took == st->n_batches;
         if (agreed(t, time_is_up(t, now))) {
             st->time_up = 1;
             emit(cb, NMT_TRAIN_TIME_UP, st);
