@@ -1,8 +1,9 @@
 # scripts/attention-zoo end to end in its --quick mode (a few steps of each
 # kind on both corpora, 100 test sentences): it runs, and its table holds a
-# column per kind and the figures of the tools it summarises (nmt info's
-# parameters, nmt align --gold's AER, the runs' log.tsv); bad options are
-# refused.
+# column per kind (the five RNN attentions and the Transformer) and the
+# figures of the tools it summarises (nmt info's parameters, nmt align
+# --gold's AER, the best map of --per-head, the runs' log.tsv); bad options
+# are refused.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 M30K=${NMT_CORPORA:?}/multi30k
@@ -28,14 +29,14 @@ for part in "toy corpus" "Multi30k De->En"; do
     awk -v part="$part" '
         index($0, part) == 1 { on = 1; next }
         on && /^(BLEU|chrF2): / { exit }
-        on && $1 == "run" { run = $2 " " $3 " " $4 " " $5 " " $6 }
-        on && $1 == "model" && $2 != "file" { model = $2 " " $3 " " $4 " " $5 " " $6 }
+        on && $1 == "run" { run = $2 " " $3 " " $4 " " $5 " " $6 " " $7 }
+        on && $1 == "model" && $2 != "file" { model = $2 " " $3 " " $4 " " $5 " " $6 " " $7 " " $8 }
         on && /^steps\/s/ { steps = NF - 2 }
         on && /^parameters/ { params = NF - 1 }
         END {
-            ok = run == "bahdanau dot general scaled-dot none" &&
-                 model == "gru/bahdanau gru/dot gru/general gru/scaled-dot gru/none" &&
-                 steps == 5 && params == 5
+            ok = run == "bahdanau dot general scaled-dot none transformer" &&
+                 model == "gru/bahdanau gru/dot gru/general gru/scaled-dot gru/none transformer 3+3" &&
+                 steps == 6 && params == 6
             exit !ok
         }' "$T" && pass || fail "$part: the table lacks a column per kind"
 done
@@ -44,7 +45,7 @@ done
 toy_block() { awk '/^toy corpus/ { on = 1 } on && /^BLEU: / { exit } on' "$T"; }
 m30k_block() { awk '/^Multi30k De->En/ { on = 1 } on && /^BLEU: / { exit } on' "$T"; }
 col=2
-for kind in bahdanau dot general scaled-dot none; do
+for kind in bahdanau dot general scaled-dot none transformer; do
     expect_ok "info $kind" "$NMT" info "$OUT/toy/$kind/best.safetensors"
     want=$(awk '$1 == "parameters" { print $2 }' "$TMP/out")
     got=$(toy_block | awk -v c=$col '$1 == "parameters" { print $c }')
@@ -58,17 +59,37 @@ for kind in bahdanau dot general scaled-dot none; do
             --gold "$OUT/toy/data/test.align"
         want=$(awk '$1 == "AER" { print $2 }' "$TMP/out")
         [ -n "$want" ] && [ "$got" = "$want" ] && pass || fail "toy $kind: AER $got, nmt align says $want"
+        # the best map: the least AER of --per-head's table, and that map
+        # asked for alone gives it
+        best=$(toy_block | awk -v c=$((col + 4)) '/^AER of the best map/ { print $c }')
+        name=$(toy_block | awk -v c=$((col + 1)) '/^  which map/ { print $c }')
+        least=$(awk '/^  (layer|attention) / { for (i = ($1 == "layer" ? 3 : 2); i <= NF; i++) {
+                        a = $i; sub(/\*$/, "", a); if (m == "" || a + 0 < m + 0) m = a } }
+                     END { print m }' "$OUT/toy/per-head-$kind.txt")
+        [ -n "$best" ] && [ "$best" = "$least" ] && pass ||
+            fail "toy $kind: best map's AER $best, the least of --per-head's table $least"
+        if [ $kind = transformer ]; then
+            [[ $name =~ ^L([0-9]+)(H([0-9]+)|mean)$ ]] || fail "transformer: best map '$name'"
+            expect_ok "align the best map" "$NMT" align -m "$OUT/toy/$kind/best.safetensors" \
+                --src "$OUT/toy/data/test.src" --tgt "$OUT/toy/data/test.tgt" \
+                --gold "$OUT/toy/data/test.align" --layer "${BASH_REMATCH[1]}" \
+                --head "${BASH_REMATCH[3]:-mean}"
+            want=$(awk '$1 == "AER" { print $2 }' "$TMP/out")
+            [ "$best" = "$want" ] && pass || fail "transformer: best map $name's AER $best, alone $want"
+        else
+            [ "$name" = attention ] && pass || fail "$kind: best map '$name'"
+        fi
     fi
     # 30 steps, and a training rate where log.tsv has rows without validation
     for block in toy_block m30k_block; do
-        got=$($block | awk -v c=$col '$1 == "steps" && NF == 6 { print $c }')
+        got=$($block | awk -v c=$col '$1 == "steps" && NF == 7 { print $c }')
         [ "$got" = 30 ] && pass || fail "$block $kind: steps $got"
         got=$($block | awk -v c=$((col + 1)) '/^steps\/s/ { print $c }')
         awk -v x="$got" 'BEGIN { exit !(x > 0) }' && pass || fail "$block $kind: steps/s '$got'"
     done
     col=$((col + 1))
 done
-for kind in bahdanau dot general scaled-dot; do
+for kind in bahdanau dot general scaled-dot transformer; do
     grep -q '<svg' "$OUT/toy/alignment-$kind.svg" && pass || fail "no alignment picture for $kind"
 done
 [ ! -e "$OUT/toy/alignment-none.svg" ] && pass || fail "a picture for the model without attention"
