@@ -213,6 +213,73 @@ START_TEST(plan_with_shuffle_pads_little)
 }
 END_TEST
 
+/* --batch-tokens: every pair once; each batch's padded target (pairs x
+ * the longest target with </s>) within the budget, or one pair alone, and
+ * within the cap of pairs; greedy (in corpus order, the next pair would not
+ * have fitted); 0 tokens is the plain plan; the same arguments the same
+ * plan. */
+static size_t tgt_positions(const nmt_corpus *c, size_t q)
+{
+    return c->tgt_off[q + 1] - c->tgt_off[q] + 1;
+}
+
+START_TEST(plan_by_tokens)
+{
+    nmt_corpus c;
+    random_corpus(&c, 5000, 13);
+    const int budget = 300, cap = 25;
+    for (int shuffle = 0; shuffle <= 1; shuffle++) {
+        nmt_batch_plan p, again, plain, zero;
+        ck_assert_int_eq(nmt_batch_plan_make_tokens(&p, &c, cap, budget, shuffle, 5, 2), 0);
+        ck_assert_int_eq(nmt_batch_plan_make_tokens(&again, &c, cap, budget, shuffle, 5, 2), 0);
+        ck_assert_uint_eq(p.n_batches, again.n_batches);
+        ck_assert(!memcmp(p.index, again.index, c.n * sizeof *p.index));
+        char *seen = calloc(c.n, 1);
+        size_t alone = 0, pairs = 0;
+        for (size_t b = 0; b < p.n_batches; b++) {
+            size_t n = p.start[b + 1] - p.start[b], longest = 0;
+            ck_assert_uint_ge(n, 1);
+            ck_assert_uint_le(n, (size_t)cap);
+            for (size_t i = p.start[b]; i < p.start[b + 1]; i++) {
+                ck_assert(!seen[p.index[i]]);
+                seen[p.index[i]] = 1;
+                size_t l = tgt_positions(&c, p.index[i]);
+                longest = l > longest ? l : longest;
+            }
+            pairs += n;
+            if (n * longest > (size_t)budget) {
+                ck_assert_uint_eq(n, 1);
+                alone++;
+            }
+            if (!shuffle && b + 1 < p.n_batches && n < (size_t)cap) {
+                size_t next = tgt_positions(&c, p.index[p.start[b + 1]]);
+                ck_assert_uint_gt((n + 1) * (next > longest ? next : longest), (size_t)budget);
+            }
+        }
+        ck_assert_uint_eq(pairs, c.n);
+        ck_assert_uint_eq(alone, 0); /* targets of at most 41 positions fit 300 */
+        if (!shuffle)
+            for (size_t i = 0; i < c.n; i++)
+                ck_assert_uint_eq(p.index[i], i);
+        ck_assert_int_eq(nmt_batch_plan_make_tokens(&zero, &c, cap, 0, shuffle, 5, 2), 0);
+        ck_assert_int_eq(nmt_batch_plan_make(&plain, &c, cap, shuffle, 5, 2), 0);
+        ck_assert_uint_eq(zero.n_batches, plain.n_batches);
+        ck_assert(!memcmp(zero.index, plain.index, c.n * sizeof *p.index));
+        free(seen);
+        nmt_batch_plan_free(&p);
+        nmt_batch_plan_free(&again);
+        nmt_batch_plan_free(&plain);
+        nmt_batch_plan_free(&zero);
+    }
+    /* a budget below every pair: each pair alone */
+    nmt_batch_plan one;
+    ck_assert_int_eq(nmt_batch_plan_make_tokens(&one, &c, cap, 1, 1, 5, 2), 0);
+    ck_assert_uint_eq(one.n_batches, c.n);
+    nmt_batch_plan_free(&one);
+    nmt_corpus_free(&c);
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("batch");
@@ -221,6 +288,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, plan_without_shuffle_is_corpus_order);
     tcase_add_test(tc, plan_with_shuffle_covers_and_is_deterministic);
     tcase_add_test(tc, plan_with_shuffle_pads_little);
+    tcase_add_test(tc, plan_by_tokens);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -53,6 +53,7 @@ typedef struct nmt_align_view {
                            * pair): JSON writes "gold", pictures a legend */
     int width;            /* text: columns to fit (0: no limit) */
     nmt_color_mode color; /* text */
+    const char *model;    /* JSON: the model whose attention this is, or NULL */
 } nmt_align_view;
 
 /* NMT_OK if a is a pair the writers can show: at least "</s>" on each side
@@ -122,7 +123,8 @@ int nmt_align_write_tsv(FILE *f, const nmt_alignment *a);
  * float. This is also what `nmt translate --alignments F` writes. */
 int nmt_align_write_json(FILE *f, const nmt_alignment *a);
 
-/* The same object with, first, "line": N (when v->line > 0) and, last,
+/* The same object with, first, "line": N (when v->line > 0), then "model":
+ * NAME (when v->model is not NULL) and, last,
  * "gold": [[i, j], ...] (when v->has_gold), i the source and j the target
  * word of each gold link. */
 int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);

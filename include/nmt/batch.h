@@ -45,6 +45,14 @@ typedef struct nmt_batch_plan {
 
 int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
                         int shuffle, uint64_t seed, int epoch);
+/* Batches by target tokens: each batch takes the next pairs (of a sorted
+ * pool of 100 x batch_size pairs, or of the corpus without shuffling) while
+ * its padded target, pairs x the longest target with its </s>, stays within
+ * max_tokens and its pairs within batch_size; a pair longer than max_tokens
+ * makes a batch alone. The batches' order is shuffled as above. max_tokens
+ * 0 is nmt_batch_plan_make. */
+int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                               int max_tokens, int shuffle, uint64_t seed, int epoch);
 void nmt_batch_plan_free(nmt_batch_plan *p);
 
 #endif

@@ -36,7 +36,20 @@
  * finished ones by score / length^alpha, best first, then those cut off.
  * Each sentence draws from its own generator, seeded from (seed, the
  * sentence's number given to nmt_decode_lines), so its samples do not depend
- * on the batch it is in. */
+ * on the batch it is in.
+ *
+ * Ensembles (nmt_decoder_create_ensemble): several models decode together,
+ * any mix of architectures. Each step every member runs its own step on the
+ * same hypotheses, and the ensemble's log-probability of a token is the
+ * mean of the members' log-probabilities (each member's log-softmax, then
+ * the mean; not renormalised). Everything above then runs on those scores
+ * as on one model's: beam search, n-best lists, length limits and
+ * normalisation, forced prefixes (their tokens' mean log-probabilities
+ * count in the score) and sampling (softmax(mean / temperature), top_k and
+ * top_p on that distribution; a sample's score the sum of its tokens' mean
+ * log-probabilities). A hypothesis's attention (opts.attention) is the
+ * mean of the members' default maps, kept only when every member has
+ * attention. One member is exactly nmt_decoder_create: the same bits. */
 #ifndef NMT_DECODE_H
 #define NMT_DECODE_H
 
@@ -105,6 +118,29 @@ typedef struct nmt_decoder nmt_decoder;
 int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max_src_T,
                        const nmt_decode_opts *opts);
 void nmt_decoder_free(nmt_decoder *d);
+
+/* The most members an ensemble may have. */
+#define NMT_MAX_ENSEMBLE 64
+
+/* Whether models[0..n) can decode together: they must agree on everything
+ * the source and target units depend on, namely both vocabularies (the same
+ * tokens in the same order), the subword model (the same SentencePiece
+ * model, or none for all) and the lowercase setting. Architectures and
+ * sizes may differ. NMT_OK, or NMT_ERR_ARG with a message that names the
+ * first member that differs from models[0], models[0] and what differs
+ * ("a.safetensors and b.safetensors have different target vocabularies:
+ * id 7 is "Hund" in one and "Katze" in the other"). names[k] names member
+ * k in the message; names NULL: "model 1", "model 2", ... */
+int nmt_ensemble_check(const nmt_model *const *models, const char *const *names, int n);
+
+/* A decoder over an ensemble of n_models members (1..NMT_MAX_ENSEMBLE; see
+ * the top of this file): as nmt_decoder_create, plus nmt_ensemble_check's
+ * refusals. The models must outlive it (the array itself is copied). With
+ * more than one member and opts.attention, opts.attention_map must be -1
+ * (each member's default map; their numbering differs between
+ * architectures). n_models 1 is nmt_decoder_create. */
+int nmt_decoder_create_ensemble(nmt_decoder **out, const nmt_model *const *models, int n_models,
+                                int max_B, int max_src_T, const nmt_decode_opts *opts);
 
 /* The length limit (target tokens, </s> not counted) for a source of
  * src_len positions (tokens + </s>): max_ratio * (src_len - 1) + max_extra,

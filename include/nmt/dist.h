@@ -21,9 +21,11 @@ int nmt_dist_rank(void);  /* 0 .. size-1; 0 without MPI */
 int nmt_dist_size(void);  /* 1 without MPI */
 
 /* buf[n] becomes the sum over the processes of their buf, the same bits on
- * every process and from run to run: the sums are made on rank 0 in rank
- * order ((b0 + b1) + b2) ..., chunk by chunk (MPI_Gather), and sent back
- * (MPI_Bcast); MPI's own reductions promise no order. */
+ * every process and from run to run with the same number of processes: a
+ * ring all-reduce over MPI_Sendrecv (a reduce-scatter, then an all-gather)
+ * whose additions come in an order fixed by the ring, not by the network
+ * (MPI's own reductions promise no order). Each process sends
+ * 2 (size - 1) / size of buf, whatever the number of processes. */
 int nmt_dist_sum_floats(float *buf, size_t n);
 int nmt_dist_sum_doubles(double *buf, int n);
 /* The largest of the processes' v (to agree on a stop). */
@@ -32,7 +34,9 @@ int nmt_dist_max_int(int v);
 int nmt_dist_bcast(void *buf, size_t bytes);
 
 /* Seconds spent in the calls above, and the bytes this process sent in
- * them (for the measurements of scripts/bench-mpi). */
+ * the sums (for the measurements of scripts/bench-mpi; the few bytes of
+ * nmt_dist_max_int and nmt_dist_bcast, routed as MPI chooses, are not
+ * counted). */
 double nmt_dist_seconds(void);
 double nmt_dist_bytes_sent(void);
 

@@ -45,7 +45,14 @@ typedef struct nmt_train_settings {
      * once it is made) */
     nmt_config model;
     /* data */
-    int batch_size;      /* sentences per batch */
+    int batch_size;      /* sentences per batch (with batch_tokens: at most) */
+    int batch_tokens;    /* > 0: a batch takes pairs while its padded target
+                          * (pairs x the longest target, </s> counted) stays
+                          * within this many tokens (nmt_batch_plan_make);
+                          * 0: batch_size pairs a batch */
+    int accumulate;      /* batches whose gradients make one optimizer step
+                          * (summed, weighted by their target tokens, as one
+                          * batch of them all); 1: each batch a step */
     int max_len;         /* skip training pairs longer than this (tokens) */
     int min_count, max_vocab;
     int shuffle;

@@ -1,7 +1,8 @@
-/* Translating raw sentences with a model (what `nmt translate` and `nmt
- * compare` do): tokenize with the model's settings, map to ids, decode in
- * batches of similar length, map back (optionally replacing <unk> by the
- * most attended source word) and detokenize. */
+/* Translating raw sentences with a model or an ensemble of models (what
+ * `nmt translate` and `nmt compare` do): tokenize with the model's
+ * settings, map to ids, decode in batches of similar length, map back
+ * (optionally replacing <unk> by the most attended source word) and
+ * detokenize. */
 #ifndef NMT_TRANSLATOR_H
 #define NMT_TRANSLATOR_H
 
@@ -55,6 +56,19 @@ typedef struct nmt_translator nmt_translator;
 /* The model must outlive the translator. --replace-unk and alignments on a
  * model without attention are refused with NMT_ERR_ARG. */
 int nmt_translator_create(nmt_translator **out, const nmt_model *m, const nmt_translate_opts *o);
+
+/* A translator over an ensemble of n_models models (nmt/decode.h,
+ * "Ensembles"): each step's log-probabilities are the mean of the members',
+ * for every search, sampling and prefix the options ask for. The models
+ * must pass nmt_ensemble_check (which the caller may call first, with file
+ * names, for a message that names them) and outlive the translator; the
+ * array is copied. Text is split and joined with models[0]'s units, which
+ * are every member's. replace_unk and alignments need attention in every
+ * member and use the mean of the members' default attention maps (each row
+ * still sums to 1). n_models 1 is nmt_translator_create. Refusals:
+ * NMT_ERR_ARG with the reason. */
+int nmt_translator_create_ensemble(nmt_translator **out, const nmt_model *const *models,
+                                   int n_models, const nmt_translate_opts *o);
 void nmt_translator_free(nmt_translator *t);
 
 /* Translates n raw lines into out[n] (in input order), calling progress (if

@@ -266,6 +266,11 @@ int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_v
     fputc('{', f);
     if (v && v->line > 0)
         fprintf(f, "\"line\": %ld, ", v->line);
+    if (v && v->model) {
+        fputs("\"model\": ", f);
+        put_json_string(f, v->model);
+        fputs(", ", f);
+    }
     fputs("\"source\": ", f);
     put_json_tokens(f, a->src, a->n_src);
     fputs(", \"target\": ", f);

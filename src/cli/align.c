@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "align_args.h"
+#include "align_ensemble.h"
 #include "align_html.h"
 #include "heatmap.h"
 #include "align_input.h"
@@ -192,10 +193,12 @@ typedef struct model_result {
     size_t unk[2], units[2];
 } model_result;
 
-/* The model's target for pair b: the given line, or its own translation
- * (whose text, for BLEU, goes to *hyp when hyp is not NULL). */
+/* The model's target for pair b: the given line, or the ensemble's
+ * translation (ens_ids, ens_len when ens_ids is not NULL), or its own
+ * translation (whose text, for BLEU, goes to *hyp when hyp is not NULL). */
 static int make_target(const align_args *a, const inputs *in, size_t line, const nmt_model *m,
-                       nmt_decoder *dec, pair_buf *b, model_result *r, char **hyp)
+                       nmt_decoder *dec, const int32_t *ens_ids, int ens_len, pair_buf *b,
+                       model_result *r, char **hyp)
 {
     if (a->tgt) {
         if (side_from_text(&b->tgt_tok, in->tgt.line[line], m, m->tgt_vocab, &b->tgt,
@@ -204,10 +207,14 @@ static int make_target(const align_args *a, const inputs *in, size_t line, const
         count_unknown(b->tgt_ids, b->n_tgt, &r->unk[1], &r->units[1]);
         return 0;
     }
-    int rc = nmt_decode(dec, b->src_ids, &b->n_src, 1, b->n_src);
-    if (rc)
-        return rc;
-    const nmt_hypothesis *h = nmt_decoder_result(dec, 0, 0);
+    nmt_hypothesis joint = {.ids = ens_ids, .len = ens_len};
+    const nmt_hypothesis *h = &joint;
+    if (!ens_ids) {
+        int rc = nmt_decode(dec, b->src_ids, &b->n_src, 1, b->n_src);
+        if (rc)
+            return rc;
+        h = nmt_decoder_result(dec, 0, 0);
+    }
     if (side_resize(&b->tgt, &b->tgt_ids, h->len + 1))
         return -1;
     for (int i = 0; i < h->len; i++) {
@@ -348,15 +355,17 @@ static const char *mode_name(const align_args *a, char *buf, size_t cap)
 {
     if (a->tgt)
         return "given target";
+    const char *whose = a->ensemble ? "ensemble's " : "";
     if (a->beam == 1)
-        return "greedy translation";
-    snprintf(buf, cap, "beam %d translation", a->beam);
+        snprintf(buf, cap, "%sgreedy translation", whose);
+    else
+        snprintf(buf, cap, "%sbeam %d translation", whose, a->beam);
     return buf;
 }
 
 /* Aligns every chosen pair with model mi and sends each to the sink. */
 static int align_model(const align_args *a, const inputs *in, int mi, const nmt_model *m,
-                       int map, sink *out, model_result *r)
+                       int map, const ensemble_targets *ens, sink *out, model_result *r)
 {
     int status = -1;
     pair_buf b = {0};
@@ -388,7 +397,7 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
     int st_steps = 2 * max_T + 10;
     if (nmt_infer_create(&st, m, 1, max_T, 1, st_steps) || nmt_infer_set_attention_map(st, map))
         goto lib_error;
-    if (!a->tgt) {
+    if (!a->tgt && !ens) {
         nmt_decode_opts opts;
         nmt_decode_opts_standard(&opts);
         opts.beam = a->beam;
@@ -403,7 +412,9 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
         count_unknown(b.src_ids, b.n_src, &r->unk[0], &r->units[0]);
         free(hyp);
         hyp = NULL;
-        int failed = make_target(a, in, line, m, dec, &b, r, a->ref || out->html ? &hyp : NULL);
+        int failed = make_target(a, in, line, m, dec, ens ? ens->ids[k] : NULL,
+                                 ens ? ens->len[k] : 0, &b, r,
+                                 a->ref || out->html ? &hyp : NULL);
         if (!failed && b.n_tgt > st_steps) {
             nmt_infer_free(st);
             st = NULL;
@@ -452,9 +463,14 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
         }
         if (!out->write)
             continue;
-        char title[160];
-        snprintf(title, sizeof title, "line %zu, %s", line + 1, mode);
+        char title[640];
+        if (a->n_models > 1) /* --ensemble: whose attention this is */
+            snprintf(title, sizeof title, "line %zu, %s, attention of %s", line + 1, mode,
+                     a->model[mi]);
+        else
+            snprintf(title, sizeof title, "line %zu, %s", line + 1, mode);
         nmt_align_view v = {.line = (long)line + 1, .title = title,
+                            .model = a->ensemble ? a->model[mi] : NULL,
                             .gold = a->gold ? in->gold_links[k] : NULL,
                             .n_gold = a->gold ? in->n_gold[k] : 0, .has_gold = a->gold != NULL,
                             .width = out->width, .color = out->color};
@@ -624,6 +640,7 @@ static int run(const align_args *a)
     int status = 1, fmt = a->format;
     inputs in = {0};
     sink out = {0};
+    ensemble_targets ens = {0};
     model_result res[MAX_MODELS];
     memset(res, 0, sizeof res);
     int write = !a->gold || a->format_given || a->out;
@@ -656,6 +673,8 @@ static int run(const align_args *a)
         cli_error("out of memory");
         goto done;
     }
+    if (a->ensemble && align_ensemble_translate(a, &in, &ens))
+        goto done;
 
     for (int mi = 0; mi < a->n_models; mi++) {
         int map;
@@ -678,7 +697,7 @@ static int run(const align_args *a)
             rc = -1;
         }
         if (!rc)
-            rc = align_model(a, &in, mi, m, map, &out, &res[mi]);
+            rc = align_model(a, &in, mi, m, map, a->ensemble ? &ens : NULL, &out, &res[mi]);
         if (!rc && a->per_head) {
             FILE *t = open_memstream(&res[mi].per_head, &res[mi].per_head_len);
             if (t) {
@@ -738,6 +757,7 @@ done:
         free(res[mi].per_head);
     }
     align_inputs_free(&in);
+    align_ensemble_free(&ens);
     return status;
 }
 

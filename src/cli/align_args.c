@@ -31,8 +31,9 @@ static const struct {
 static void help(void)
 {
     printf(
-        "Usage: nmt align -m MODEL [-m MODEL2 ...] [--src FILE] [--tgt FILE] [--line N]\n"
-        "                 [--format FMT] [-o OUT] [--gold FILE] [--ref FILE] [--beam K]\n\n"
+        "Usage: nmt align -m MODEL [-m MODEL2 ...] [--ensemble] [--src FILE] [--tgt FILE]\n"
+        "                 [--line N] [--format FMT] [-o OUT] [--gold FILE] [--ref FILE]\n"
+        "                 [--beam K]\n\n"
         "The attention of an attention model over each sentence pair: which source\n"
         "words the decoder looked at while it produced each target word. Both sides\n"
         "include the final </s>, so each row of weights sums to 1.\n\n"
@@ -45,7 +46,14 @@ static void help(void)
         "Options:\n"
         "  -m, --model FILE     the model (a .safetensors file written by nmt); give it\n"
         "                       up to %d times with --format html to see the models side\n"
-        "                       by side\n"
+        "                       by side, each with its own translation\n"
+        "      --ensemble       the -m models translate together, as nmt translate -m A\n"
+        "                       -m B does (the mean of their log-probabilities, with\n"
+        "                       --beam), and each model's attention on that one\n"
+        "                       translation is shown: one map per model and pair, the\n"
+        "                       models in -m order (text: each headed by its model;\n"
+        "                       json: a \"model\" key; html: side by side). Formats\n"
+        "                       text, json and html; not with --tgt\n"
         "  -s, --src FILE       source sentences, one a line ('-': standard input)\n"
         "  -t, --tgt FILE       target sentences, line by line with the sources\n"
         "  -l, --line N         only these lines (1-based, as the files number them):\n"
@@ -181,7 +189,7 @@ static int check_files(const align_args *a)
 
 int align_parse_args(int argc, char **argv, align_args *a)
 {
-    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD };
+    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -193,6 +201,7 @@ int align_parse_args(int argc, char **argv, align_args *a)
         {"width", required_argument, NULL, OPT_WIDTH},
         {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
         {"per-head", no_argument, NULL, OPT_PER_HEAD},
+        {"ensemble", no_argument, NULL, OPT_ENSEMBLE},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -243,6 +252,7 @@ int align_parse_args(int argc, char **argv, align_args *a)
             a->head_given = 1;
             break;
         case OPT_PER_HEAD: a->per_head = 1; break;
+        case OPT_ENSEMBLE: a->ensemble = 1; break;
         case 'C':
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
                 return 2;
@@ -288,9 +298,20 @@ int align_parse_args(int argc, char **argv, align_args *a)
     int rc = settle_format(a);
     if (rc)
         return rc;
-    if (a->n_models > 1 && a->format != FMT_HTML) {
+    if (a->ensemble && a->tgt) {
+        cli_error("--ensemble shows the attention on the models' joint translation: it "
+                  "cannot be used with --tgt");
+        return 2;
+    }
+    if (a->ensemble && a->format != FMT_TEXT && a->format != FMT_JSON &&
+        a->format != FMT_HTML) {
+        cli_error("--ensemble: one map per model and pair is shown by --format text, json or "
+                  "html, not %s", align_format_names[a->format]);
+        return 2;
+    }
+    if (a->n_models > 1 && a->format != FMT_HTML && !a->ensemble) {
         cli_error("-m given %d times: several models are shown side by side by --format html "
-                  "only", a->n_models);
+                  "only (or translate together with --ensemble)", a->n_models);
         return 2;
     }
     if (a->ref && a->tgt) {

@@ -18,6 +18,8 @@ typedef struct align_args {
     int layer, head;      /* --layer, --head: NMT_MAP_DEFAULT / NMT_MAP_MEAN when not given */
     int layer_given, head_given;
     int per_head;         /* --per-head: the AER of every map */
+    int ensemble;         /* --ensemble: the -m models translate together, and each
+                           * one's attention on that translation is shown */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the

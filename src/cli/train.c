@@ -218,10 +218,16 @@ static void describe(const nmt_train_run *r)
     dropout_text(s, dropout, sizeof dropout);
     if (s->warmup > 0)
         snprintf(warmup, sizeof warmup, " warmup %lld", (long long)s->warmup);
-    fprintf(stderr, "training: %s lr %g%s clip %g dropout %s label smoothing %g batch %d "
+    char batching[64] = "";
+    if (s->batch_tokens > 0)
+        snprintf(batching, sizeof batching, " (up to %d target tokens)", s->batch_tokens);
+    if (s->accumulate > 1)
+        snprintf(batching + strlen(batching), sizeof batching - strlen(batching),
+                 " x %d a step", s->accumulate);
+    fprintf(stderr, "training: %s lr %g%s clip %g dropout %s label smoothing %g batch %d%s "
             "epochs %d max-steps %lld max-time %gs seed %llu threads %d best-metric %s%s%s\n",
             nmt_optim_name(s->optimizer), s->lr, warmup, s->clip, dropout,
-            (double)s->label_smoothing, s->batch_size, s->epochs, (long long)s->max_steps,
+            (double)s->label_smoothing, s->batch_size, batching, s->epochs, (long long)s->max_steps,
             s->max_time, (unsigned long long)s->seed, s->threads,
             nmt_best_metric_name(s->best_metric), s->shuffle ? "" : " no-shuffle",
             r->have_valid ? ", validating" : "");
@@ -315,7 +321,7 @@ static void on_setup(void *user, nmt_setup_event ev, const nmt_train_run *r, con
         describe(r);
         if (nmt_dist_size() > 1 && cli_verbosity > 0)
             fprintf(stderr, "data-parallel over %d processes (MPI): each step's batch is shared "
-                    "out by target tokens and the gradients summed in rank order\n",
+                    "out by target tokens and the gradients summed round a ring in a fixed order\n",
                     nmt_dist_size());
         break;
     }

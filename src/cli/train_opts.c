@@ -123,7 +123,17 @@ static void help(void)
         "  --label-smoothing X    train on (1-X)(-log p[y]) + X * mean over the target\n"
         "                         vocabulary of -log p (default 0.1); the loss in log.tsv,\n"
         "                         the perplexities and nmt score stay -log p[y]\n"
-        "  --batch-size N         sentences per batch (default 64)\n"
+        "  --batch-size N         sentences per batch (default 64; with --batch-tokens,\n"
+        "                         the most a batch may hold)\n"
+        "  --batch-tokens N       batches by target tokens: a batch takes pairs while\n"
+        "                         pairs x its longest target (tokens + </s>: padding\n"
+        "                         counted) stays within N, and at most --batch-size\n"
+        "                         pairs, which sizes the memory (raise it with N); a\n"
+        "                         longer pair makes a batch alone (default 0: off)\n"
+        "  --accumulate K         sum the gradients of K batches into one step: the\n"
+        "                         step of one batch of their pairs, within float\n"
+        "                         rounding, in the memory of one (default 1);\n"
+        "                         --max-steps, --warmup, --save-every count such steps\n"
         "  --epochs N             passes over the corpus (default 10; with --max-time\n"
         "                         and no --epochs, no limit: the time decides)\n"
         "  --max-steps N          stop after N steps in all (default: no limit; 0 writes\n"
@@ -173,9 +183,9 @@ static void help(void)
         "                         here %d); the same seed and --threads give the same\n"
         "                         weights, other thread counts may round differently\n"
         "  (under mpirun -np N: one run data-parallel over N processes; each step's\n"
-        "  batch is shared out, the gradients summed in rank order; rank 0 validates,\n"
-        "  writes and prints; --threads is each process's own; docs/training.md,\n"
-        "  \"Several processes (MPI)\")\n\n"
+        "  batch is shared out, the gradients summed round a ring in a fixed order;\n"
+        "  rank 0 validates, writes and prints; --threads is each process's own;\n"
+        "  docs/training.md, \"Several processes (MPI)\")\n\n"
         "Saving and reporting:\n"
         "  --valid-every N        also validate every N steps (default 0: epoch ends only)\n"
         "  --save-every N         checkpoint every N steps (default 1000; 0: only at\n"
@@ -218,7 +228,8 @@ enum {
     O_THREADS, O_VALID_EVERY, O_SAVE_EVERY, O_REPORT_EVERY, O_BATCH_LOG, O_ARCHIVE, O_INIT_SCALE, O_INIT,
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
-    O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP, O_END
+    O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
+    O_BATCH_TOKENS, O_ACCUMULATE, O_END
 };
 
 static const struct option long_options[] = {
@@ -253,6 +264,8 @@ static const struct option long_options[] = {
     {"tied-embeddings", no_argument, 0, O_TIED},
     {"untied-embeddings", no_argument, 0, O_UNTIED},
     {"batch-size", required_argument, 0, O_BATCH_SIZE},
+    {"batch-tokens", required_argument, 0, O_BATCH_TOKENS},
+    {"accumulate", required_argument, 0, O_ACCUMULATE},
     {"epochs", required_argument, 0, O_EPOCHS},
     {"max-steps", required_argument, 0, O_MAX_STEPS},
     {"lr-decay", required_argument, 0, O_LR_DECAY},
@@ -374,6 +387,8 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_ENC_LAYERS: return opt_int(name, v, 1, 1024, &tf->enc_layers);
     case O_DEC_LAYERS: return opt_int(name, v, 1, 1024, &tf->dec_layers);
     case O_BATCH_SIZE: return opt_int(name, v, 1, 1000000, &s->batch_size);
+    case O_BATCH_TOKENS: return opt_int(name, v, 1, 1 << 30, &s->batch_tokens);
+    case O_ACCUMULATE: return opt_int(name, v, 1, 1 << 20, &s->accumulate);
     case O_EPOCHS: return opt_int(name, v, 1, 1000000, &s->epochs);
     case O_PATIENCE: return opt_int(name, v, 0, INT_MAX_OPT, &s->patience);
     case O_EARLY_STOP: return opt_int(name, v, 0, INT_MAX_OPT, &s->early_stop);

@@ -24,7 +24,7 @@
 
 static void help(void)
 {
-    printf("Usage: nmt translate -m FILE [OPTIONS]\n\n"
+    printf("Usage: nmt translate -m FILE [-m FILE ...] [OPTIONS]\n\n"
            "Translates source sentences, one per line (plain text or gzip, from -i or\n"
            "standard input), into one line each (to -o or standard output); an empty line\n"
            "gives an empty line. Sentences are tokenized as the model was trained (its\n"
@@ -33,7 +33,8 @@ static void help(void)
            "the SentencePiece model it carries and decodes its pieces back into text;\n"
            "its units below are then pieces where they say words.\n\n"
            "Options:\n"
-           "  -m, --model FILE     the model (or checkpoint) file\n"
+           "  -m, --model FILE     the model (or checkpoint) file; given several times, an\n"
+           "                       ensemble of up to %d models (see below)\n"
            "  -i, --input FILE     source sentences (default: standard input)\n"
            "  -o, --output FILE    translations (default or '-': standard output); a file\n"
            "                       is replaced at the end, when complete, and may not be\n"
@@ -73,11 +74,13 @@ static void help(void)
            "                       (greedy, beam or sampling), so it starts with the\n"
            "                       prefix; an empty line means no prefix\n"
            "      --replace-unk    replace each <unk> in the output by the source word the\n"
-           "                       model attended to most (attention models only)\n"
+           "                       model attended to most (attention models only; an\n"
+           "                       ensemble: the mean of its models' attention)\n"
            "      --alignments F   write the attention of each translation to F, one JSON\n"
            "                       object a line: {\"source\": [...], \"target\": [...],\n"
            "                       \"attention\": [[...], ...]} (tokens with </s>; an empty\n"
-           "                       line gives empty lists; attention models only)\n"
+           "                       line gives empty lists; attention models only; an\n"
+           "                       ensemble writes the mean of its models' attention)\n"
            "      --batch-size N   sentences decoded together (default %d)\n"
            "      --threads N      threads for the matrix products (default: every core\n"
            "                       this process may use)\n"
@@ -89,13 +92,24 @@ static void help(void)
            "</s> or none still open can beat the best finished ones; a translation that\n"
            "ended beats one cut at the length limit. Input is read in windows of %d\n"
            "lines, which are sorted by length for speed; the output keeps the input order.\n"
-           "On a terminal a progress line is shown on stderr.\n",
-           NMT_TRANSLATE_BEAM, (double)NMT_TRANSLATE_ALPHA, NMT_TRANSLATE_MAX_EXTRA,
+           "On a terminal a progress line is shown on stderr.\n\n"
+           "Ensembles: with -m given more than once the models translate together. Each\n"
+           "step every model scores the next word, and the ensemble's log-probability of a\n"
+           "word is the mean of the models' log-probabilities; greedy and beam search,\n"
+           "--n-best, --sample and --prefix all work on that mean, and scores are sums of\n"
+           "it. The models may be any mix of RNNs and Transformers but must read and\n"
+           "write the same units: the same source and target vocabularies (same words, same\n"
+           "order), the same subword model (or none) and the same --lowercase setting.\n"
+           "Models that differ are refused with what differs. nmt align --ensemble shows\n"
+           "each model's attention on the ensemble's translation.\n",
+           NMT_MAX_ENSEMBLE, NMT_TRANSLATE_BEAM, (double)NMT_TRANSLATE_ALPHA, NMT_TRANSLATE_MAX_EXTRA,
            (double)NMT_TRANSLATE_MAX_RATIO, NMT_TRANSLATE_BATCH, 64 * NMT_TRANSLATE_BATCH);
 }
 
 typedef struct translate_args {
-    const char *model, *input, *output, *alignments, *prefix;
+    const char *model[NMT_MAX_ENSEMBLE]; /* -m, in order: one model or an ensemble */
+    int n_models;
+    const char *input, *output, *alignments, *prefix;
     nmt_translate_opts opts;
     int n_best_given, threads, quiet, verbose;
     int beam_given; /* -b given: --sample refuses a beam > 1, not the default beam */
@@ -139,7 +153,13 @@ static int parse_args(translate_args *a, int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:i:o:b:qvh", long_options, NULL)) != -1) {
         switch (c) {
-        case 'm': a->model = optarg; break;
+        case 'm':
+            if (a->n_models == NMT_MAX_ENSEMBLE) {
+                cli_error("-m: at most %d models", NMT_MAX_ENSEMBLE);
+                return 2;
+            }
+            a->model[a->n_models++] = optarg;
+            break;
         case 'i': a->input = optarg; break;
         case 'o': a->output = optarg; break;
         case OPT_RATIO:
@@ -195,7 +215,7 @@ static int parse_args(translate_args *a, int argc, char **argv)
     }
     if (cli_no_operands(argc, argv))
         return 2;
-    if (!a->model) {
+    if (!a->n_models) {
         cli_error("--model is required");
         return cli_usage_error();
     }
@@ -226,10 +246,13 @@ static int parse_args(translate_args *a, int argc, char **argv)
         return 2;
     }
     /* -i x -o x would read its own translations back */
-    const cli_file in[] = {{"-i", a->input ? a->input : "-"}, {"-m", a->model},
-                           {"--prefix", a->prefix}};
+    cli_file in[2 + NMT_MAX_ENSEMBLE] = {{"-i", a->input ? a->input : "-"},
+                                         {"--prefix", a->prefix}};
+    int n_in = a->prefix ? 2 : 1;
+    for (int k = 0; k < a->n_models; k++)
+        in[n_in++] = (cli_file){"-m", a->model[k]};
     const cli_file out[] = {{"-o", a->output ? a->output : "-"}, {"--alignments", a->alignments}};
-    return cli_check_outputs(out, 2, in, a->prefix ? 3 : 2);
+    return cli_check_outputs(out, 2, in, n_in);
 }
 
 /* Monotonic seconds, for -v. */
@@ -318,6 +341,18 @@ static int read_prefixes(nmt_reader *pre, nmt_reader *in, char **out, size_t n, 
     return 0;
 }
 
+/* Loads every -m into models[] and checks that they can translate together
+ * (the message names the two files that differ); NMT_OK or the error. */
+static int load_models(const translate_args *a, nmt_model **models)
+{
+    for (int k = 0; k < a->n_models; k++) {
+        int rc = nmt_model_load(&models[k], a->model[k], NULL);
+        if (rc)
+            return rc;
+    }
+    return nmt_ensemble_check((const nmt_model *const *)models, a->model, a->n_models);
+}
+
 int cmd_translate(int argc, char **argv)
 {
     translate_args a;
@@ -325,7 +360,7 @@ int cmd_translate(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     cli_set_threads(a.threads);
-    nmt_model *m = NULL;
+    nmt_model *models[NMT_MAX_ENSEMBLE] = {0};
     nmt_translator *t = NULL;
     nmt_reader *in = NULL, *pre = NULL;
     cli_outfile out = {0}, align = {0};
@@ -339,7 +374,9 @@ int cmd_translate(int argc, char **argv)
         goto done;
     }
     double t_start = now_seconds(), t_loaded = 0, t_translating = 0;
-    if (nmt_model_load(&m, a.model, NULL) || nmt_translator_create(&t, m, &a.opts) ||
+    if (load_models(&a, models) ||
+        nmt_translator_create_ensemble(&t, (const nmt_model *const *)models, a.n_models,
+                                       &a.opts) ||
         nmt_reader_open(&in, a.input ? a.input : "-") ||
         (a.prefix && nmt_reader_open(&pre, a.prefix))) {
         cli_lib_error();
@@ -382,7 +419,8 @@ int cmd_translate(int argc, char **argv)
             free_window(lines, res, n);
             free_window(prefixes, res, n);
             /* a model whose outputs are not finite is to blame, not the input */
-            cli_error("%s: %s", failed == NMT_ERR_NUMERIC ? a.model : nmt_reader_path(in),
+            cli_error("%s: %s", failed != NMT_ERR_NUMERIC ? nmt_reader_path(in)
+                                : a.n_models == 1 ? a.model[0] : "the ensemble",
                       nmt_error_message());
             goto done;
         }
@@ -393,7 +431,7 @@ int cmd_translate(int argc, char **argv)
             if (prog.shown) /* below the progress line */
                 fputc('\n', stderr);
             warned = cli_warn_unknown(a.input ? a.input : "the input", unk, units,
-                                      nmt_units_name(m));
+                                      nmt_units_name(models[0]));
         }
         int bad = write_window(out.f, align.f, res, n, prog.base, a.n_best_given);
         free_window(lines, res, n);
@@ -438,7 +476,8 @@ done:
     nmt_reader_close(in);
     nmt_reader_close(pre);
     nmt_translator_free(t);
-    nmt_model_free(m);
+    for (int k = 0; k < a.n_models; k++)
+        nmt_model_free(models[k]);
     free(lines);
     free(prefixes);
     free(res);

@@ -210,6 +210,94 @@ int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, 
     return NMT_OK;
 }
 
+/* The target positions of pair q: its tokens and </s>. */
+static size_t tgt_positions(const nmt_corpus *c, size_t q)
+{
+    return c->tgt_off[q + 1] - c->tgt_off[q] + 1;
+}
+
+/* Cuts order[0..n) into batches of consecutive pairs within the budgets,
+ * never across a multiple of `pool` (0: no pools): start[0..nb] (start has
+ * n + 1 places); returns nb. */
+static size_t cut_by_tokens(const nmt_corpus *c, const size_t *order, size_t n, size_t pool,
+                            size_t max_pairs, size_t max_tokens, size_t *start)
+{
+    size_t nb = 0, longest = 0, pairs = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = tgt_positions(c, order[i]), wider = len > longest ? len : longest;
+        if (pairs == 0 || (pool && i % pool == 0) || pairs + 1 > max_pairs ||
+            (pairs + 1) * wider > max_tokens) {
+            start[nb++] = i;
+            longest = len;
+            pairs = 1;
+        } else {
+            longest = wider;
+            pairs++;
+        }
+    }
+    start[nb] = n;
+    return nb;
+}
+
+int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                               int max_tokens, int shuffle_on, uint64_t seed, int epoch)
+{
+    if (max_tokens <= 0)
+        return nmt_batch_plan_make(p, c, batch_size, shuffle_on, seed, epoch);
+    memset(p, 0, sizeof *p);
+    if (batch_size < 1)
+        return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1, not %d", batch_size);
+    size_t n = c->n, bs = (size_t)batch_size, pool = POOL_BATCHES * bs;
+    size_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    size_t *cut = malloc((n + 1) * sizeof *cut);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    sort_key *keys = malloc((n < pool ? (n ? n : 1) : pool) * sizeof *keys);
+    int rc = perm && cut && order && keys
+                 ? NMT_OK
+                 : nmt_set_error(NMT_ERR_NOMEM, "out of memory for an epoch plan of %zu pairs", n);
+    nmt_rng r;
+    nmt_rng_seed(&r, epoch_seed(seed, epoch));
+    for (size_t i = 0; !rc && i < n; i++)
+        perm[i] = i;
+    if (!rc && shuffle_on) {
+        /* as nmt_batch_plan_make: shuffled, then sorted by length in pools */
+        shuffle(perm, n, &r);
+        for (size_t a = 0; a < n; a += pool) {
+            size_t m = n - a < pool ? n - a : pool;
+            for (size_t k = 0; k < m; k++) {
+                size_t q = perm[a + k];
+                keys[k] = (sort_key){c->src_off[q + 1] - c->src_off[q],
+                                     c->tgt_off[q + 1] - c->tgt_off[q], q};
+            }
+            qsort(keys, m, sizeof *keys, by_lengths);
+            for (size_t k = 0; k < m; k++)
+                perm[a + k] = keys[k].pair;
+        }
+    }
+    size_t nb = rc ? 0 : cut_by_tokens(c, perm, n, shuffle_on ? pool : 0, bs,
+                                       (size_t)max_tokens, cut);
+    if (!rc)
+        rc = plan_alloc(p, n, nb);
+    if (!rc) {
+        for (size_t b = 0; b < nb; b++)
+            order[b] = b;
+        if (shuffle_on)
+            shuffle(order, nb, &r);
+        size_t w = 0;
+        for (size_t b = 0; b < nb; b++) {
+            p->start[b] = w;
+            for (size_t i = cut[order[b]]; i < cut[order[b] + 1]; i++)
+                p->index[w++] = perm[i];
+        }
+        p->start[nb] = w;
+    }
+    free(perm);
+    free(cut);
+    free(order);
+    free(keys);
+    return rc;
+}
+
 void nmt_batch_plan_free(nmt_batch_plan *p)
 {
     free(p->start);

@@ -12,7 +12,13 @@
  * rows are its n_best samples, each extended by one drawn token a step
  * (sample.c), and within a prefix every row is extended by the prefix's
  * token alone; the bookkeeping of finished and open hypotheses is the
- * beam's. */
+ * beam's.
+ *
+ * An ensemble (several members) runs every member's inference pass side by
+ * side on the same rows: each step, each member's log-probabilities are
+ * averaged into one row of scores per hypothesis, and from there on the
+ * search sees one model whose log-sum-exp is 0. One member skips the
+ * averaging and searches its own logits, exactly as before ensembles. */
 #include "nmt/decode.h"
 
 #include <math.h>
@@ -40,17 +46,23 @@ typedef struct finished_hyp {
 } finished_hyp;
 
 struct nmt_decoder {
-    const nmt_model *model;
+    const nmt_model **models; /* [n_models] the members (not owned) */
+    int n_models;
     nmt_decode_opts opts;
     int K, C;          /* beam, candidates looked at per step (2K) */
     int V;             /* target vocabulary */
     int max_B, max_src_T, max_len; /* max_len: the longest output allowed at max_src_T */
     int keep_att;      /* attention rows are recorded */
-    nmt_infer *infer;
+    nmt_infer **infer; /* [n_models] each member's state */
     /* the rows of one step, [max_B * K] */
-    const float *logits; /* [rows, V] the step's, held by the inference state */
+    const float *logits; /* [rows, V] the step's, held by the inference state
+                          * (an ensemble's: mean_lp) */
     const float *lse;  /* [rows] their log-sum-exp: log p = logit - lse */
     float *att;        /* [rows, T] the step's attention, when keep_att */
+    /* an ensemble's (n_models > 1) */
+    float *mean_lp;    /* [rows, V] the members' mean log-probabilities */
+    float *zero_lse;   /* [rows] zeros: mean_lp are already log-probabilities */
+    float *member_att; /* [rows, T] one member's attention, when keep_att */
     int32_t *prev;     /* last token of each row */
     int *from;         /* parent row of each next row, for nmt_infer_select */
     int *row_sent, *row_sent_next;
@@ -111,7 +123,13 @@ void nmt_decoder_free(nmt_decoder *d)
 {
     if (!d)
         return;
-    nmt_infer_free(d->infer);
+    for (int k = 0; d->infer && k < d->n_models; k++)
+        nmt_infer_free(d->infer[k]);
+    free(d->infer);
+    free(d->models);
+    free(d->mean_lp);
+    free(d->zero_lse);
+    free(d->member_att);
     free(d->att);
     free(d->prev);
     free(d->from);
@@ -158,7 +176,33 @@ static void *array(size_t n, size_t size)
 int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max_src_T,
                        const nmt_decode_opts *opts)
 {
+    return nmt_decoder_create_ensemble(out, &m, 1, max_B, max_src_T, opts);
+}
+
+/* Whether every member has attention maps (an ensemble's attention is the
+ * mean of its members', so all must have one). */
+static int all_attend(const nmt_model *const *models, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (nmt_model_attention_maps(models[k]) == 0)
+            return 0;
+    return 1;
+}
+
+int nmt_decoder_create_ensemble(nmt_decoder **out, const nmt_model *const *models, int n_models,
+                                int max_B, int max_src_T, const nmt_decode_opts *opts)
+{
     *out = NULL;
+    if (n_models < 1 || n_models > NMT_MAX_ENSEMBLE)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: %d models are not in 1..%d", n_models,
+                             NMT_MAX_ENSEMBLE);
+    int rc = nmt_ensemble_check(models, NULL, n_models);
+    if (rc)
+        return rc;
+    if (n_models > 1 && opts->attention && opts->attention_map >= 0)
+        return nmt_set_error(NMT_ERR_ARG, "decoder: an ensemble's attention is the mean of its "
+                             "members' default maps; map %d cannot be chosen",
+                             opts->attention_map);
     if (max_B < 1 || max_src_T < 1)
         return nmt_set_error(NMT_ERR_ARG, "decoder: batch %d x %d is empty", max_B, max_src_T);
     if (opts->beam < 1 || opts->beam > 4096)
@@ -194,7 +238,15 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     nmt_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder");
-    d->model = m;
+    d->models = malloc((size_t)n_models * sizeof *d->models);
+    d->infer = calloc((size_t)n_models, sizeof *d->infer);
+    if (!d->models || !d->infer) {
+        nmt_decoder_free(d);
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder");
+    }
+    memcpy(d->models, models, (size_t)n_models * sizeof *d->models);
+    d->n_models = n_models;
+    const nmt_model *m = models[0];
     d->opts = *opts;
     d->K = per;
     d->C = 2 * per;
@@ -202,7 +254,7 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
     d->max_B = max_B;
     d->max_src_T = max_src_T;
     d->max_len = nmt_decode_length_limit(opts, max_src_T);
-    d->keep_att = opts->attention && nmt_model_attention_maps(m) > 0;
+    d->keep_att = opts->attention && all_attend(models, n_models);
     size_t B = (size_t)max_B, K = (size_t)d->K, rows = B * K, T = (size_t)max_src_T;
     size_t L = (size_t)d->max_len, NB = (size_t)opts->n_best;
     d->prev = array(rows, sizeof(int32_t));
@@ -240,15 +292,25 @@ int nmt_decoder_create(nmt_decoder **out, const nmt_model *m, int max_B, int max
         d->res_att = B * NB * L <= SIZE_MAX / T ? array(B * NB * L * T, sizeof(float)) : NULL;
         ok = d->att && d->fin_att && d->hist_att && d->res_att;
     }
+    if (ok && n_models > 1) {
+        d->mean_lp = rows <= SIZE_MAX / (size_t)d->V ? array(rows * (size_t)d->V, sizeof(float))
+                                                    : NULL;
+        d->zero_lse = array(rows, sizeof(float));
+        d->member_att = d->keep_att ? array(rows, T * sizeof(float)) : NULL;
+        ok = d->mean_lp && d->zero_lse && (!d->keep_att || d->member_att);
+    }
     if (!ok) {
         nmt_decoder_free(d);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the decoder (%d sentences of "
                              "up to %d tokens, beam %d)", max_B, max_src_T, opts->beam);
     }
     /* a hypothesis takes at most max_len tokens and then </s> */
-    int rc = nmt_infer_create(&d->infer, m, max_B, max_src_T, (int)rows, d->max_len + 1);
-    if (!rc && d->keep_att && opts->attention_map >= 0)
-        rc = nmt_infer_set_attention_map(d->infer, opts->attention_map);
+    for (int k = 0; k < n_models && !rc; k++) {
+        rc = nmt_infer_create(&d->infer[k], models[k], max_B, max_src_T, (int)rows,
+                              d->max_len + 1);
+        if (!rc && d->keep_att && opts->attention_map >= 0)
+            rc = nmt_infer_set_attention_map(d->infer[k], opts->attention_map);
+    }
     if (rc) {
         nmt_decoder_free(d);
         return rc;
@@ -472,6 +534,54 @@ static int advance(nmt_decoder *d, int b, int r0, int pos, int T)
     return done;
 }
 
+/* One decoder step of every member for the R rows: d->logits, d->lse and
+ * (keep_att) d->att for the search. One member's are its own; an
+ * ensemble's log-probability of a token is the mean of its members'
+ * (log-softmax, then the mean), and its attention the mean of theirs. */
+static int step(nmt_decoder *d, int R, int T)
+{
+    size_t V = (size_t)d->V, plane = (size_t)R * V, att_n = (size_t)R * (size_t)T;
+    for (int k = 0; k < d->n_models; k++) {
+        float *att = !d->keep_att ? NULL : k == 0 ? d->att : d->member_att;
+        const float *lse;
+        const float *logits = nmt_infer_step_logits(d->models[k], d->infer[k], d->prev, att,
+                                                    &lse);
+        if (!logits) /* past the steps the decoder was made for: cannot be */
+            return NMT_ERR_ARG;
+        /* NaN scores would otherwise be ranked (a word repeated to the
+         * length limit, or an empty line) and the search succeed */
+        int rc = nmt_infer_check_finite(lse, R);
+        if (rc)
+            return rc;
+        if (d->n_models == 1) {
+            d->logits = logits;
+            d->lse = lse;
+            return NMT_OK;
+        }
+        for (size_t r = 0; r < (size_t)R; r++) {
+            const float *row = logits + r * V;
+            float *sum = d->mean_lp + r * V, z = lse[r];
+            if (k == 0)
+                for (size_t v = 0; v < V; v++)
+                    sum[v] = row[v] - z; /* rounded as nmt_infer_step rounds it */
+            else
+                for (size_t v = 0; v < V; v++)
+                    sum[v] += row[v] - z;
+        }
+        if (att && k > 0)
+            for (size_t i = 0; i < att_n; i++)
+                d->att[i] += att[i];
+    }
+    float n = (float)d->n_models;
+    for (size_t i = 0; i < plane; i++)
+        d->mean_lp[i] /= n;
+    for (size_t i = 0; d->keep_att && i < att_n; i++)
+        d->att[i] /= n;
+    d->logits = d->mean_lp;
+    d->lse = d->zero_lse;
+    return NMT_OK;
+}
+
 static int search(nmt_decoder *d, int B, int T)
 {
     int R = B;
@@ -484,13 +594,7 @@ static int search(nmt_decoder *d, int B, int T)
         d->prev[b] = NMT_BOS;
     }
     for (int pos = 0; R > 0; pos++) {
-        d->logits = nmt_infer_step_logits(d->model, d->infer, d->prev, d->keep_att ? d->att : NULL,
-                                          &d->lse);
-        if (!d->logits) /* past the steps the decoder was made for: cannot be */
-            return NMT_ERR_ARG;
-        /* NaN scores would otherwise be ranked (a word repeated to the
-         * length limit, or an empty line) and the search succeed */
-        int rc = nmt_infer_check_finite(d->lse, R);
+        int rc = step(d, R, T);
         if (rc)
             return rc;
         int next = 0, identity = 1;
@@ -509,8 +613,9 @@ static int search(nmt_decoder *d, int B, int T)
         }
         if (next == 0)
             break;
-        if ((next != R || !identity) && (rc = nmt_infer_select(d->infer, d->from, next)))
-            return rc;
+        for (int k = 0; k < d->n_models && (next != R || !identity); k++)
+            if ((rc = nmt_infer_select(d->infer[k], d->from, next)))
+                return rc;
         int *tmp = d->row_sent;
         d->row_sent = d->row_sent_next;
         d->row_sent_next = tmp;
@@ -557,9 +662,11 @@ int nmt_decode_with(nmt_decoder *d, const int32_t *src, const int *src_len, int 
     }
     for (int b = B; b < d->max_B; b++)
         d->n_res[b] = 0;
-    int rc = nmt_infer_encode(d->model, d->infer, src, src_len, B, T);
-    if (rc)
-        return rc;
+    for (int k = 0; k < d->n_models; k++) {
+        int rc = nmt_infer_encode(d->models[k], d->infer[k], src, src_len, B, T);
+        if (rc)
+            return rc;
+    }
     return search(d, B, T);
 }
 

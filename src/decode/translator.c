@@ -11,7 +11,9 @@
 #include "nmt/vocab.h"
 
 struct nmt_translator {
-    const nmt_model *model;
+    const nmt_model *model;     /* the first member: its units stand for all */
+    const nmt_model **models;   /* [n_models] the ensemble (not owned) */
+    int n_models;
     nmt_translate_opts opts;
     nmt_decoder *decoder;
     int dec_B, dec_T;   /* the decoder's batch and longest source (units + </s>) */
@@ -51,16 +53,38 @@ void nmt_translated_free(nmt_translated *t)
 
 int nmt_translator_create(nmt_translator **out, const nmt_model *m, const nmt_translate_opts *o)
 {
+    return nmt_translator_create_ensemble(out, &m, 1, o);
+}
+
+int nmt_translator_create_ensemble(nmt_translator **out, const nmt_model *const *models,
+                                   int n_models, const nmt_translate_opts *o)
+{
     *out = NULL;
-    if (nmt_model_attention_maps(m) == 0 && (o->replace_unk || o->alignments))
-        return nmt_set_error(NMT_ERR_ARG, "%s needs a model with attention (this one has "
-                             "attention none)", o->replace_unk ? "--replace-unk" : "--alignments");
+    if (n_models < 1 || n_models > NMT_MAX_ENSEMBLE)
+        return nmt_set_error(NMT_ERR_ARG, "%d models are not in 1..%d", n_models,
+                             NMT_MAX_ENSEMBLE);
+    int rc = nmt_ensemble_check(models, NULL, n_models);
+    if (rc)
+        return rc;
+    for (int k = 0; k < n_models; k++)
+        if (nmt_model_attention_maps(models[k]) == 0 && (o->replace_unk || o->alignments)) {
+            const char *what = o->replace_unk ? "--replace-unk" : "--alignments";
+            if (n_models == 1)
+                return nmt_set_error(NMT_ERR_ARG, "%s needs a model with attention (this one "
+                                     "has attention none)", what);
+            return nmt_set_error(NMT_ERR_ARG, "%s needs attention in every model of the "
+                                 "ensemble (model %d has attention none)", what, k + 1);
+        }
     if (o->batch_size < 1)
         return nmt_set_error(NMT_ERR_ARG, "bad batch size %d", o->batch_size);
     nmt_translator *t = calloc(1, sizeof *t);
-    if (!t)
+    if (!t || !(t->models = malloc((size_t)n_models * sizeof *t->models))) {
+        free(t);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    t->model = m;
+    }
+    memcpy(t->models, models, (size_t)n_models * sizeof *t->models);
+    t->n_models = n_models;
+    t->model = models[0];
     t->opts = *o;
     t->opts.decode.attention = o->replace_unk || o->alignments;
     *out = t;
@@ -72,6 +96,7 @@ void nmt_translator_free(nmt_translator *t)
     if (!t)
         return;
     nmt_decoder_free(t->decoder);
+    free(t->models);
     free(t->src);
     free(t->src_len);
     free(t->line);
@@ -103,7 +128,8 @@ static int ensure_decoder(nmt_translator *t, int B, int T)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
     t->dec_B = B;
     t->dec_T = T;
-    return nmt_decoder_create(&t->decoder, t->model, B, T, &t->opts.decode);
+    return nmt_decoder_create_ensemble(&t->decoder, t->models, t->n_models, B, T,
+                                       &t->opts.decode);
 }
 
 /* The batch size for sources of up to T positions. Keeping attention costs

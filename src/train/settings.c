@@ -26,6 +26,7 @@ void nmt_train_settings_default(nmt_train_settings *s)
         .lowercase = 0,
     };
     s->batch_size = 64;
+    s->accumulate = 1;
     s->max_len = 50;
     s->min_count = 1;
     s->max_vocab = 0;
@@ -180,6 +181,12 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
     nmt_ckpt_put(w, "train.average_snapshots", "%d", s->average_snapshots);
     if (s->warmup > 0)
         nmt_ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
+    /* written only when used, so that a run without them writes the very
+     * checkpoint it did before they existed */
+    if (s->batch_tokens > 0)
+        nmt_ckpt_put(w, "train.batch_tokens", "%d", s->batch_tokens);
+    if (s->accumulate > 1)
+        nmt_ckpt_put(w, "train.accumulate", "%d", s->accumulate);
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
@@ -281,6 +288,11 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         if (s->warmup > 0 && s->patience > 0)
             nmt_ckpt_bad(&r, "train.patience", nmt_ckpt_get(&r, "train.patience"));
     }
+    /* absent: a run without them (or from before them) */
+    if (nmt_ckpt_has(&r, "train.batch_tokens"))
+        s->batch_tokens = nmt_ckpt_get_int(&r, "train.batch_tokens", 1, 1 << 30);
+    if (nmt_ckpt_has(&r, "train.accumulate"))
+        s->accumulate = nmt_ckpt_get_int(&r, "train.accumulate", 1, 1 << 20);
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");
     return r.rc;

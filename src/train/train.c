@@ -42,6 +42,7 @@ void nmt_trainer_free(nmt_trainer *t)
     nmt_workspace_free(t->ws);
     nmt_optim_free(&t->opt);
     nmt_corpus_free(&t->sampled);
+    free(t->grad_sum);
     free(t->dir);
     free(t);
 }
@@ -58,6 +59,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     *out = NULL;
     if (s->batch_size < 1)
         return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1");
+    if (s->accumulate < 1 || s->batch_tokens < 0)
+        return nmt_set_error(NMT_ERR_ARG, "accumulate must be at least 1 and batch tokens at "
+                             "least 0, not %d and %d", s->accumulate, s->batch_tokens);
     if (train->n == 0)
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
     if (s->warmup > 0 && s->patience > 0)
@@ -108,6 +112,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
         rc = nmt_optim_init(&t->opt, s->optimizer, m->n_params, s->lr);
     if (!rc && !m->grads)
         rc = nmt_model_alloc_grads(m);
+    if (!rc && s->accumulate > 1 && !(t->grad_sum = malloc(m->n_params * sizeof *t->grad_sum)))
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory for --accumulate's gradient sum");
     t->src_T = src_T;
     t->tgt_T = tgt_T;
     if (!rc)
@@ -217,10 +223,13 @@ static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_tr
         cb->on_event(cb->user, ev, st);
 }
 
-/* The steps the run takes at most; 0 when only --max-time limits it. */
+/* The steps the run takes at most; 0 when only --max-time limits it. A
+ * step takes `accumulate` batches, fewer at the end of an epoch. */
 static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
 {
-    int64_t by_epochs = t->s.epochs > 0 ? (int64_t)t->s.epochs * (int64_t)n_batches : -1;
+    int64_t per_epoch = (int64_t)((n_batches + (size_t)t->s.accumulate - 1) /
+                                  (size_t)t->s.accumulate);
+    int64_t by_epochs = t->s.epochs > 0 ? (int64_t)t->s.epochs * per_epoch : -1;
     if (t->s.max_steps >= 0 && (by_epochs < 0 || t->s.max_steps < by_epochs))
         return t->s.max_steps;
     return by_epochs > 0 ? by_epochs : 0;
@@ -396,44 +405,85 @@ static void my_share(const nmt_trainer *t, const size_t *pairs, int n, int *lo, 
 /* Dropout's masks in a run of several processes: each step and process its
  * own stream, made from (seed, step, rank), so that no state must be kept
  * per process and a resumed run draws what the uninterrupted one drew. */
-static void step_rng(const nmt_trainer *t, nmt_rng *r)
+static void step_rng(const nmt_trainer *t, size_t batch_of_step, nmt_rng *r)
 {
     uint64_t z = t->s.seed ^ 0x94d049bb133111ebULL ^ ((uint64_t)t->st.step * 0x9e3779b97f4a7c15ULL) ^
-                 ((uint64_t)(t->rank + 1) * 0xbf58476d1ce4e5b9ULL);
+                 ((uint64_t)(t->rank + 1) * 0xbf58476d1ce4e5b9ULL) ^
+                 ((uint64_t)batch_of_step * 0xd6e8feb86659fd93ULL); /* --accumulate's k-th */
     nmt_rng_seed(r, z);
 }
 
-/* The gradient and loss of this process's share of the batch, made into
- * those of the whole batch: each share's gradient is of the mean over its
- * own tokens, so it is weighted by its token count, summed over the
- * processes (in rank order: the same bits everywhere) and divided by the
- * batch's count. *loss and *tokens are the whole batch's. */
-static int share_forward_backward(nmt_trainer *t, const size_t *pairs, int n,
-                                  const nmt_regularizer *reg, double *loss, double *tokens)
+/* The batches the step at the current position takes: `accumulate` of
+ * them, fewer at the end of an epoch. */
+static size_t step_batches(const nmt_trainer *t)
 {
-    int lo, hi, rc = NMT_OK;
-    my_share(t, pairs, n, &lo, &hi);
+    size_t left = t->st.n_batches - t->st.batch, k = (size_t)t->s.accumulate;
+    return left < k ? left : k;
+}
+
+/* The pairs of the epoch's batch b: the one place that reads the plan for
+ * summed_forward_backward. */
+static void plan_batch(const nmt_trainer *t, size_t b, const size_t **pairs, int *n)
+{
+    *pairs = t->plan.index + t->plan.start[b];
+    *n = (int)(t->plan.start[b + 1] - t->plan.start[b]);
+}
+
+/* The gradient and loss of the step's batches (--accumulate), or of this
+ * process's share of them (several processes), made into those of one
+ * batch of all their pairs: each batch's gradient is of the mean over its
+ * own tokens, so it is weighted by its token count, summed over the batches
+ * and the processes (round a ring in a fixed order: the same bits
+ * everywhere and every run) and divided by the step's count. *loss and
+ * *tokens are the whole step's. The caller zeroed the gradient. */
+static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, double *loss,
+                                   double *tokens)
+{
+    nmt_real *g = t->m->grads, *sum = t->grad_sum;
+    size_t n_params = t->m->n_params, nb = step_batches(t);
+    int rc = NMT_OK;
     double mine[2] = {0, 0}; /* summed -log p and tokens */
-    if (hi > lo) {
+    if (sum)
+        memset(sum, 0, n_params * sizeof *sum);
+    for (size_t k = 0; k < nb; k++) {
+        const size_t *pairs;
+        int n, lo = 0, hi;
+        plan_batch(t, t->st.batch + k, &pairs, &n);
+        hi = n;
+        if (t->size > 1)
+            my_share(t, pairs, n, &lo, &hi);
+        if (hi <= lo)
+            continue; /* adds a zero gradient */
         if ((rc = nmt_batch_fill(&t->batch, t->train, pairs + lo, hi - lo)))
             return rc;
-        nmt_rng r;
-        step_rng(t, &r);
-        nmt_real l;
-        if ((rc = nmt_forward_backward(&l, t->m, t->ws, &t->batch, reg, &r)))
+        if (t->batch_log && (rc = nmt_batch_log_step(t)))
             return rc;
-        mine[1] = (double)t->batch.n_tgt_tokens;
-        mine[0] = (double)l * mine[1];
-        float w = (float)mine[1];
-        for (size_t i = 0; i < t->m->n_params; i++)
-            t->m->grads[i] *= w;
+        nmt_rng own, *r = &t->rng;
+        if (t->size > 1) /* one process's stream goes on from batch to batch */
+            step_rng(t, k, r = &own);
+        if (k > 0)
+            nmt_model_zero_grad(t->m);
+        nmt_real l;
+        if ((rc = nmt_forward_backward(&l, t->m, t->ws, &t->batch, reg, r)))
+            return rc;
+        double tok = (double)t->batch.n_tgt_tokens;
+        mine[0] += (double)l * tok;
+        mine[1] += tok;
+        float w = (float)tok;
+        if (sum)
+            for (size_t i = 0; i < n_params; i++)
+                sum[i] += w * g[i];
+        else
+            for (size_t i = 0; i < n_params; i++)
+                g[i] *= w;
     }
-    if ((rc = nmt_dist_sum_floats(t->m->grads, t->m->n_params)) ||
-        (rc = nmt_dist_sum_doubles(mine, 2)))
+    if (sum)
+        memcpy(g, sum, n_params * sizeof *g);
+    if ((rc = nmt_dist_sum_floats(g, n_params)) || (rc = nmt_dist_sum_doubles(mine, 2)))
         return rc;
     float inv = (float)(1.0 / mine[1]);
-    for (size_t i = 0; i < t->m->n_params; i++)
-        t->m->grads[i] *= inv;
+    for (size_t i = 0; i < n_params; i++)
+        g[i] *= inv;
     *loss = mine[0] / mine[1];
     *tokens = mine[1];
     return NMT_OK;
@@ -446,7 +496,8 @@ double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
     return lr * sqrt((double)warmup / (double)step);
 }
 
-/* One optimizer step on the batch at the current position. */
+/* One optimizer step on the batch at the current position (on the
+ * `accumulate` batches from there). */
 static int train_step(nmt_trainer *t)
 {
     const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
@@ -470,10 +521,10 @@ static int train_step(nmt_trainer *t)
         t->opt.lr = t->st.lr;
     }
     double loss, tokens;
-    if (t->size > 1) {
-        if ((rc = share_forward_backward(t, pairs, n, &reg, &loss, &tokens)))
+    if (t->size > 1 || t->s.accumulate > 1) {
+        if ((rc = summed_forward_backward(t, &reg, &loss, &tokens)))
             return rc;
-    } else {
+    } else { /* one batch, one process: its own gradient, as it comes */
         rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
         if (!rc && t->batch_log)
             rc = nmt_batch_log_step(t);
@@ -563,8 +614,8 @@ static int ensure_plan(nmt_trainer *t)
     int rc = ensure_sample(t);
     if (rc)
         return rc;
-    rc = nmt_batch_plan_make(&t->plan, t->train, t->s.batch_size, t->s.shuffle, t->s.seed,
-                             t->st.epoch);
+    rc = nmt_batch_plan_make_tokens(&t->plan, t->train, t->s.batch_size, t->s.batch_tokens,
+                                    t->s.shuffle, t->s.seed, t->st.epoch);
     if (rc)
         return rc;
     if (t->st.batch > t->plan.n_batches)
@@ -719,6 +770,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
             emit(cb, NMT_TRAIN_TIME_UP, st);
             break;
         }
+        size_t took = step_batches(t);
         if ((rc = train_step(t)))
             return rc;
         st->has_valid = 0;
@@ -728,7 +780,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
         emit(cb, NMT_TRAIN_STEP, st);
 
-        int end_of_epoch = st->batch + 1 == t->plan.n_batches;
+        int end_of_epoch = st->batch + took == st->n_batches;
         if (agreed(t, time_is_up(t, now))) {
             st->time_up = 1;
             emit(cb, NMT_TRAIN_TIME_UP, st);
@@ -751,7 +803,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
             st->batch = 0;
             want_save = 1;
         } else {
-            st->batch++;
+            st->batch += took;
         }
         if (want_save && !last && !stop_run) {
             st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);

@@ -28,6 +28,8 @@ struct nmt_trainer {
     int validates_elsewhere;
 
     nmt_optim opt;
+    nmt_real *grad_sum;       /* --accumulate: the step's batches' gradients, each
+                               * times its tokens; NULL for one batch a step */
     nmt_rng rng;              /* dropout; its state is saved in checkpoints */
     nmt_workspace *ws;
     nmt_batch batch;

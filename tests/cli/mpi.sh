@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Data-parallel training under mpirun (src/train/dist.c) against one process, on a
 # small slice of the toy corpus: after 5 SGD and 5 Adam steps the weights of
-# 2 and of 3 processes (10 pairs a batch: 3 does not divide it) are those of
+# 2 and of 3 processes (10 pairs a batch: 3 does not divide it), and of 4
+# after the Adam steps, are those of
 # one process within 1e-5 for SGD and 1e-4 for Adam (relative to each
 # tensor's largest weight; float rounding: the batch's gradient is summed
 # from shares, weighted by their tokens); the same number of
-# processes twice gives the same bits; a run stopped by a signal to one
+# processes twice gives the same bits (3 and 4); the ring all-reduce alone
+# (tests/mpi_ring.c) sums in its documented order, bit for bit; a run stopped by a signal to one
 # process, or killed with kill -9, resumes to the uninterrupted run's bits;
-# a resume with another number of processes stays within the bound; only
+# a resume with another number of processes stays within the bound;
+# --accumulate and --batch-tokens share out the same global batch; only
 # rank 0 writes files and speaks. The Transformer too: 2 and 3 processes
 # within 1e-4 of one after 5 Adam steps, the same bits twice with dropout.
 . "$(dirname "$0")/lib.sh"
@@ -44,13 +47,22 @@ same() { # NAME A B: the same bits, moments included
     else fail "$1: $out"; fi
 }
 
+# the ring all-reduce alone (tests/mpi_ring.c): its sums bit for bit in the
+# order dist.h promises, and the bytes each process sends, for 2, 3 and 4
+for np in 2 3 4; do
+    if out=$("${MPI[@]}" -np $np "${NMT_MPI_RING:?}" 2>&1); then pass
+    else fail "the ring over $np processes: $out"; fi
+done
+
 for opt in sgd adam; do
     lr=$([ $opt = sgd ] && echo 0.5 || echo 0.003)
     # Adam divides by the root of the second moment, which magnifies the
     # rounding of small gradients: its bound is looser
     bound=$([ $opt = sgd ] && echo 1e-5 || echo 1e-4)
     expect_ok "$opt: one process" "$NMT" "${C[@]}" --optimizer $opt --lr $lr --max-steps 5 --out $opt-1
-    for np in 2 3; do
+    nps="2 3"
+    [ $opt = adam ] && nps="2 3 4"
+    for np in $nps; do
         expect_ok "$opt: $np processes" "${MPI[@]}" -np $np "$NMT" "${C[@]}" --optimizer $opt \
             --lr $lr --max-steps 5 --out $opt-$np
         within "$opt, $np processes against one, 5 steps" $opt-1 $opt-$np $bound
@@ -59,6 +71,9 @@ done
 expect_ok "3 processes again" "${MPI[@]}" -np 3 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
     --max-steps 5 --out again
 same "3 processes twice" adam-3 again
+expect_ok "4 processes again" "${MPI[@]}" -np 4 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
+    --max-steps 5 --out again4
+same "4 processes twice" adam-4 again4
 # only rank 0 wrote: the run's three files, and one progress summary
 [ "$(ls adam-3 | tr '\n' ' ')" = "best.safetensors checkpoint.safetensors log.tsv " ] && pass ||
     fail "files of a 3-process run: $(ls adam-3)"
@@ -141,6 +156,19 @@ for run in a b; do
         --max-steps 20 --valid-every 7 --out tf-drop-$run
 done
 same "transformer, 2 processes with dropout twice" tf-drop-a tf-drop-b
+
+# --accumulate: 3 batches of 4, their shares on 2 processes and one sum a
+# step, against one process's batch of 12 (one SGD step, in corpus order);
+# --batch-tokens: the same batches shared out, against one process
+ACC=("${C[@]}" --no-shuffle --optimizer sgd --lr 0.5 --max-steps 1)
+expect_ok "one batch of 12" "$NMT" "${ACC[@]}" --batch-size 12 --out acc-1
+expect_ok "2 processes, 3 batches of 4" "${MPI[@]}" -np 2 "$NMT" "${ACC[@]}" --batch-size 4 \
+    --accumulate 3 --out acc-2
+within "--accumulate 3 on 2 processes against one batch of 12" acc-1 acc-2 1e-5
+TOK=("${C[@]}" --optimizer adam --lr 0.003 --max-steps 5 --batch-size 30 --batch-tokens 150)
+expect_ok "--batch-tokens: one process" "$NMT" "${TOK[@]}" --out tok-1
+expect_ok "--batch-tokens: 2 processes" "${MPI[@]}" -np 2 "$NMT" "${TOK[@]}" --out tok-2
+within "--batch-tokens, 2 processes against one, 5 steps" tok-1 tok-2 1e-4
 
 # the checkpoint does not depend on the number of processes: 2 then 3
 expect_ok "3 steps on 2 processes" "${MPI[@]}" -np 2 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
