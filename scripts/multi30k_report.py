@@ -19,11 +19,16 @@ import sys
 import zlib
 from xml.sax.saxutils import escape
 
-RUNS = ("nmt-attention", "nmt-none", "torch-attention")
-DIRS = {"nmt-attention": "attention", "nmt-none": "none", "torch-attention": "torch"}
+RUNS = ("nmt-attention", "nmt-none", "nmt-transformer", "torch-attention", "torch-transformer")
+DIRS = {"nmt-attention": "attention", "nmt-none": "none", "nmt-transformer": "transformer",
+        "torch-attention": "torch", "torch-transformer": "torch-transformer"}
 LABELS = {"nmt-attention": "nmt, attention", "nmt-none": "nmt, no attention",
-          "torch-attention": "PyTorch, attention"}
-COLOURS = {"nmt-attention": "#1f77b4", "nmt-none": "#ff7f0e", "torch-attention": "#2ca02c"}
+          "nmt-transformer": "nmt, Transformer", "torch-attention": "PyTorch, attention",
+          "torch-transformer": "PyTorch, Transformer"}
+COLOURS = {"nmt-attention": "#1f77b4", "nmt-none": "#ff7f0e", "nmt-transformer": "#d62728",
+           "torch-attention": "#2ca02c", "torch-transformer": "#9467bd"}
+# the nmt run each PyTorch run follows
+FOLLOWS = {"torch-attention": "nmt-attention", "torch-transformer": "nmt-transformer"}
 SCORES = ("greedy_bleu", "greedy_bleu_lc", "greedy_chrf", "beam_bleu", "beam_bleu_lc",
           "beam_chrf")
 
@@ -121,8 +126,8 @@ def nmt_points(out, run):
     return sorted(pts)
 
 
-def torch_points(out):
-    d = os.path.join(out, "torch")
+def torch_points(out, run):
+    d = os.path.join(out, DIRS[run])
     return [(int(r["step"]), float(r["elapsed_s"]) / 60, "", os.path.join(d, r["file"]))
             for r in read_tsv(os.path.join(d, "snapshots.tsv"))]
 
@@ -141,7 +146,7 @@ def cmd_points(out, quick):
         d = os.path.join(out, DIRS[run])
         if not os.path.isdir(d):
             continue
-        pts = torch_points(out) if run.startswith("torch") else nmt_points(out, run)
+        pts = torch_points(out, run) if run.startswith("torch") else nmt_points(out, run)
         if quick:
             pts = spread(pts, 3)
         rows += [(run, "point") + p for p in pts]
@@ -181,7 +186,7 @@ def run_summary(out, run, info):
     """(minutes, steps, steps/s) of a run as a whole."""
     d = os.path.join(out, DIRS[run])
     if run.startswith("torch"):
-        res = json.loads(open(os.path.join(out, "torch", "result.json")).read())
+        res = json.loads(open(os.path.join(d, "result.json")).read().strip().splitlines()[-1])
         s, n = res["train_seconds"], res["total_steps"]
     else:
         rows = [r for r in read_tsv(os.path.join(d, "log.tsv")) if r.get("loss", "") != ""]
@@ -189,10 +194,10 @@ def run_summary(out, run, info):
     return s / 60, n, n / s if s > 0 else float("nan")
 
 
-def choose_torch_final(rows):
-    """PyTorch's model to report, chosen as nmt chooses best.safetensors: the
-    highest validation BLEU (greedy), ties to the lower perplexity."""
-    pts = [r for r in rows if r["run"] == "torch-attention" and r["kind"] == "point"]
+def choose_torch_final(rows, run):
+    """A PyTorch run's model to report, chosen as nmt chooses best.safetensors:
+    the highest validation BLEU (greedy), ties to the lower perplexity."""
+    pts = [r for r in rows if r["run"] == run and r["kind"] == "point"]
     if not pts:
         return None
     best = max(pts, key=lambda r: (num(r["valid_bleu"], -1), -num(r["valid_ppl"], 1e30)))
@@ -202,8 +207,8 @@ def choose_torch_final(rows):
 
 
 def svg_plot(rows, path, beam_label, title):
-    W, H = 820, 520
-    L, R, T, B = 70, 230, 50, 60
+    W, H = 860, 520
+    L, R, T, B = 70, 270, 50, 60
     pw, ph = W - L - R, H - T - B
     pts = [r for r in rows if r["kind"] == "point"]
     xmax = max([num(r["minutes"], 0) for r in pts] + [1e-9])
@@ -282,9 +287,10 @@ def cmd_report(out):
     rows = read_tsv(os.path.join(out, "eval", "scores.tsv"))
     if not rows:
         die("%s/eval/scores.tsv has no rows" % out)
-    final = choose_torch_final(rows)
-    if final:
-        rows.append(final)
+    for run in RUNS:
+        final = choose_torch_final(rows, run) if run.startswith("torch") else None
+        if final:
+            rows.append(final)
     beam = info.get("beam", "default")
     cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
     with open(os.path.join(out, "results.tsv"), "w", encoding="utf-8") as f:
@@ -292,10 +298,12 @@ def cmd_report(out):
         for r in rows:
             f.write("\t".join(str(r.get(c, "")) for c in cols) + "\n")
     runs = [run for run in RUNS if any(r["run"] == run for r in rows)]
-    md = ["# Multi30k De→En: time to BLEU, nmt against PyTorch", ""]
-    if info.get("test_only"):
-        md += ["**Not the experiment: a test run with `%s` added to every nmt train "
-               "(NMT_M30K_TEST_TRAIN_OPTS).**" % info["test_only"], ""]
+    md = ["# Multi30k De→En: time to BLEU, RNN against Transformer, nmt against PyTorch", ""]
+    if info.get("test_only") or info.get("test_only_transformer"):
+        md += ["**Not the experiment: a test run with `%s` added to the RNN's nmt train "
+               "(NMT_M30K_TEST_TRAIN_OPTS) and `%s` to the Transformer's "
+               "(NMT_M30K_TEST_TRANSFORMER_OPTS).**"
+               % (info.get("test_only", ""), info.get("test_only_transformer", "")), ""]
     if info.get("quick") == "1":
         md += ["**--quick: a short run with a few evaluation points, for a look, not a "
                "measurement.**", ""]
@@ -305,14 +313,13 @@ def cmd_report(out):
            % (info.get("test", "?"), info.get("test_lines", "?"), beam), ""]
     md += ["## Final models", "",
            "What a user would translate with: nmt's `best.safetensors` (best validation "
-           "BLEU%s), and for PyTorch the snapshot with the best validation BLEU (greedy, "
-           "scored by nmt the same way), with `nmt translate`'s defaults." % (
-               "; an average of snapshots if that was better" if info.get("average") == "1"
-               else ""), "",
+           "BLEU; an average of snapshots where the run's recipe averages them and the "
+           "average was better), and for PyTorch the snapshot with the best validation BLEU "
+           "(greedy, scored by nmt the same way), with `nmt translate`'s defaults.", "",
            "| run | model | BLEU | BLEU lc | chrF | greedy BLEU | greedy lc | greedy chrF | "
-           "valid BLEU | minutes | steps | steps/s | parameters |",
+           "valid BLEU | minutes | steps | steps/s | parameters | load before | load after |",
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-           "| ---: |"]
+           "| ---: | ---: | ---: |"]
     for run in runs:
         f = [r for r in rows if r["run"] == run and r["kind"] == "final"]
         if not f:
@@ -325,16 +332,19 @@ def cmd_report(out):
         else:
             avg = header(f["file"])[0].get("best.average_of")
             model += ", an average of %s snapshots)" % avg if avg else ")"
-        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %.2f | %s |" % (
-            LABELS[run], model, fmt(f["beam_bleu"]), fmt(f["beam_bleu_lc"]), fmt(f["beam_chrf"]),
-            fmt(f["greedy_bleu"]), fmt(f["greedy_bleu_lc"]), fmt(f["greedy_chrf"]),
-            fmt(f["valid_bleu"]), minutes, steps, sps, info.get("params." + run, "?")))
+        load = lambda k: info.get("%s.%s" % (k, run), "?").split(" ")[0]
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %.2f | %s | %s "
+                  "| %s |" % (
+                      LABELS[run], model, fmt(f["beam_bleu"]), fmt(f["beam_bleu_lc"]),
+                      fmt(f["beam_chrf"]), fmt(f["greedy_bleu"]), fmt(f["greedy_bleu_lc"]),
+                      fmt(f["greedy_chrf"]), fmt(f["valid_bleu"]), minutes, steps, sps,
+                      info.get("params." + run, "?"), load("load_before"), load("load_after")))
     md += ["", "minutes, steps, steps/s: the whole run (nmt: elapsed_s of its last log.tsv "
            "row, validations included; PyTorch: its training clock, the saving of snapshots "
            "excluded). valid BLEU: greedy, on %s (nmt: its own validation; PyTorch: `nmt "
-           "translate -b 1` and `nmt bleu`%s)." % (info.get("valid", "?"),
-                                                   " `--lc`" if info.get("lowercase") == "1"
-                                                   else ""), ""]
+           "translate -b 1` and `nmt bleu`, `--lc` for a lowercasing model). load: the "
+           "machine's 1-minute load average before and after the run (all three in "
+           "\"How it was run\")." % info.get("valid", "?"), ""]
     md += ["## BLEU on test2016 against wall-clock minutes", "",
            "Every validation of the nmt runs (its model kept with `--archive-snapshots`) "
            "and every PyTorch snapshot. minutes: nmt's elapsed_s at the validation, "
@@ -357,27 +367,28 @@ def cmd_report(out):
         md.append("- load (1, 5, 15 min) %s: before %s, after %s" % (
             LABELS[run], info.get("load_before." + run, "?"), info.get("load_after." + run, "?")))
     md += ["", "```sh"]
-    for key in ("cmd.init", "cmd.nmt-attention", "cmd.nmt-none", "cmd.torch-attention"):
+    for key in ("cmd.init", "cmd.nmt-attention", "cmd.nmt-none", "cmd.init-transformer",
+                "cmd.nmt-transformer", "cmd.torch-attention", "cmd.torch-transformer"):
         if key in info:
             md.append(info[key])
     md += ["```", ""]
-    if "torch.follows" in info:
-        md += ["PyTorch trained the same model from the same initial weights (checked: the "
-               "batch log's first line has their crc32) on the nmt attention run's batches, "
-               "in order, with nmt's learning rate of every step (from the batch log) and the "
-               "recipe read from the run's checkpoint: %s. Its dropout masks are its own "
-               "draws. It ran for the same time by its own clock; it %s."
-               % (info["torch.follows"], info.get("torch.ended", "?")), ""]
-    if info.get("average") == "1":
-        md += ["nmt's recipe averages snapshots at the end (`train.average_snapshots`); "
-               "PyTorch's final model is not an average.", ""]
+    for run, of in FOLLOWS.items():
+        if "follows." + run in info:
+            md += ["%s trained the same model from the same initial weights (checked: the "
+                   "batch log's first line has their crc32) on the %s run's batches, in "
+                   "order, with nmt's learning rate of every step (from the batch log) and "
+                   "the recipe read from the run's checkpoint: %s. Its dropout masks are its "
+                   "own draws. It ran for the same time by its own clock; it %s. Its final "
+                   "model is not an average of snapshots, whatever nmt's recipe does."
+                   % (LABELS[run], LABELS[of], info["follows." + run],
+                      info.get("ended." + run, "?")), ""]
     text = "\n".join(md)
     tmp = os.path.join(out, "results.md.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, os.path.join(out, "results.md"))
     svg_plot(rows, os.path.join(out, "bleu-vs-time.svg"), beam,
-             "Multi30k De→En test2016: BLEU against training time")
+             "Multi30k De→En test2016: BLEU against training time, every run")
 
 
 def main(argv):

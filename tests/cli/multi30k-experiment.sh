@@ -6,13 +6,19 @@
 # every step carries its lr; scripts/torch_baseline.py refuses a batch log
 # of other weights and a recipe with a setting it does not know.
 #
-# The script: --quick with 5-second runs on a corpus cut from the toy corpus
-# (named as Multi30k's files), with tiny sizes and subwords given through
-# NMT_M30K_TEST_TRAIN_OPTS (for this test only; results.md then says it is
-# not the experiment). Checks that every output is there, the tables have
-# their rows, the SVG parses, and PyTorch's snapshots carry the subword model
-# so that nmt translates raw text with them. Needs python3-torch for the
-# PyTorch part (without it the script runs with --skip-torch).
+# The Transformer's PyTorch peer (scripts/torch_transformer.py follow): from
+# the same weights on the same batches its losses are nmt's; it refuses
+# batches of other weights, an unknown setting and an RNN's recipe.
+#
+# The script: --quick with 3-second runs of all five on a corpus cut from
+# the toy corpus (named as Multi30k's files), with tiny sizes and subwords
+# given through NMT_M30K_TEST_TRAIN_OPTS and NMT_M30K_TEST_TRANSFORMER_OPTS
+# (for this test only; results.md then says it is not the experiment).
+# Checks that every output is there, the tables have their rows, the SVG
+# parses, and both PyTorch runs' snapshots carry the subword model so that
+# nmt translates raw text with them; and that --runs refuses what it cannot
+# do. Needs python3-torch for the PyTorch parts (without it the script runs
+# with --skip-torch: the three nmt runs).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(dirname "$(dirname "$NMT_BIN")")
@@ -106,24 +112,79 @@ sys.exit(1 if bad else 0)
 EOF
 fi
 
+# -- torch_transformer.py follow: from nmt's initial Transformer on its batches
+# and lr (dropout 0, so that no mask differs), its losses are nmt's to the
+# rounding of log.tsv; it refuses what it cannot follow --
+TF_TINY=(--d-model 16 --heads 2 --ff 32 --layers 1 --subwords 120)
+TF=(--arch transformer "${TF_TINY[@]}" --warmup 10 --threads 1)
+expect_ok "Transformer's initial model" "$NMT" train "${DATA[@]}" "${TF[@]}" --max-steps 0 \
+    --out "$TMP/tinit" -q
+expect_ok "Transformer run, dropout 0" "$NMT" train "${DATA[@]}" "${TF[@]}" --dropout 0 \
+    --max-steps 3 --report-every 1 --out "$TMP/trun" -q --batch-log "$TMP/tbatches.jsonl"
+if [ $TORCH = 1 ]; then
+    $PY - "$ROOT/scripts" "$TMP" >"$TMP/tt.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tt.out")"
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch_transformer as tt
+import torch_baseline as tb
+T = sys.argv[2]
+init, ckpt = T + "/tinit/checkpoint.safetensors", T + "/trun/checkpoint.safetensors"
+follow = lambda *more, batches=T + "/tbatches.jsonl", recipe=ckpt: tt.main(
+    ["follow", "--init-from", init, "--batches", batches, "--recipe-from", recipe] + list(more))
+follow("--max-steps", "3", "--log", T + "/tlog.tsv")
+rows = lambda f: [l.rstrip("\n").split("\t") for l in open(f)]
+nmt = {int(r[0]): float(r[3]) for r in rows(T + "/trun/log.tsv")[1:] if r[3]}
+mine = {int(r[0]): float(r[1]) for r in rows(T + "/tlog.tsv")[1:]}
+assert sorted(nmt) == sorted(mine) == [1, 2, 3], (nmt, mine)
+for s in nmt:  # log.tsv has 4 decimals
+    assert abs(nmt[s] - mine[s]) <= 6e-5, (s, nmt[s], mine[s])
+print("losses: nmt %s, PyTorch %s" % (nmt, mine))
+arrays, meta, _ = tb.read_safetensors(ckpt)
+meta["train.warmup_steps"] = "4000"  # a setting the script does not know
+tb.write_safetensors(T + "/todd.safetensors", list(arrays.items()), meta)
+lines = open(T + "/tbatches.jsonl").read().splitlines()
+first = json.loads(lines[0])
+first["weights_crc32"] = "%08x" % (int(first["weights_crc32"], 16) ^ 1)
+open(T + "/tother.jsonl", "w").write("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+bad = 0
+for what, kw, message in (
+        ("batches of other weights", {"batches": T + "/tother.jsonl"}, "starts from other weights"),
+        ("an unknown setting", {"recipe": T + "/todd.safetensors"}, "train.warmup_steps = 4000 unknown"),
+        ("an RNN's recipe", {"recipe": T + "/observed/checkpoint.safetensors"},
+         "must both be Transformers")):
+    try:
+        follow("--dry-run", **kw)
+        print("FAIL torch_transformer accepts %s" % what)
+        bad += 1
+    except ValueError as e:
+        if message not in str(e):
+            print("FAIL %s: %s" % (what, e))
+            bad += 1
+sys.exit(1 if bad else 0)
+EOF
+    cat "$TMP/tt.out"
+fi
+
 # -- the script, tiny --
 OUT=$TMP/exp
 SKIP=()
 [ $TORCH = 1 ] || SKIP=(--skip-torch)
 t0=$SECONDS
 if NMT_BUILD_DIR=$BUILD NMT_M30K_TEST_TRAIN_OPTS="${TINY[*]} --subwords 120 --valid-every 20" \
+    NMT_M30K_TEST_TRANSFORMER_OPTS="${TF_TINY[*]} --warmup 20 --valid-every 20" \
     "$ROOT/scripts/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$OUT" "${SKIP[@]}" \
     >"$TMP/script.out" 2>&1; then pass; else
     fail "scripts/multi30k-experiment: $(tail -n 8 "$TMP/script.out")"
 fi
 echo "the script took $((SECONDS - t0)) s"
 for f in results.md results.tsv bleu-vs-time.svg info.tsv attention/log.tsv none/log.tsv \
-    attention/batches.jsonl.gz init/checkpoint.safetensors eval/scores.tsv; do
+    attention/batches.jsonl.gz init/checkpoint.safetensors eval/scores.tsv transformer/log.tsv \
+    transformer/batches.jsonl.gz init-transformer/checkpoint.safetensors; do
     [ -s "$OUT/$f" ] && pass || fail "no $f"
 done
 grep -q "Not the experiment" "$OUT/results.md" && pass || fail "results.md says it is a test"
-RUNS=("nmt, attention" "nmt, no attention")
-[ $TORCH = 1 ] && RUNS+=("PyTorch, attention")
+RUNS=("nmt, attention" "nmt, no attention" "nmt, Transformer")
+[ $TORCH = 1 ] && RUNS+=("PyTorch, attention" "PyTorch, Transformer")
 for r in "${RUNS[@]}"; do
     # a final row (its model file named) and at least one point row
     grep -Eq "^\| $r \| (best|snapshot-[0-9]+)\.safetensors \(step [0-9]+" "$OUT/results.md" &&
@@ -134,12 +195,16 @@ done
 grep -Eq '^- commit: [0-9a-f]{7}' "$OUT/results.md" && grep -q '^- machine: ' "$OUT/results.md" &&
     grep -q '^- load (1, 5, 15 min) nmt, attention: before [0-9.]' "$OUT/results.md" && pass ||
     fail "results.md: commit, machine, load"
+# the Transformer's recipe is the default one, the test's sizes after it
+grep -q -- "--arch transformer --d-model 256 .* --average-snapshots --d-model 16 " \
+    "$OUT/info.tsv" && pass || fail "the Transformer's recipe and the test's sizes"
 $PY - "$OUT" $TORCH <<'EOF' && pass || fail "results.tsv or the SVG"
 import sys, xml.etree.ElementTree as ET
 out, torch = sys.argv[1], sys.argv[2] == "1"
 rows = [l.rstrip("\n").split("\t") for l in open(out + "/results.tsv")]
 head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
-runs = ["nmt-attention", "nmt-none"] + (["torch-attention"] if torch else [])
+runs = ["nmt-attention", "nmt-none", "nmt-transformer"] + (
+    ["torch-attention", "torch-transformer"] if torch else [])
 for run in runs:
     mine = [r for r in rows if r["run"] == run]
     assert any(r["kind"] == "final" for r in mine), run
@@ -156,14 +221,26 @@ texts = " ".join(t.text or "" for t in svg.iter(ns + "text"))
 assert "wall-clock minutes" in texts and "PyTorch" in texts or not torch
 EOF
 if [ $TORCH = 1 ]; then
-    snap=$(ls "$OUT"/torch/snapshot-*.safetensors | head -n 1)
-    expect_ok "nmt reads PyTorch's snapshot" "$NMT" info "$snap"
-    grep -q "subwords" "$TMP/out" && pass || fail "PyTorch's snapshot keeps the subword model"
     echo "das ist ein test ." >"$TMP/raw.de"
-    expect_ok "nmt translates raw text with PyTorch's snapshot" "$NMT" translate -m "$snap" \
-        -i "$TMP/raw.de" -q
-    grep -q "torch-attention" "$OUT/eval/scores.tsv" && pass || fail "PyTorch's models were scored"
+    for d in torch torch-transformer; do
+        snap=$(ls "$OUT/$d"/snapshot-*.safetensors | head -n 1)
+        expect_ok "nmt reads $d's snapshot" "$NMT" info "$snap"
+        grep -q "subwords" "$TMP/out" && pass || fail "$d's snapshot keeps the subword model"
+        expect_ok "nmt translates raw text with $d's snapshot" "$NMT" translate -m "$snap" \
+            -i "$TMP/raw.de" -q
+    done
+    for r in torch-attention torch-transformer; do
+        grep -q "^$r" "$OUT/eval/scores.tsv" && pass || fail "$r's models were scored"
+    done
 fi
+# --runs: names checked, a PyTorch run only with the run it follows
+expect_fail "--runs: unknown run" "unknown run 'rnn'" "$ROOT/scripts/multi30k-experiment" \
+    --runs attention,rnn --out "$TMP/x" --from "$C"
+expect_fail "--runs: torch-transformer alone" "follows the transformer run" \
+    "$ROOT/scripts/multi30k-experiment" --runs torch-transformer --out "$TMP/x" --from "$C"
+expect_fail "--runs: a PyTorch run with --skip-torch" "skip-torch" \
+    "$ROOT/scripts/multi30k-experiment" --runs attention,torch-rnn --skip-torch --out "$TMP/x" \
+    --from "$C"
 expect_fail "--out refuses a folder it did not write" "did not write" env NMT_BUILD_DIR="$BUILD" \
     "$ROOT/scripts/multi30k-experiment" --out "$C" --from "$C" --skip-torch
 finish
