@@ -188,30 +188,35 @@ static void grid_shape(const nmt_model *m, int *layers, int *heads)
  * its tail, as one string. */
 static char *make_page(const char *info)
 {
-    size_t cap = 2 * strlen(info) + 256 * 12 + 64;
-    for (const char *const *l = serve_head; *l; l++)
-        cap += strlen(*l);
-    for (const char *const *l = serve_tail; *l; l++)
-        cap += strlen(*l);
-    char *page = malloc(cap), *p = page;
-    if (!page)
+    char *page = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&page, &len);
+    if (!f)
         return NULL;
     for (const char *const *l = serve_head; *l; l++)
-        p += sprintf(p, "%s", *l);
-    p += sprintf(p, "{\"palette\":[");
+        fputs(*l, f);
+    fputs("{\"palette\":[", f);
     for (int k = 0; k < 256; k++) { /* the colours of nmt align's pictures */
         unsigned char rgb[3];
         nmt_heat_rgb((float)k / 255.0f, rgb);
-        p += sprintf(p, "%s\"#%02x%02x%02x\"", k ? "," : "", rgb[0], rgb[1], rgb[2]);
+        fprintf(f, "%s\"#%02x%02x%02x\"", k ? "," : "", rgb[0], rgb[1], rgb[2]);
     }
-    p += sprintf(p, "],\"info\":");
+    fputs("],\"info\":", f);
     /* inside a <script>: "</" written "<\/" (the same JSON string), so that
      * no model name can end the element */
-    for (const char *i = info; *i; i++)
-        p += *i == '<' && i[1] == '/' ? sprintf(p, "<\\") : sprintf(p, "%c", *i);
-    p += sprintf(p, "}");
+    for (const char *i = info; *i; i++) {
+        if (*i == '<' && i[1] == '/')
+            fputc('<', f), fputc('\\', f);
+        else
+            fputc(*i, f);
+    }
+    fputc('}', f);
     for (const char *const *l = serve_tail; *l; l++)
-        p += sprintf(p, "%s", *l);
+        fputs(*l, f);
+    if (fclose(f)) {
+        free(page);
+        return NULL;
+    }
     return page;
 }
 
