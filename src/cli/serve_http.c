@@ -89,6 +89,21 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     return ok;
 }
 
+/* GET /stats: requests in flight and what the workers have decoded. */
+static enum MHD_Result send_stats(serve_http *s, struct MHD_Connection *c)
+{
+    serve_queue_stats q;
+    serve_queue_get_stats(s->q, &q);
+    pthread_mutex_lock(&s->lock);
+    int inflight = s->inflight;
+    pthread_mutex_unlock(&s->lock);
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"in_flight\":%d,\"batches\":%llu,\"sentences\":%llu,\"shared_batches\":%llu}",
+             inflight, q.batches, q.sentences, q.shared_batches);
+    return send_json(c, 200, json);
+}
+
 /* Called by the worker that translated the last sentence of the job. */
 static void job_done(serve_job *j, void *ctx)
 {
@@ -220,16 +235,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *con_cls = x;
         return MHD_YES;
     }
-    if (!strcmp(url, "/") || !strcmp(url, "/info")) {
+    if (!strcmp(url, "/") || !strcmp(url, "/info") || !strcmp(url, "/stats")) {
         if (!get)
             return send_error(c, 405, "only GET here", "GET, HEAD");
         if (!strcmp(url, "/"))
             return send_text(c, 200, "text/html; charset=utf-8", s->o.page, strlen(s->o.page),
                              NULL);
-        return send_json(c, 200, s->o.info);
+        if (!strcmp(url, "/info"))
+            return send_json(c, 200, s->o.info);
+        return send_stats(s, c);
     }
     return send_error(c, 404, "no such page: POST /translate translates, GET / is the page, "
-                              "GET /info describes the models", NULL);
+                              "GET /info describes the models, GET /stats counts the work",
+                      NULL);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

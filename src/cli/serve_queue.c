@@ -52,7 +52,15 @@ struct serve_queue {
     const serve_models *models;
     int batch, n_workers;
     worker *workers;
+    serve_queue_stats stats; /* under lock */
 };
+
+void serve_queue_get_stats(serve_queue *q, serve_queue_stats *out)
+{
+    pthread_mutex_lock(&q->lock);
+    *out = q->stats;
+    pthread_mutex_unlock(&q->lock);
+}
 
 void serve_job_clear(serve_job *j)
 {
@@ -232,6 +240,13 @@ static void *worker_main(void *arg)
         q->tail = &q->head;
         while (*q->tail)
             q->tail = &(*q->tail)->next;
+        q->stats.batches++;
+        q->stats.sentences += (unsigned long long)B;
+        for (int b = 1; b < B; b++)
+            if (w->items[b]->job != w->items[0]->job) {
+                q->stats.shared_batches++;
+                break;
+            }
         if (q->head) /* more work: another worker may take it meanwhile */
             pthread_cond_signal(&q->wake);
         pthread_mutex_unlock(&q->lock);

@@ -23,6 +23,14 @@ int serve_queue_start(serve_queue **out, const serve_models *models, int workers
  * is stopping (done is then not called). */
 int serve_queue_submit(serve_queue *q, serve_job *j);
 
+/* What the workers have done so far: batches decoded, sentences in them,
+ * and the batches that held sentences of more than one request (concurrent
+ * requests decoded together). */
+typedef struct serve_queue_stats {
+    unsigned long long batches, sentences, shared_batches;
+} serve_queue_stats;
+void serve_queue_get_stats(serve_queue *q, serve_queue_stats *out);
+
 /* Frees a job's results (not the job itself). */
 void serve_job_clear(serve_job *j);
 

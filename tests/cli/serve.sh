@@ -83,6 +83,32 @@ if serve_start rnn -m "$M" --threads 2 --batch 4; then
     for k in $(seq 1 12); do texts par.$k; done >got.par
     cmp -s want.5 got.par && pass || fail "concurrent requests: $(diff want.5 got.par | head -4)"
 
+    # batching across requests: while both workers decode requests of
+    # another search (beam 16), single-sentence requests wait, and a worker
+    # decodes several of them in one batch (GET /stats counts such batches;
+    # tried up to three times, since it depends on the requests' timing)
+    zcat "$TOY/test.src.gz" | awk 'length > 250' | head -n 8 >long
+    shared=0
+    for try in 1 2 3; do
+        pids=()
+        for k in 1 2; do
+            curl -s -o /dev/null -X POST --data-binary "$(request long '{"beam": 16}')" "$URL/translate" &
+            pids+=($!)
+        done
+        sleep 0.05
+        for k in $(seq 1 12); do
+            curl -s -o /dev/null -X POST --data-binary "$(request one.$k)" "$URL/translate" &
+            pids+=($!)
+        done
+        wait "${pids[@]}"
+        shared=$(curl -s "$URL/stats" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["shared_batches"])')
+        [ "$shared" -ge 1 ] && break
+    done
+    [ "$shared" -ge 1 ] && pass || fail "no batch held sentences of two requests: $(curl -s "$URL/stats")"
+    curl -s "$URL/stats" | "$PY" -c 'import json, sys
+d = json.load(sys.stdin)
+assert d["in_flight"] == 0 and d["sentences"] > d["batches"] > 0, d' && pass || fail "GET /stats: $(curl -s "$URL/stats")"
+
     # n_best: sorted best first, the first is the translation
     code=$(post "$(request in '{"beam": 5, "n_best": 4}')")
     [ "$code" = 200 ] && pass || fail "n_best: status $code"

@@ -1,7 +1,8 @@
 # nmt serve against hostile clients: malformed JSON, wrong types, values
 # out of range, invalid UTF-8 (400); bodies, sentence counts and sentences
 # past the limits (413, also for a body sent in chunks); more requests in
-# flight than allowed (429); headers without a body, connections dropped
+# flight than allowed (429); a slow client that trickles its body (answered);
+# headers without a body, connections dropped
 # half way (while sending, and while their translation is decoded), 1000
 # sentences in one request, a client that sends nothing (cut off after
 # --timeout while others are answered), junk that is not HTTP. After all
@@ -142,6 +143,28 @@ for q in quiet:
     except ConnectionResetError:
         pass
     q.close()
+
+# a slow client: its body in ten pieces 0.3 s apart (within --timeout
+# between pieces) is answered, and right
+s = conn()
+s.sendall(head % len(body))
+for k in range(10):
+    time.sleep(0.3)
+    s.sendall(body[k * len(body) // 10:(k + 1) * len(body) // 10])
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+    if b"\r\n\r\n" in data:
+        hdr, rest = data.split(b"\r\n\r\n", 1)
+        n = int([l.split(b":")[1] for l in hdr.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+        if len(rest) >= n:
+            break
+s.close()
+assert status_of(data) == 200, data[:200]
+assert [t["text"] for t in json.loads(rest)["translations"]] == ["be fatote dedila gifecha sho"] * 20, rest[:200]
 
 # dropped half way through the body, again and again
 for k in range(30):
