@@ -226,7 +226,9 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&q->wake, &q->lock);
         if (!q->head)
             break;
-        /* the oldest sentence and those that share its search, in order */
+        /* the oldest sentence and those that share its search, in order; a
+         * walk of the whole queue, which holds at most --max-inflight x
+         * --max-sentences sentences */
         serve_job *key = q->head->job;
         int B = 0;
         for (serve_item **p = &q->head; *p && B < q->batch;) {
