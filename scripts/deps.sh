@@ -12,6 +12,9 @@ nmt_deps_check() {
     pkg-config --exists openblas 2>/dev/null || missing+=(libopenblas-dev)
     pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
     pkg-config --exists check 2>/dev/null || missing+=(check)
+    # nmt serve, always built in: HTTP and JSON parsing
+    pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
+    pkg-config --exists jansson 2>/dev/null || missing+=(libjansson-dev)
     # subwords: the SentencePiece library (C++, so a C++ compiler too), and
     # its tools, whose spm_train the tests use to make models
     command -v c++ >/dev/null 2>&1 || missing+=(g++)

@@ -99,7 +99,7 @@ def main(root):
             else:  # a file of the same folder
                 target = os.path.join(own_dir, inc)
                 r = own
-                if inc.endswith("explorer_html.h"):  # generated into the build folder
+                if inc.endswith(("explorer_html.h", "serve_html.h")):  # generated into the build folder
                     continue
                 if not os.path.exists(os.path.join(root, target)):
                     bad.append(f"{path} includes {inc}, which is not in its folder (name internal headers from src/)")

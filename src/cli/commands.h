@@ -13,5 +13,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

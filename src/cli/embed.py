@@ -1,8 +1,15 @@
-"""Turns src/cli/explorer.html into a C header for nmt align --format html:
-explorer_head[] (everything before the line holding @DATA@, and that line up
-to it) and explorer_tail[] (the rest), each a NULL-terminated array of string
+"""Turns a page of src/cli (explorer.html for nmt align --format html,
+serve.html for nmt serve) into a C header: NAME_head[] (everything before
+@DATA@) and NAME_tail[] (the rest), each a NULL-terminated array of string
 literals, one per line, so that no literal grows past what every C compiler
-takes. Run by meson at build time: python3 embed.py IN OUT."""
+takes. NAME is "explorer" unless given.
+
+A line that holds @INCLUDE:FILE@ (FILE one of the files given after the
+name) is replaced by that file's text: the heatmap drawing (heatmap.js) is
+one file that both pages take this way, inside one of their <script>
+elements. Run by meson at build time: python3 embed.py IN OUT [NAME [FILE...]]."""
+import os
+import re
 import sys
 
 
@@ -31,17 +38,34 @@ def array(name, text):
     return "static const char *const %s[] = {\n%s    NULL,\n};\n" % (name, body)
 
 
+def include(text, files, src):
+    by_name = {os.path.basename(p): p for p in files}
+
+    def one(m):
+        name = m.group(1)
+        if name not in by_name:
+            sys.exit("%s: @INCLUDE:%s@ but %s was not given to embed.py" % (src, name, name))
+        with open(by_name[name], encoding="utf-8") as f:
+            body = f.read()
+        if "</script" in body.lower() or "@DATA@" in body or "@INCLUDE:" in body:
+            sys.exit("%s: may not hold </script, @DATA@ or @INCLUDE:" % name)
+        return body
+
+    return re.sub(r"^[^\n]*@INCLUDE:([A-Za-z0-9_.-]+)@[^\n]*\n", one, text, flags=re.M)
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    name = sys.argv[3] if len(sys.argv) > 3 else "explorer"
     with open(src, encoding="utf-8") as f:
-        text = f.read()
+        text = include(f.read(), sys.argv[4:], src)
     if text.count("@DATA@") != 1:
         sys.exit("%s: needs exactly one @DATA@" % src)
     head, tail = text.split("@DATA@")
     with open(dst, "w", encoding="utf-8") as f:
         f.write("/* Generated from %s by src/cli/embed.py: do not edit. */\n" % src.split("/")[-1])
-        f.write(array("explorer_head", head))
-        f.write(array("explorer_tail", tail))
+        f.write(array(name + "_head", head))
+        f.write(array(name + "_tail", tail))
 
 
 main()

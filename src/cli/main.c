@@ -22,6 +22,7 @@ static const command commands[] = {
     {"info", cmd_info, "a model's settings and parameter count"},
     {"average", cmd_average, "the element-wise mean of several models (checkpoint averaging)"},
     {"plot", cmd_plot, "training curves of runs from their log.tsv, as SVG"},
+    {"serve", cmd_serve, "translations and their attention over HTTP: a JSON API and a page"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,6 +1,7 @@
 """Drives Debian's chromium headless for the explorer page of nmt align
 --format html (tests/browser/explorer.sh, scripts/explorer-bench,
-scripts/explorer-screenshot). Python's standard library only.
+scripts/explorer-screenshot) and the page of nmt serve
+(tests/browser/serve.sh). Python's standard library only.
 
 The page checks itself when its address ends in #selftest (see the end of
 src/cli/explorer.html): it chooses a sentence, clicks, sorts and filters
@@ -58,6 +59,21 @@ def selftest(path, line=None, window="1400,900"):
     m = re.search(r'<pre id="selftest">(.*?)</pre>', dom, re.S)
     if not m or not m.group(1).strip():
         raise RuntimeError("the page wrote no self-check (did its script run?): %s" % dom[-500:])
+    text = m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    return json.loads(text), console, dom, seconds
+
+
+def served_selftest(url, window="1400,900", budget_ms=20000):
+    """The self-check of nmt serve's page at url (which ends in
+    #selftest;text=...): the page types the text, waits for its translation
+    and writes what it shows. The page works over the network, so chromium
+    runs on virtual time (--virtual-time-budget), which waits while the
+    page's request is pending. Returns as selftest does."""
+    dom, console, seconds = run(url, ["--window-size=" + window, "--dump-dom",
+                                      "--virtual-time-budget=%d" % budget_ms])
+    m = re.search(r'<pre id="selftest">(.*?)</pre>', dom, re.S)
+    if not m or not m.group(1).strip():
+        raise RuntimeError("the page wrote no self-check (no translation came?): %s" % dom[-800:])
     text = m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
     return json.loads(text), console, dom, seconds
 

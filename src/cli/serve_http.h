@@ -1,0 +1,35 @@
+/* nmt serve's HTTP side, on libmicrohttpd: the routes (GET / the page,
+ * GET /info, POST /translate), the limits on what a client may send and
+ * the statuses that refuse it, and the drain on shutdown. */
+#ifndef NMT_CLI_SERVE_HTTP_H
+#define NMT_CLI_SERVE_HTTP_H
+
+#include "serve.h"
+#include "serve_queue.h"
+
+typedef struct serve_http serve_http;
+
+typedef struct serve_http_opts {
+    const char *host;      /* numeric IPv4 or IPv6 address */
+    int port;              /* 0: any free port */
+    int max_connections;   /* open connections at most */
+    serve_limits limits;
+    const char *page;      /* GET /: the whole page */
+    const char *info;      /* GET /info: JSON */
+    int verbose;           /* libmicrohttpd's own messages on stderr */
+} serve_http_opts;
+
+/* Listens and answers from libmicrohttpd's thread, handing translations to
+ * q. The strings of o must outlive the server. NULL after saying why on
+ * stderr. */
+serve_http *serve_http_start(const serve_http_opts *o, serve_queue *q,
+                             const serve_models *models);
+/* The port listened on (useful after port 0). */
+int serve_http_port(const serve_http *s);
+/* From now on new translations are refused with 503; then waits until
+ * every accepted request has been answered, or until `give_up` returns
+ * nonzero (polled about ten times a second). */
+void serve_http_drain(serve_http *s, int (*give_up)(void));
+void serve_http_stop(serve_http *s);
+
+#endif
