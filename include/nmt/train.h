@@ -54,6 +54,10 @@ typedef struct nmt_train_settings {
                           * (summed, weighted by their target tokens, as one
                           * batch of them all); 1: each batch a step */
     int max_len;         /* skip training pairs longer than this (tokens) */
+    int64_t shuffle_buffer; /* > 0: stream the training corpus from its files
+                          * in blocks of this many pairs, each shuffled and
+                          * batched on its own (nmt/stream.h; docs/training.md,
+                          * "Corpora larger than memory"); 0: read it whole */
     int min_count, max_vocab;
     int shuffle;
     float subword_alpha; /* > 0: each epoch reads the training corpus again
