@@ -61,5 +61,9 @@ int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch
 int nmt_batch_plan_make_rng(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
                             int max_tokens, int shuffle, nmt_rng *r);
 void nmt_batch_plan_free(nmt_batch_plan *p);
+/* The seed of the generator of an epoch's plan (what nmt_batch_plan_make
+ * seeds with): a streamed corpus's first block starts from it too, so that
+ * a block that holds the whole corpus is planned as the corpus is. */
+uint64_t nmt_batch_epoch_seed(uint64_t seed, int epoch);
 
 #endif

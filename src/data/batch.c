@@ -134,6 +134,11 @@ static uint64_t epoch_seed(uint64_t seed, int epoch)
     return seed ^ (0x9e3779b97f4a7c15ULL * ((uint64_t)(unsigned)epoch + 1));
 }
 
+uint64_t nmt_batch_epoch_seed(uint64_t seed, int epoch)
+{
+    return epoch_seed(seed, epoch);
+}
+
 static int plan_alloc(nmt_batch_plan *p, size_t n, size_t n_batches)
 {
     p->index = malloc((n ? n : 1) * sizeof *p->index);

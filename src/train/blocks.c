@@ -36,9 +36,9 @@ int nmt_blocks_open(nmt_trainer *t)
 
 void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r)
 {
-    /* apart from the streams of the init, dropout and the in-memory plans */
-    nmt_rng_seed(r, t->s.seed ^ 0x2545f4914f6cdd1dULL ^
-                        (0x9e3779b97f4a7c15ULL * ((uint64_t)(unsigned)t->st.epoch + 1)));
+    /* the in-memory plan's: a buffer larger than the corpus makes one
+     * block, planned into the very batches of the corpus read whole */
+    nmt_rng_seed(r, nmt_batch_epoch_seed(t->s.seed, t->st.epoch));
 }
 
 /* Grows the batch and the workspace for a block's longest rows (with
