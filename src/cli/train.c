@@ -207,10 +207,17 @@ static void describe(const nmt_train_run *r)
                     "words)", r->subwords_auto);
         fputc('\n', stderr);
     }
-    fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "
-            "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
-            r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
-            c->tgt_vocab, sw ? " pieces" : "");
+    if (s->shuffle_buffer > 0 && r->resumed) /* a resume counts nothing: the blocks are read */
+        fprintf(stderr, "corpus: streamed in blocks of %lld pairs; vocabularies %d / %d%s\n",
+                (long long)s->shuffle_buffer, c->src_vocab, c->tgt_vocab, sw ? " pieces" : "");
+    else
+        fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu "
+                "with an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
+                r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
+                c->tgt_vocab, sw ? " pieces" : "");
+    if (s->shuffle_buffer > 0 && !r->resumed)
+        fprintf(stderr, "streamed: read in blocks of %lld pairs, each shuffled on its own\n",
+                (long long)s->shuffle_buffer);
     describe_model(c, r->model->n_params);
     if (cli_verbosity < 2)
         return;
