@@ -9,6 +9,7 @@
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/stream.h"
+#include "nmt/subwords.h"
 #include "test_common.h"
 #include "test_files.h"
 
@@ -222,6 +223,38 @@ START_TEST(refuses_what_the_reader_refuses)
 }
 END_TEST
 
+/* The model's bytes equal to those of another model. */
+static int same_model(const nmt_subwords *a, const nmt_subwords *b)
+{
+    size_t na, nb;
+    const unsigned char *x = nmt_subwords_bytes(a, &na), *y = nmt_subwords_bytes(b, &nb);
+    return na == nb && !memcmp(x, y, na);
+}
+
+START_TEST(subwords_from_a_sample)
+{
+    make_tmpdir();
+    char *s, *t;
+    make_corpus(&s, &t, 300);
+    const char *sp = write_gzip("s.gz", s), *tp = write_gzip("t.gz", t);
+    nmt_subwords *whole, *all, *a, *b;
+    ck_assert_int_eq(nmt_corpus_learn_subwords(&whole, sp, tp, 24, 0), NMT_OK);
+    /* a sample as large as the corpus is the corpus, in order */
+    ck_assert_int_eq(nmt_corpus_learn_subwords_sample(&all, sp, tp, 24, 0, 300), NMT_OK);
+    ck_assert(same_model(whole, all));
+    /* a reservoir of 40 pairs: the same draw twice */
+    ck_assert_int_eq(nmt_corpus_learn_subwords_sample(&a, sp, tp, 24, 0, 40), NMT_OK);
+    ck_assert_int_eq(nmt_corpus_learn_subwords_sample(&b, sp, tp, 24, 0, 40), NMT_OK);
+    ck_assert(same_model(a, b));
+    nmt_subwords_free(b);
+    ck_assert_int_eq(nmt_corpus_learn_subwords_sample(&b, sp, tp, 24, 0, 0), NMT_ERR_ARG);
+    nmt_subwords_free(whole);
+    nmt_subwords_free(all);
+    nmt_subwords_free(a);
+    remove_tmpdir();
+}
+END_TEST
+
 Suite *nmt_test_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -230,6 +263,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, seek_comes_back_to_a_block);
     tcase_add_test(tc, counting_pass_builds_the_same_vocabularies);
     tcase_add_test(tc, refuses_what_the_reader_refuses);
+    tcase_add_test(tc, subwords_from_a_sample);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

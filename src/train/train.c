@@ -6,7 +6,9 @@
  * Exact resume rests on three things: the batch plan is a pure function of
  * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
  * from one rng whose state the checkpoint stores; and checkpoints are only
- * written between steps, with the position in the plan. */
+ * written between steps, with the position in the plan. A streamed corpus
+ * (--shuffle-buffer, blocks.c) is planned block by block, and the
+ * checkpoint also keeps the block and its generator's state. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
