@@ -41,8 +41,12 @@ void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r)
     nmt_rng_seed(r, nmt_batch_epoch_seed(t->s.seed, t->st.epoch));
 }
 
-/* Grows the batch and the workspace for a block's longest rows (with
- * --max-len, the sizes made at the start hold every kept pair). */
+/* Grows the batch and the workspace for a block's longest rows, so that
+ * they are sized by the longest pair read so far, as a corpus in memory
+ * sizes them by its longest. A capacity changes no result (the passes
+ * read the batch's own lengths), so a resumed run, which has seen fewer
+ * blocks, trains to the same bits; it may happen between two batches of
+ * a step, whose gradient sum lives outside the workspace. */
 static int fit_rows(nmt_trainer *t)
 {
     int src_T = t->src_T, tgt_T = t->tgt_T;

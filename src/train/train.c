@@ -111,8 +111,7 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     int src_T = 1, tgt_T = 1;
     if (s->shuffle_buffer > 0 && !rc)
         rc = nmt_blocks_open(t);
-    if (s->shuffle_buffer > 0 && s->max_len > 0) /* every kept pair fits */
-        src_T = tgt_T = s->max_len + 1;
+    /* a streamed corpus's rows are sized block by block (blocks.c) */
     if (s->shuffle_buffer == 0)
         nmt_corpus_max_lengths(train, &src_T, &tgt_T);
     if (t->valid.corpus)
@@ -464,9 +463,13 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
         int n, lo = 0, hi;
         /* a streamed epoch ends where its last block does */
         if (t->stream && (rc = nmt_blocks_at(t, t->st.batch + k)) <= 0) {
-            if (rc < 0 || k == 0)
-                return rc < 0 ? rc : nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d",
-                                                   t->st.batch, t->st.epoch);
+            if (rc < 0)
+                return rc;
+            if (k == 0) {
+                nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d", t->st.batch,
+                              t->st.epoch);
+                return NMT_ERR_FORMAT;
+            }
             break;
         }
         t->step_took = k + 1;
@@ -524,9 +527,12 @@ static int train_step(nmt_trainer *t)
 {
     int rc;
     if (t->stream && t->size == 1 && t->s.accumulate == 1) {
-        if ((rc = nmt_blocks_at(t, t->st.batch)) <= 0)
-            return rc < 0 ? rc : nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d",
-                                               t->st.batch, t->st.epoch);
+        if ((rc = nmt_blocks_at(t, t->st.batch)) < 0)
+            return rc;
+        if (rc == 0) {
+            nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d", t->st.batch, t->st.epoch);
+            return NMT_ERR_FORMAT;
+        }
         t->step_took = 1;
     }
     nmt_model_zero_grad(t->m);
