@@ -33,7 +33,7 @@ def meta(p):
     n = struct.unpack("<Q", b[:8])[0]
     return json.loads(b[8:8 + n])["__metadata__"]
 a, b = meta(sys.argv[1]), meta(sys.argv[2])
-skip = ("state.elapsed_s", "train.shuffle_buffer", "train.max_steps")
+skip = ("state.elapsed_s", "train.shuffle_buffer", "train.max_steps", "train.max_len")
 bad = [k for k in sorted(set(a) | set(b))
        if k not in skip and not k.startswith("state.stream_") and a.get(k) != b.get(k)]
 print(" ".join("%s %s/%s" % (k, a.get(k), b.get(k)) for k in bad))
@@ -80,6 +80,16 @@ l2=$(grep '^corpus:' c2.err)
 expect_ok "no shuffle, in memory" "${RUN[@]}" --no-shuffle --epochs 1 --out ns-mem
 expect_ok "no shuffle, blocks of 64" "${RUN[@]}" --no-shuffle --epochs 1 --shuffle-buffer 64 --out ns-64
 same_run "--no-shuffle in blocks of 64 is the in-memory run" ns-mem ns-64
+
+# the rows are sized by the longest pair read (blocks.c), and a capacity
+# changes no result: --max-len 200 on pairs that all fit 50 is --max-len 50
+paste <(zcat s.gz) <(zcat t.gz) | awk -F '\t' 'split($1, a, " ") <= 50 && split($2, b, " ") <= 50' >fit.tsv
+cut -f1 fit.tsv | gzip >fs.gz
+cut -f2 fit.tsv | gzip >ft.gz
+F=("$NMT" train --src fs.gz --tgt ft.gz "${M[@]}" --shuffle-buffer 300 --accumulate 2 --max-steps 30)
+expect_ok "--max-len 50" "${F[@]}" --max-len 50 --out len50
+expect_ok "--max-len 200" "${F[@]}" --max-len 200 --out len200
+same_run "--max-len 200 where every pair fits 50" len50 len200
 
 # --- exact resume ----------------------------------------------------------------
 # blocks of 200 pairs (5 blocks an epoch), steps of 2 batches of up to 200
