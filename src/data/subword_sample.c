@@ -87,14 +87,15 @@ static int draw(sample *sm, const char *src_path, const char *tgt_path)
         }
         if (!got[0])
             break;
-        /* lines and pointers copied before the next read reuses them */
+        /* the reader reuses its line buffers: kept lines are copied (keep) */
         seen++;
         if (sm->n < sm->max) {
             if (sm->n == sm->room && (rc = grow(sm)))
                 break;
+            /* counted before it is filled, so that a failed copy is freed */
             sm->line[0][sm->n] = sm->line[1][sm->n] = NULL;
-            rc = keep(sm, text, len, sm->n);
-            sm->n += !rc;
+            sm->n++;
+            rc = keep(sm, text, len, sm->n - 1);
         } else {
             uint64_t j = nmt_rng_below(&g, seen);
             if (j < sm->max)
