@@ -251,9 +251,15 @@ static void summary(const nmt_train_run *r, const view *v, const nmt_train_statu
     if (v->average_pending)
         fprintf(stderr, "the average does not beat it (--best-metric %s): best.safetensors "
                 "stays\n", nmt_best_metric_name(r->s.best_metric));
-    fprintf(stderr, "%s at step %lld (%.2f epochs) after %s%s%s%s; checkpoint: "
+    /* a streamed epoch's batches are known at its last block only */
+    char where[64];
+    if (st->n_batches == 0 && st->batch > 0)
+        snprintf(where, sizeof where, "batch %zu of epoch %d", st->batch, st->epoch);
+    else
+        snprintf(where, sizeof where, "%.2f epochs", epochs);
+    fprintf(stderr, "%s at step %lld (%s) after %s%s%s%s; checkpoint: "
             "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
-            (long long)st->step, epochs, dur, st->time_up ? " (--max-time " : "",
+            (long long)st->step, where, dur, st->time_up ? " (--max-time " : "",
             st->time_up ? limit : "", st->time_up ? ")" : "", r->dir);
     if (nmt_dist_size() > 1 && v->steps_run > 0)
         fprintf(stderr, "MPI, %d processes: rank 0 spent %.3f s in collectives, %.2f ms a step, "
