@@ -9,7 +9,7 @@
 
 #include "nmt/error.h"
 
-int pair_reader_open(pair_reader *r, const char *src_path, const char *tgt_path,
+int nmt_pair_reader_open(nmt_pair_reader *r, const char *src_path, const char *tgt_path,
                      const nmt_subwords *subwords, int lowercase)
 {
     memset(r, 0, sizeof *r);
@@ -21,12 +21,12 @@ int pair_reader_open(pair_reader *r, const char *src_path, const char *tgt_path,
     if (!rc)
         rc = nmt_reader_open(&r->side[1].reader, tgt_path);
     if (rc)
-        pair_reader_close(r);
+        nmt_pair_reader_close(r);
     return rc;
 }
 
 /* The line's pieces (lowercased first when asked). */
-static int encode(pair_side *s, const nmt_subwords *sw, const char *line, size_t len,
+static int encode(nmt_pair_side *s, const nmt_subwords *sw, const char *line, size_t len,
                   int lowercase)
 {
     if (lowercase) {
@@ -49,9 +49,9 @@ static int encode(pair_side *s, const nmt_subwords *sw, const char *line, size_t
     return NMT_OK;
 }
 
-static int next_line(pair_reader *r, int k, int split)
+static int next_line(nmt_pair_reader *r, int k, int split)
 {
-    pair_side *s = &r->side[k];
+    nmt_pair_side *s = &r->side[k];
     const char *line;
     size_t len;
     int rc = nmt_reader_next(s->reader, &line, &len);
@@ -64,7 +64,7 @@ static int next_line(pair_reader *r, int k, int split)
     return rc;
 }
 
-int pair_reader_next(pair_reader *r, int split)
+int nmt_pair_reader_next(nmt_pair_reader *r, int split)
 {
     int rs = next_line(r, 0, split);
     if (rs < 0)
@@ -73,8 +73,8 @@ int pair_reader_next(pair_reader *r, int split)
     if (rt < 0)
         return rt;
     if (rs != rt) {
-        const pair_side *shorter = rs ? &r->side[1] : &r->side[0];
-        const pair_side *longer = rs ? &r->side[0] : &r->side[1];
+        const nmt_pair_side *shorter = rs ? &r->side[1] : &r->side[0];
+        const nmt_pair_side *longer = rs ? &r->side[0] : &r->side[1];
         return nmt_set_error(NMT_ERR_FORMAT,
                              "%s:%zu: %s ended after line %zu but this file goes on: the two "
                              "sides of a parallel corpus must have the same number of lines",
@@ -86,15 +86,15 @@ int pair_reader_next(pair_reader *r, int split)
     return rs;
 }
 
-size_t pair_reader_len(const pair_reader *r, int k)
+size_t nmt_pair_reader_len(const nmt_pair_reader *r, int k)
 {
     return r->subwords ? r->side[k].pieces.n : r->side[k].tokens.n;
 }
 
-void pair_reader_close(pair_reader *r)
+void nmt_pair_reader_close(nmt_pair_reader *r)
 {
     for (int k = 0; k < 2; k++) {
-        pair_side *s = &r->side[k];
+        nmt_pair_side *s = &r->side[k];
         nmt_reader_close(s->reader);
         nmt_tokens_free(&s->tokens);
         nmt_ids_free(&s->pieces);

@@ -15,7 +15,7 @@
 #include "nmt/error.h"
 
 struct nmt_stream {
-    pair_reader in;
+    nmt_pair_reader in;
     const char *src_path, *tgt_path;
     nmt_corpus_opts o;
     const nmt_vocab *vocab[2];
@@ -47,7 +47,7 @@ static int grow_ids(int32_t **ids, size_t *cap, size_t need)
 /* The ids of side k's current line into ids[0..n). */
 static int line_ids(const nmt_stream *s, int k, int32_t *ids)
 {
-    const pair_side *ps = &s->in.side[k];
+    const nmt_pair_side *ps = &s->in.side[k];
     if (s->in.subwords) {
         memcpy(ids, ps->pieces.id, ps->pieces.n * sizeof *ids);
         return NMT_OK;
@@ -65,14 +65,14 @@ static int line_ids(const nmt_stream *s, int k, int32_t *ids)
 static int read_ahead(nmt_stream *s)
 {
     while (!s->at_end) {
-        int rc = pair_reader_next(&s->in, 1);
+        int rc = nmt_pair_reader_next(&s->in, 1);
         if (rc < 0)
             return rc;
         if (rc == 0) {
             s->at_end = 1;
             break;
         }
-        size_t ns = pair_reader_len(&s->in, 0), nt = pair_reader_len(&s->in, 1);
+        size_t ns = nmt_pair_reader_len(&s->in, 0), nt = nmt_pair_reader_len(&s->in, 1);
         if (s->o.skip_empty && (!ns || !nt))
             continue;
         if (s->o.max_len > 0 && (ns > (size_t)s->o.max_len || nt > (size_t)s->o.max_len))
@@ -161,13 +161,13 @@ int nmt_stream_open(nmt_stream **out, const char *src_path, const char *tgt_path
 
 int nmt_stream_seek(nmt_stream *s, size_t lines)
 {
-    pair_reader_close(&s->in);
+    nmt_pair_reader_close(&s->in);
     s->held = 0;
     s->at_end = 0;
     s->block.n = 0;
-    int rc = pair_reader_open(&s->in, s->src_path, s->tgt_path, s->o.subwords, s->o.lowercase);
+    int rc = nmt_pair_reader_open(&s->in, s->src_path, s->tgt_path, s->o.subwords, s->o.lowercase);
     while (!rc && s->in.lines < lines) {
-        rc = pair_reader_next(&s->in, 0);
+        rc = nmt_pair_reader_next(&s->in, 0);
         if (rc == 0)
             rc = nmt_set_error(NMT_ERR_FORMAT, "%s and %s: %zu lines, but the position to "
                                "continue from is after line %zu: were the files changed?",
@@ -223,7 +223,7 @@ void nmt_stream_close(nmt_stream *s)
 {
     if (!s)
         return;
-    pair_reader_close(&s->in);
+    nmt_pair_reader_close(&s->in);
     nmt_corpus_free(&s->block);
     free(s->ahead[0]);
     free(s->ahead[1]);

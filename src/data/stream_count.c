@@ -33,16 +33,16 @@ int nmt_stream_count(const char *src_path, const char *tgt_path, const nmt_corpu
         o = *opts;
     if (o.max_len < 0 || o.min_count < 0 || o.max_vocab < 0)
         return nmt_set_error(NMT_ERR_ARG, "corpus options must not be negative");
-    pair_reader in;
+    nmt_pair_reader in;
     nmt_vocab_counter *c[2] = {NULL, NULL};
-    int rc = pair_reader_open(&in, src_path, tgt_path, o.subwords, o.lowercase);
+    int rc = nmt_pair_reader_open(&in, src_path, tgt_path, o.subwords, o.lowercase);
     if (rc)
         return rc;
     for (int k = 0; !rc && !o.subwords && k < 2; k++)
         rc = nmt_vocab_counter_new(&c[k]);
-    while (!rc && (rc = pair_reader_next(&in, 1)) == 1) {
+    while (!rc && (rc = nmt_pair_reader_next(&in, 1)) == 1) {
         rc = NMT_OK;
-        size_t ns = pair_reader_len(&in, 0), nt = pair_reader_len(&in, 1);
+        size_t ns = nmt_pair_reader_len(&in, 0), nt = nmt_pair_reader_len(&in, 1);
         if (o.skip_empty && (!ns || !nt)) {
             counts->skipped_empty++;
             continue;
@@ -56,7 +56,7 @@ int nmt_stream_count(const char *src_path, const char *tgt_path, const nmt_corpu
             rc = count_line(c[k], &in.side[k].tokens);
     }
     counts->lines = in.lines;
-    pair_reader_close(&in);
+    nmt_pair_reader_close(&in);
     for (int k = 0; k < 2; k++)
         counts->types[k] = c[k] ? nmt_vocab_counter_types(c[k]) : 0;
     if (!rc && c[0] && sv)
