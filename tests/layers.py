@@ -29,7 +29,7 @@ FOLDERS = {
 ARCHS = ("rnn", "transformer")  # src/model/NAME: rank 2, like src/model
 PUBLIC = {
     0: "error rng threads utf8 dist tensors",
-    1: "text vocab subwords corpus batch bleu chrf",
+    1: "text vocab subwords corpus batch stream bleu chrf",
     2: "model rnn transformer",
     3: "modelfile average",
     4: "decode translator units align",

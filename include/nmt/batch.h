@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "nmt/corpus.h"
+#include "nmt/rng.h"
 
 /* One batch of B sentence pairs, time-major: element (t, b) is at [t * B + b].
  * Source rows hold the tokens then </s> (src_len[b] = tokens + 1); the decoder
@@ -53,6 +54,16 @@ int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
  * 0 is nmt_batch_plan_make. */
 int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
                                int max_tokens, int shuffle, uint64_t seed, int epoch);
+/* nmt_batch_plan_make_tokens (max_tokens 0: nmt_batch_plan_make) with its
+ * shuffles drawn from r, which is advanced: a streamed corpus plans each
+ * block with one generator that runs on from block to block, so that the
+ * state at a block's start (kept in checkpoints) is all a resume needs. */
+int nmt_batch_plan_make_rng(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                            int max_tokens, int shuffle, nmt_rng *r);
 void nmt_batch_plan_free(nmt_batch_plan *p);
+/* The seed of the generator of an epoch's plan (what nmt_batch_plan_make
+ * seeds with): a streamed corpus's first block starts from it too, so that
+ * a block that holds the whole corpus is planned as the corpus is. */
+uint64_t nmt_batch_epoch_seed(uint64_t seed, int epoch);
 
 #endif

@@ -74,4 +74,14 @@ int nmt_data_print_of(const char *path, nmt_data_print *out);
 int nmt_corpus_learn_subwords(nmt_subwords **out, const char *src_path, const char *tgt_path,
                               int n_pieces, int lowercase);
 
+/* nmt_corpus_learn_subwords from a sample of at most max_pairs pairs of a
+ * corpus too large to hold: a reservoir sample (one pass over the files,
+ * holding the sample's lines only) drawn with a fixed seed, so that the
+ * same corpus gives the same pieces; a corpus of at most max_pairs pairs
+ * is taken whole, in order (the very lines nmt_corpus_learn_subwords
+ * reads). */
+int nmt_corpus_learn_subwords_sample(nmt_subwords **out, const char *src_path,
+                                     const char *tgt_path, int n_pieces, int lowercase,
+                                     size_t max_pairs);
+
 #endif

@@ -54,6 +54,10 @@ typedef struct nmt_train_settings {
                           * (summed, weighted by their target tokens, as one
                           * batch of them all); 1: each batch a step */
     int max_len;         /* skip training pairs longer than this (tokens) */
+    int64_t shuffle_buffer; /* > 0: stream the training corpus from its files
+                          * in blocks of this many pairs, each shuffled and
+                          * batched on its own (nmt/stream.h; docs/training.md,
+                          * "Corpora larger than memory"); 0: read it whole */
     int min_count, max_vocab;
     int shuffle;
     float subword_alpha; /* > 0: each epoch reads the training corpus again
@@ -169,8 +173,10 @@ typedef struct nmt_valid_set {
 typedef struct nmt_trainer nmt_trainer;
 
 /* A trainer for model m (not owned; its parameters are trained in place) on
- * the corpus train, writing into out_dir (which must exist). valid may be
- * NULL. A fresh run starts at step 0 of epoch 1; call nmt_trainer_restore to
+ * the corpus train, writing into out_dir (which must exist). With
+ * s->shuffle_buffer > 0 train is NULL: the trainer streams the corpus from
+ * s->src_path and s->tgt_path in the model's units (nmt/stream.h). valid
+ * may be NULL. A fresh run starts at step 0 of epoch 1; call nmt_trainer_restore to
  * continue a checkpoint instead. */
 int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings *s,
                        const nmt_corpus *train, const nmt_valid_set *valid,

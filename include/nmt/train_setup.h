@@ -27,6 +27,11 @@
  * Subwords), and sampled pieces (--subword-alpha) are more. */
 #define NMT_SUBWORD_MAX_LEN 100
 
+/* The pairs a streamed corpus (--shuffle-buffer) learns its subwords from
+ * at most (nmt_corpus_learn_subwords_sample): 2 M lines of both sides,
+ * which SentencePiece holds with its statistics in a few hundred MB. */
+#define NMT_SUBWORD_SAMPLE_PAIRS 1000000
+
 /* Without --subwords, --spm, --min-count or --max-vocab a fresh run learns
  * NMT_AUTO_SUBWORDS pieces when a side of its corpus has more distinct
  * words than that (real language: Multi30k's German side has 19209 words,
@@ -105,7 +110,9 @@ void nmt_train_request_default(nmt_train_request *q);
 typedef struct nmt_train_run {
     nmt_train_settings s;   /* what the run uses (the checkpoint's on resume) */
     nmt_model *model;
-    nmt_corpus train;
+    nmt_corpus train;       /* with s.shuffle_buffer > 0 only its counts (n,
+                             * n_lines, skipped_*; 0 on resume): the trainer
+                             * streams the corpus */
     nmt_corpus valid;       /* read by rank 0 only (it validates for all) */
     int have_valid;
     char **refs;            /* the validation target's raw lines, for BLEU */
@@ -123,6 +130,8 @@ typedef struct nmt_train_run {
     nmt_file *ckpt;                /* --resume: the checkpoint */
     char *data_path[4];            /* what s's corpus paths point at */
     char *data_from_run[4];        /* ... and s's data_from_run */
+    nmt_vocab *counted[2];         /* a streamed corpus's counted vocabularies,
+                                    * until the model takes them */
 } nmt_train_run;
 
 /* Sets up the run that q asks for into *out (NULL on failure). Refusals

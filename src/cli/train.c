@@ -207,10 +207,17 @@ static void describe(const nmt_train_run *r)
                     "words)", r->subwords_auto);
         fputc('\n', stderr);
     }
-    fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu with "
-            "an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
-            r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
-            c->tgt_vocab, sw ? " pieces" : "");
+    if (s->shuffle_buffer > 0 && r->resumed) /* a resume counts nothing: the blocks are read */
+        fprintf(stderr, "corpus: streamed in blocks of %lld pairs; vocabularies %d / %d%s\n",
+                (long long)s->shuffle_buffer, c->src_vocab, c->tgt_vocab, sw ? " pieces" : "");
+    else
+        fprintf(stderr, "corpus: %zu pairs of %zu lines (%zu skipped by --max-len %d, %zu "
+                "with an empty side); vocabularies %d / %d%s\n", r->train.n, r->train.n_lines,
+                r->train.skipped_long, s->max_len, r->train.skipped_empty, c->src_vocab,
+                c->tgt_vocab, sw ? " pieces" : "");
+    if (s->shuffle_buffer > 0 && !r->resumed)
+        fprintf(stderr, "streamed: read in blocks of %lld pairs, each shuffled on its own\n",
+                (long long)s->shuffle_buffer);
     describe_model(c, r->model->n_params);
     if (cli_verbosity < 2)
         return;
@@ -244,9 +251,15 @@ static void summary(const nmt_train_run *r, const view *v, const nmt_train_statu
     if (v->average_pending)
         fprintf(stderr, "the average does not beat it (--best-metric %s): best.safetensors "
                 "stays\n", nmt_best_metric_name(r->s.best_metric));
-    fprintf(stderr, "%s at step %lld (%.2f epochs) after %s%s%s%s; checkpoint: "
+    /* a streamed epoch's batches are known at its last block only */
+    char where[64];
+    if (st->n_batches == 0 && st->batch > 0)
+        snprintf(where, sizeof where, "batch %zu of epoch %d", st->batch, st->epoch);
+    else
+        snprintf(where, sizeof where, "%.2f epochs", epochs);
+    fprintf(stderr, "%s at step %lld (%s) after %s%s%s%s; checkpoint: "
             "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
-            (long long)st->step, epochs, dur, st->time_up ? " (--max-time " : "",
+            (long long)st->step, where, dur, st->time_up ? " (--max-time " : "",
             st->time_up ? limit : "", st->time_up ? ")" : "", r->dir);
     if (nmt_dist_size() > 1 && v->steps_run > 0)
         fprintf(stderr, "MPI, %d processes: rank 0 spent %.3f s in collectives, %.2f ms a step, "

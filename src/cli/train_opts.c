@@ -45,7 +45,15 @@ static void help(void)
         "  --max-vocab N          word vocabulary: at most N entries per side (default\n"
         "                         0: all)\n"
         "  --no-shuffle           batches in corpus order (default: shuffled\n"
-        "                         length-sorted pools)\n\n"
+        "                         length-sorted pools)\n"
+        "  --shuffle-buffer N     stream the training corpus from its files in blocks\n"
+        "                         of N pairs, each shuffled and batched on its own, so\n"
+        "                         that a corpus larger than memory trains in memory\n"
+        "                         bounded by N (one pass over the files an epoch; the\n"
+        "                         vocabularies are counted in a first pass; subwords\n"
+        "                         are learned from a sample of 1 M pairs); a shuffle\n"
+        "                         within N pairs, not over the corpus (default 0: the\n"
+        "                         corpus is read into memory and shuffled whole)\n\n"
         "Subwords (the vocabularies are then the pieces, and the model file keeps the\n"
         "SentencePiece model, so every command takes and gives raw text; --min-count\n"
         "and --max-vocab do not apply):\n"
@@ -229,7 +237,7 @@ enum {
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
-    O_BATCH_TOKENS, O_ACCUMULATE, O_END
+    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_END
 };
 
 static const struct option long_options[] = {
@@ -266,6 +274,7 @@ static const struct option long_options[] = {
     {"batch-size", required_argument, 0, O_BATCH_SIZE},
     {"batch-tokens", required_argument, 0, O_BATCH_TOKENS},
     {"accumulate", required_argument, 0, O_ACCUMULATE},
+    {"shuffle-buffer", required_argument, 0, O_SHUFFLE_BUFFER},
     {"epochs", required_argument, 0, O_EPOCHS},
     {"max-steps", required_argument, 0, O_MAX_STEPS},
     {"lr-decay", required_argument, 0, O_LR_DECAY},
@@ -389,6 +398,13 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_BATCH_SIZE: return opt_int(name, v, 1, 1000000, &s->batch_size);
     case O_BATCH_TOKENS: return opt_int(name, v, 1, 1 << 30, &s->batch_tokens);
     case O_ACCUMULATE: return opt_int(name, v, 1, 1 << 20, &s->accumulate);
+    case O_SHUFFLE_BUFFER: {
+        long n;
+        if (opt_long(name, v, 0, 1L << 40, &n))
+            return -1;
+        s->shuffle_buffer = n;
+        return 0;
+    }
     case O_EPOCHS: return opt_int(name, v, 1, 1000000, &s->epochs);
     case O_PATIENCE: return opt_int(name, v, 0, INT_MAX_OPT, &s->patience);
     case O_EARLY_STOP: return opt_int(name, v, 0, INT_MAX_OPT, &s->early_stop);

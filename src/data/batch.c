@@ -134,6 +134,11 @@ static uint64_t epoch_seed(uint64_t seed, int epoch)
     return seed ^ (0x9e3779b97f4a7c15ULL * ((uint64_t)(unsigned)epoch + 1));
 }
 
+uint64_t nmt_batch_epoch_seed(uint64_t seed, int epoch)
+{
+    return epoch_seed(seed, epoch);
+}
+
 static int plan_alloc(nmt_batch_plan *p, size_t n, size_t n_batches)
 {
     p->index = malloc((n ? n : 1) * sizeof *p->index);
@@ -146,8 +151,9 @@ static int plan_alloc(nmt_batch_plan *p, size_t n, size_t n_batches)
     return NMT_OK;
 }
 
-int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, int shuffle_on,
-                        uint64_t seed, int epoch)
+/* A plan of batch_size pairs a batch, its shuffles drawn from r. */
+static int plan_fixed(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, int shuffle_on,
+                      nmt_rng *rng)
 {
     memset(p, 0, sizeof *p);
     if (batch_size < 1)
@@ -176,11 +182,9 @@ int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, 
         nmt_batch_plan_free(p);
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for an epoch plan of %zu pairs", n);
     }
-    nmt_rng r;
-    nmt_rng_seed(&r, epoch_seed(seed, epoch));
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
-    shuffle(perm, n, &r);
+    shuffle(perm, n, rng);
     for (size_t a = 0; a < n; a += pool) {
         size_t m = n - a < pool ? n - a : pool;
         for (size_t k = 0; k < m; k++) {
@@ -195,7 +199,7 @@ int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, 
      * random order. Every batch is full but possibly the last one. */
     for (size_t b = 0; b < n_batches; b++)
         order[b] = b;
-    shuffle(order, n_batches, &r);
+    shuffle(order, n_batches, rng);
     size_t w = 0;
     for (size_t b = 0; b < n_batches; b++) {
         size_t from = order[b] * bs, to = from + bs < n ? from + bs : n;
@@ -239,11 +243,10 @@ static size_t cut_by_tokens(const nmt_corpus *c, const size_t *order, size_t n, 
     return nb;
 }
 
-int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
-                               int max_tokens, int shuffle_on, uint64_t seed, int epoch)
+/* A plan by target tokens (max_tokens > 0), its shuffles drawn from r. */
+static int plan_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, int max_tokens,
+                       int shuffle_on, nmt_rng *rng)
 {
-    if (max_tokens <= 0)
-        return nmt_batch_plan_make(p, c, batch_size, shuffle_on, seed, epoch);
     memset(p, 0, sizeof *p);
     if (batch_size < 1)
         return nmt_set_error(NMT_ERR_ARG, "batch size must be at least 1, not %d", batch_size);
@@ -255,13 +258,11 @@ int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch
     int rc = perm && cut && order && keys
                  ? NMT_OK
                  : nmt_set_error(NMT_ERR_NOMEM, "out of memory for an epoch plan of %zu pairs", n);
-    nmt_rng r;
-    nmt_rng_seed(&r, epoch_seed(seed, epoch));
     for (size_t i = 0; !rc && i < n; i++)
         perm[i] = i;
     if (!rc && shuffle_on) {
         /* as nmt_batch_plan_make: shuffled, then sorted by length in pools */
-        shuffle(perm, n, &r);
+        shuffle(perm, n, rng);
         for (size_t a = 0; a < n; a += pool) {
             size_t m = n - a < pool ? n - a : pool;
             for (size_t k = 0; k < m; k++) {
@@ -282,7 +283,7 @@ int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch
         for (size_t b = 0; b < nb; b++)
             order[b] = b;
         if (shuffle_on)
-            shuffle(order, nb, &r);
+            shuffle(order, nb, rng);
         size_t w = 0;
         for (size_t b = 0; b < nb; b++) {
             p->start[b] = w;
@@ -296,6 +297,30 @@ int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch
     free(order);
     free(keys);
     return rc;
+}
+
+int nmt_batch_plan_make(nmt_batch_plan *p, const nmt_corpus *c, int batch_size, int shuffle_on,
+                        uint64_t seed, int epoch)
+{
+    nmt_rng r;
+    nmt_rng_seed(&r, epoch_seed(seed, epoch));
+    return plan_fixed(p, c, batch_size, shuffle_on, &r);
+}
+
+int nmt_batch_plan_make_tokens(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                               int max_tokens, int shuffle_on, uint64_t seed, int epoch)
+{
+    nmt_rng r;
+    nmt_rng_seed(&r, epoch_seed(seed, epoch));
+    return nmt_batch_plan_make_rng(p, c, batch_size, max_tokens, shuffle_on, &r);
+}
+
+int nmt_batch_plan_make_rng(nmt_batch_plan *p, const nmt_corpus *c, int batch_size,
+                            int max_tokens, int shuffle_on, nmt_rng *r)
+{
+    if (max_tokens <= 0)
+        return plan_fixed(p, c, batch_size, shuffle_on, r);
+    return plan_tokens(p, c, batch_size, max_tokens, shuffle_on, r);
 }
 
 void nmt_batch_plan_free(nmt_batch_plan *p)

@@ -363,8 +363,9 @@ void nmt_corpus_free(nmt_corpus *c)
 void nmt_corpus_count_unk(const nmt_corpus *c, size_t unk[2], size_t total[2])
 {
     unk[0] = unk[1] = 0;
-    total[0] = c->n ? c->src_off[c->n] : 0;
-    total[1] = c->n ? c->tgt_off[c->n] : 0;
+    /* a streamed corpus's counts have no ids (nmt_train_run's train) */
+    total[0] = c->n && c->src_off ? c->src_off[c->n] : 0;
+    total[1] = c->n && c->tgt_off ? c->tgt_off[c->n] : 0;
     for (size_t i = 0; i < total[0]; i++)
         unk[0] += c->src[i] == NMT_UNK;
     for (size_t i = 0; i < total[1]; i++)

@@ -16,6 +16,26 @@
 
 enum { MAX_META = 128, META_BUF = 16384 };
 
+/* A streamed corpus's position (blocks.c): the block that holds the next
+ * batch, by the lines before it, its number and the number of its first
+ * batch in the epoch, and the shuffles' generator at its start. At an
+ * epoch's start (batch 0), the epoch's first block, whatever block the
+ * trainer last read. */
+static void put_stream(nmt_ckpt_writer *w, const nmt_trainer *t)
+{
+    size_t line = t->block_line, index = t->block_index, first = t->block_first;
+    nmt_rng r = t->block_rng;
+    if (t->st.batch == 0) {
+        line = index = first = 0;
+        nmt_blocks_epoch_rng(t, &r);
+    }
+    nmt_ckpt_put(w, "state.stream_line", "%zu", line);
+    nmt_ckpt_put(w, "state.stream_block", "%zu", index);
+    nmt_ckpt_put(w, "state.stream_first_batch", "%zu", first);
+    nmt_ckpt_put(w, "state.stream_rng", "%016" PRIx64 "%016" PRIx64 "%016" PRIx64 "%016" PRIx64,
+                 r.s[0], r.s[1], r.s[2], r.s[3]);
+}
+
 static void put_state(nmt_ckpt_writer *w, const nmt_trainer *t)
 {
     const nmt_train_status *st = &t->st;
@@ -43,6 +63,8 @@ static void put_state(nmt_ckpt_writer *w, const nmt_trainer *t)
     nmt_ckpt_put(w, "state.report_tokens", "%.17g", t->acc_tok);
     nmt_ckpt_put(w, "state.report_norm", "%.17g", t->acc_norm);
     nmt_ckpt_put(w, "state.report_steps", "%" PRId64, t->acc_steps);
+    if (t->stream)
+        put_stream(w, t);
 }
 
 int nmt_trainer_save_checkpoint(nmt_trainer *t)
@@ -188,6 +210,16 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *f)
     t->acc_tok = nmt_ckpt_get_double(&r, "state.report_tokens", 0);
     t->acc_norm = nmt_ckpt_get_double(&r, "state.report_norm", 0);
     t->acc_steps = nmt_ckpt_get_i64(&r, "state.report_steps", 0, INT64_MAX);
+    if (t->stream) {
+        t->block_line = (size_t)nmt_ckpt_get_i64(&r, "state.stream_line", 0, INT64_MAX);
+        t->block_index = (size_t)nmt_ckpt_get_i64(&r, "state.stream_block", 0, INT64_MAX);
+        t->block_first = (size_t)nmt_ckpt_get_i64(&r, "state.stream_first_batch", 0,
+                                                  (int64_t)st->batch);
+        const char *srng = nmt_ckpt_get(&r, "state.stream_rng");
+        if (srng && parse_rng(srng, &t->block_rng))
+            nmt_ckpt_bad(&r, "state.stream_rng", srng);
+        t->block_restored = 1;
+    }
     if (r.rc)
         return r.rc;
     t->opt.t = optim_t;

@@ -187,6 +187,8 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
         nmt_ckpt_put(w, "train.batch_tokens", "%d", s->batch_tokens);
     if (s->accumulate > 1)
         nmt_ckpt_put(w, "train.accumulate", "%d", s->accumulate);
+    if (s->shuffle_buffer > 0)
+        nmt_ckpt_put(w, "train.shuffle_buffer", "%" PRId64, s->shuffle_buffer);
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
@@ -293,6 +295,8 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->batch_tokens = nmt_ckpt_get_int(&r, "train.batch_tokens", 1, 1 << 30);
     if (nmt_ckpt_has(&r, "train.accumulate"))
         s->accumulate = nmt_ckpt_get_int(&r, "train.accumulate", 1, 1 << 20);
+    if (nmt_ckpt_has(&r, "train.shuffle_buffer"))
+        s->shuffle_buffer = nmt_ckpt_get_i64(&r, "train.shuffle_buffer", 1, INT64_MAX);
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");
     return r.rc;

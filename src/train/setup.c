@@ -13,6 +13,7 @@
 #include "nmt/dist.h"
 #include "nmt/error.h"
 #include "nmt/progress.h"
+#include "nmt/stream.h"
 #include "nmt/text.h"
 #include "nmt/units.h"
 #include "base/path.h"
@@ -321,6 +322,9 @@ static int make_subwords(nmt_train_run *r, const nmt_train_request *q, nmt_subwo
     *out = NULL;
     if (q->spm)
         rc = nmt_subwords_load_file(out, q->spm);
+    else if (nmt_dist_rank() == 0 && r->s.shuffle_buffer > 0) /* a corpus too large to hold */
+        rc = nmt_corpus_learn_subwords_sample(out, r->s.src_path, r->s.tgt_path, r->subwords,
+                                              r->s.model.lowercase, NMT_SUBWORD_SAMPLE_PAIRS);
     else if (nmt_dist_rank() == 0)
         rc = nmt_corpus_learn_subwords(out, r->s.src_path, r->s.tgt_path, r->subwords,
                                        r->s.model.lowercase);
@@ -353,6 +357,54 @@ static int check_sampling(const nmt_train_run *r, const nmt_subwords *sw)
     return NMT_OK;
 }
 
+/* The counting pass of a streamed corpus (nmt_stream_count): a fresh word
+ * model's vocabularies into sv and tv (NULL: not wanted), and the pairs
+ * into r->train's counts (its arrays stay empty: the trainer reads the
+ * corpus in blocks). */
+static int count_streamed(nmt_train_run *r, const nmt_subwords *sw, nmt_vocab **sv,
+                          nmt_vocab **tv, size_t types[2])
+{
+    const nmt_train_settings *s = &r->s;
+    nmt_corpus_opts o = {.lowercase = s->model.lowercase, .max_len = s->max_len,
+                         .skip_empty = 1, .min_count = s->min_count,
+                         .max_vocab = s->max_vocab, .subwords = sw};
+    nmt_stream_counts k;
+    int rc = nmt_stream_count(s->src_path, s->tgt_path, &o, sv, tv, &k);
+    if (rc)
+        return rc;
+    memset(&r->train, 0, sizeof r->train);
+    r->train.n = k.pairs;
+    r->train.n_lines = k.lines;
+    r->train.skipped_long = k.skipped_long;
+    r->train.skipped_empty = k.skipped_empty;
+    if (types) {
+        types[0] = k.types[0];
+        types[1] = k.types[1];
+    }
+    return NMT_OK;
+}
+
+/* choose_units for a streamed corpus: one counting pass, whose
+ * vocabularies are kept for the model when words are chosen. */
+static int choose_units_streamed(nmt_train_run *r, const nmt_train_request *q)
+{
+    size_t types[2];
+    int rc = count_streamed(r, NULL, &r->counted[0], &r->counted[1], types);
+    if (rc)
+        return rc;
+    size_t words = types[0] > types[1] ? types[0] : types[1];
+    if (words > NMT_AUTO_SUBWORDS) {
+        nmt_vocab_free(r->counted[0]);
+        nmt_vocab_free(r->counted[1]);
+        r->counted[0] = r->counted[1] = NULL;
+        r->subwords = NMT_AUTO_SUBWORDS;
+        r->subwords_auto = (int)words;
+        if (!q->given.max_len)
+            r->s.max_len = NMT_SUBWORD_MAX_LEN;
+    }
+    return NMT_OK;
+}
+
 /* The default units of a fresh run (NMT_AUTO_SUBWORDS): the words of the
  * corpus are counted first. */
 static int choose_units(nmt_train_run *r, const nmt_train_request *q)
@@ -360,6 +412,8 @@ static int choose_units(nmt_train_run *r, const nmt_train_request *q)
     r->subwords = q->subwords;
     if (r->model || q->given.subwords || q->spm || q->given.min_count || q->given.max_vocab)
         return NMT_OK;
+    if (r->s.shuffle_buffer > 0)
+        return choose_units_streamed(r, q);
     nmt_corpus c;
     nmt_vocab *sv = NULL, *tv = NULL;
     nmt_corpus_opts o = {.lowercase = r->s.model.lowercase, .max_len = r->s.max_len,
@@ -479,12 +533,32 @@ static int read_corpora(nmt_train_run *r, const nmt_train_request *q)
                          .min_count = s->min_count, .max_vocab = s->max_vocab, .subwords = sw};
     nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
     nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
-    if ((rc = check_sampling(r, sw)) ||
-        (rc = nmt_corpus_read(&r->train, s->src_path, s->tgt_path, &o, &sv, &tv))) {
+    if ((rc = check_sampling(r, sw))) {
         nmt_subwords_free(fresh_sw);
         return rc;
     }
-    r->have_train = 1;
+    if (s->shuffle_buffer > 0) {
+        /* streamed: counted (a resumed run's corpus was, when it began) */
+        if (!r->model && !sw && r->counted[0]) {
+            sv = r->counted[0];
+            tv = r->counted[1];
+            r->counted[0] = r->counted[1] = NULL;
+        } else if (!r->resumed) {
+            rc = count_streamed(r, sw, r->model || sw ? NULL : &sv, r->model || sw ? NULL : &tv,
+                                NULL);
+        }
+        if (rc) {
+            nmt_subwords_free(fresh_sw);
+            return rc;
+        }
+        if (r->resumed)
+            return read_valid(r);
+    } else if ((rc = nmt_corpus_read(&r->train, s->src_path, s->tgt_path, &o, &sv, &tv))) {
+        nmt_subwords_free(fresh_sw);
+        return rc;
+    } else {
+        r->have_train = 1;
+    }
     if (r->train.n == 0) {
         if (!r->model) {
             nmt_vocab_free(sv);
@@ -513,6 +587,8 @@ void nmt_train_run_free(nmt_train_run *r)
     if (r->have_train)
         nmt_corpus_free(&r->train);
     nmt_model_free(r->model);
+    nmt_vocab_free(r->counted[0]);
+    nmt_vocab_free(r->counted[1]);
     nmt_file_free(r->ckpt);
     nmt_run_data_free(r);
     free(r);
@@ -532,7 +608,7 @@ static int start(nmt_train_run *r, const nmt_train_request *q, const nmt_setup_c
         nmt_run_data_relate(r, r->dir);
     }
     emit(cb, NMT_SETUP_READY, r);
-    rc = nmt_trainer_create(&r->trainer, r->model, &r->s, &r->train,
+    rc = nmt_trainer_create(&r->trainer, r->model, &r->s, r->s.shuffle_buffer > 0 ? NULL : &r->train,
                             r->have_valid ? &r->valid_set : NULL, r->dir);
     if (!rc && r->resumed)
         rc = nmt_trainer_restore(r->trainer, r->ckpt);

@@ -6,7 +6,9 @@
  * Exact resume rests on three things: the batch plan is a pure function of
  * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
  * from one rng whose state the checkpoint stores; and checkpoints are only
- * written between steps, with the position in the plan. */
+ * written between steps, with the position in the plan. A streamed corpus
+ * (--shuffle-buffer, blocks.c) is planned block by block, and the
+ * checkpoint also keeps the block and its generator's state. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ void nmt_trainer_free(nmt_trainer *t)
     nmt_workspace_free(t->ws);
     nmt_optim_free(&t->opt);
     nmt_corpus_free(&t->sampled);
+    nmt_stream_close(t->stream);
     free(t->grad_sum);
     free(t->dir);
     free(t);
@@ -62,7 +65,10 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (s->accumulate < 1 || s->batch_tokens < 0)
         return nmt_set_error(NMT_ERR_ARG, "accumulate must be at least 1 and batch tokens at "
                              "least 0, not %d and %d", s->accumulate, s->batch_tokens);
-    if (train->n == 0)
+    if (s->shuffle_buffer < 0)
+        return nmt_set_error(NMT_ERR_ARG, "the shuffle buffer must be 0 (off) or more pairs");
+    /* a streamed corpus is read by the trainer (blocks.c): no corpus is given */
+    if (s->shuffle_buffer == 0 && (!train || train->n == 0))
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
     if (s->warmup > 0 && s->patience > 0)
         return nmt_set_error(NMT_ERR_ARG, "a warmup schedule decays the learning rate itself: "
@@ -103,7 +109,11 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
                            "available in a run of %d processes", t->size);
 
     int src_T = 1, tgt_T = 1;
-    nmt_corpus_max_lengths(train, &src_T, &tgt_T);
+    if (s->shuffle_buffer > 0 && !rc)
+        rc = nmt_blocks_open(t);
+    /* a streamed corpus's rows are sized block by block (blocks.c) */
+    if (s->shuffle_buffer == 0)
+        nmt_corpus_max_lengths(train, &src_T, &tgt_T);
     if (t->valid.corpus)
         nmt_corpus_max_lengths(t->valid.corpus, &src_T, &tgt_T);
     if (!t->dir)
@@ -227,6 +237,8 @@ static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_tr
  * step takes `accumulate` batches, fewer at the end of an epoch. */
 static int64_t total_steps(const nmt_trainer *t, size_t n_batches)
 {
+    if (t->stream) /* an epoch's batches are known at its last block only */
+        return t->s.max_steps >= 0 ? t->s.max_steps : 0;
     int64_t per_epoch = (int64_t)((n_batches + (size_t)t->s.accumulate - 1) /
                                   (size_t)t->s.accumulate);
     int64_t by_epochs = t->s.epochs > 0 ? (int64_t)t->s.epochs * per_epoch : -1;
@@ -425,6 +437,7 @@ static size_t step_batches(const nmt_trainer *t)
  * summed_forward_backward. */
 static void plan_batch(const nmt_trainer *t, size_t b, const size_t **pairs, int *n)
 {
+    b -= t->block_first; /* a streamed corpus's block (0 in memory) */
     *pairs = t->plan.index + t->plan.start[b];
     *n = (int)(t->plan.start[b + 1] - t->plan.start[b]);
 }
@@ -440,7 +453,7 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
                                    double *tokens)
 {
     nmt_real *g = t->m->grads, *sum = t->grad_sum;
-    size_t n_params = t->m->n_params, nb = step_batches(t);
+    size_t n_params = t->m->n_params, nb = t->stream ? (size_t)t->s.accumulate : step_batches(t);
     int rc = NMT_OK;
     double mine[2] = {0, 0}; /* summed -log p and tokens */
     if (sum)
@@ -448,6 +461,18 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
     for (size_t k = 0; k < nb; k++) {
         const size_t *pairs;
         int n, lo = 0, hi;
+        /* a streamed epoch ends where its last block does */
+        if (t->stream && (rc = nmt_blocks_at(t, t->st.batch + k)) <= 0) {
+            if (rc < 0)
+                return rc;
+            if (k == 0) {
+                nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d", t->st.batch,
+                              t->st.epoch);
+                return NMT_ERR_FORMAT;
+            }
+            break;
+        }
+        t->step_took = k + 1;
         plan_batch(t, t->st.batch + k, &pairs, &n);
         hi = n;
         if (t->size > 1)
@@ -500,9 +525,16 @@ double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
  * `accumulate` batches from there). */
 static int train_step(nmt_trainer *t)
 {
-    const size_t *pairs = t->plan.index + t->plan.start[t->st.batch];
-    int n = (int)(t->plan.start[t->st.batch + 1] - t->plan.start[t->st.batch]);
     int rc;
+    if (t->stream && t->size == 1 && t->s.accumulate == 1) {
+        if ((rc = nmt_blocks_at(t, t->st.batch)) < 0)
+            return rc;
+        if (rc == 0) {
+            nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d", t->st.batch, t->st.epoch);
+            return NMT_ERR_FORMAT;
+        }
+        t->step_took = 1;
+    }
     nmt_model_zero_grad(t->m);
     /* the gradients of a diverged step are made but never applied; the loss
      * is the plain -log p, with label smoothing or not */
@@ -525,6 +557,9 @@ static int train_step(nmt_trainer *t)
         if ((rc = summed_forward_backward(t, &reg, &loss, &tokens)))
             return rc;
     } else { /* one batch, one process: its own gradient, as it comes */
+        const size_t *pairs;
+        int n;
+        plan_batch(t, t->st.batch, &pairs, &n);
         rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
         if (!rc && t->batch_log)
             rc = nmt_batch_log_step(t);
@@ -607,6 +642,8 @@ static int ensure_sample(nmt_trainer *t)
 
 static int ensure_plan(nmt_trainer *t)
 {
+    if (t->stream) /* the block of the step's first batch: at the step */
+        return NMT_OK;
     if (t->plan_epoch == t->st.epoch)
         return NMT_OK;
     nmt_batch_plan_free(&t->plan);
@@ -770,9 +807,11 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
             emit(cb, NMT_TRAIN_TIME_UP, st);
             break;
         }
-        size_t took = step_batches(t);
+        size_t took = t->stream ? 0 : step_batches(t);
         if ((rc = train_step(t)))
             return rc;
+        if (t->stream)
+            took = t->step_took;
         st->has_valid = 0;
         double now = nmt_now();
         st->elapsed_s = t->elapsed_base + (now - t->t_start);
@@ -780,7 +819,8 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         st->tok_per_s = now > t->t_report ? t->rate_tok / (now - t->t_report) : 0;
         emit(cb, NMT_TRAIN_STEP, st);
 
-        int end_of_epoch = st->batch + took == st->n_batches;
+        int end_of_epoch = t->stream ? t->block_last && st->batch + took == st->n_batches
+                                     : st->batch + took == st->n_batches;
         if (agreed(t, time_is_up(t, now))) {
             st->time_up = 1;
             emit(cb, NMT_TRAIN_TIME_UP, st);

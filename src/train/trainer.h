@@ -10,6 +10,7 @@
 #include "nmt/bleu.h"
 #include "nmt/decode.h"
 #include "nmt/rng.h"
+#include "nmt/stream.h"
 #include "nmt/train.h"
 
 struct nmt_trainer {
@@ -35,6 +36,19 @@ struct nmt_trainer {
     nmt_batch batch;
     nmt_batch_plan plan;
     int plan_epoch;           /* the epoch `plan` was made for; 0: none */
+    /* a streamed corpus (settings.shuffle_buffer > 0; blocks.c): `train` is
+     * the block being trained on and `plan` its plan, so that the epoch's
+     * batch b is the plan's batch b - block_first. For a corpus in memory
+     * block_first stays 0 and the rest unused */
+    nmt_stream *stream;
+    size_t block_first;       /* the epoch's number of the block's first batch */
+    size_t block_index;       /* the block's number in its epoch (0: the first) */
+    size_t block_line;        /* lines of the files before the block */
+    nmt_rng block_rng;        /* the shuffles' generator at the block's start */
+    nmt_rng shuffle_rng;      /* ... and as planning the block left it */
+    int block_last;           /* the epoch's last block */
+    int block_restored;       /* the checkpoint's block is the first to load */
+    size_t step_took;         /* the batches the last step took */
     nmt_decoder *decoder;     /* for validation BLEU */
     nmt_bleu *bleu;
 
@@ -86,6 +100,17 @@ int nmt_valid_bleu(nmt_bleu **b, const nmt_model *m);
  * (t->batch filled) with the lr its update uses. */
 int nmt_batch_log_start(nmt_trainer *t);
 int nmt_batch_log_step(nmt_trainer *t);
+
+/* blocks.c: a streamed corpus. Opens the stream over settings' files in
+ * the model's units. */
+int nmt_blocks_open(nmt_trainer *t);
+/* Makes the block that holds the epoch's batch b current (t->train,
+ * t->plan), reading on through the files (or starting the epoch, or the
+ * checkpoint's block) as needed: 1, 0 when the epoch has no batch b, or
+ * < 0. */
+int nmt_blocks_at(nmt_trainer *t, size_t b);
+/* The shuffles' generator of the first block of the current epoch. */
+void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r);
 
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);

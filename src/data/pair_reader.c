@@ -1,0 +1,104 @@
+/* Two files of a parallel corpus read in step (data/pair_reader.h). The
+ * checks and messages are those of nmt_corpus_read, so that a streamed
+ * corpus is refused for what an in-memory one is. */
+#include "data/pair_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt/error.h"
+
+int nmt_pair_reader_open(nmt_pair_reader *r, const char *src_path, const char *tgt_path,
+                     const nmt_subwords *subwords, int lowercase)
+{
+    memset(r, 0, sizeof *r);
+    r->subwords = subwords;
+    r->lowercase = lowercase;
+    r->side[0].path = src_path;
+    r->side[1].path = tgt_path;
+    int rc = nmt_reader_open(&r->side[0].reader, src_path);
+    if (!rc)
+        rc = nmt_reader_open(&r->side[1].reader, tgt_path);
+    if (rc)
+        nmt_pair_reader_close(r);
+    return rc;
+}
+
+/* The line's pieces (lowercased first when asked). */
+static int encode(nmt_pair_side *s, const nmt_subwords *sw, const char *line, size_t len,
+                  int lowercase)
+{
+    if (lowercase) {
+        if (len + 1 > s->lower_cap) {
+            char *b = realloc(s->lower, len + 1);
+            if (!b)
+                return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
+            s->lower = b;
+            s->lower_cap = len + 1;
+        }
+        len = nmt_lowercase(s->lower, line, len);
+        line = s->lower;
+    }
+    int rc = nmt_subwords_encode_ids(sw, line, len, 0, &s->pieces);
+    if (rc) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        return nmt_set_error(rc, "%s:%zu: %s", s->path, nmt_reader_lineno(s->reader), why);
+    }
+    return NMT_OK;
+}
+
+static int next_line(nmt_pair_reader *r, int k, int split)
+{
+    nmt_pair_side *s = &r->side[k];
+    const char *line;
+    size_t len;
+    int rc = nmt_reader_next(s->reader, &line, &len);
+    if (rc == 1 && split) {
+        int t = r->subwords ? encode(s, r->subwords, line, len, r->lowercase)
+                            : nmt_tokenize(&s->tokens, line, len, r->lowercase);
+        if (t)
+            return t;
+    }
+    return rc;
+}
+
+int nmt_pair_reader_next(nmt_pair_reader *r, int split)
+{
+    int rs = next_line(r, 0, split);
+    if (rs < 0)
+        return rs;
+    int rt = next_line(r, 1, split);
+    if (rt < 0)
+        return rt;
+    if (rs != rt) {
+        const nmt_pair_side *shorter = rs ? &r->side[1] : &r->side[0];
+        const nmt_pair_side *longer = rs ? &r->side[0] : &r->side[1];
+        return nmt_set_error(NMT_ERR_FORMAT,
+                             "%s:%zu: %s ended after line %zu but this file goes on: the two "
+                             "sides of a parallel corpus must have the same number of lines",
+                             longer->path, nmt_reader_lineno(longer->reader), shorter->path,
+                             nmt_reader_lineno(shorter->reader));
+    }
+    if (rs)
+        r->lines++;
+    return rs;
+}
+
+size_t nmt_pair_reader_len(const nmt_pair_reader *r, int k)
+{
+    return r->subwords ? r->side[k].pieces.n : r->side[k].tokens.n;
+}
+
+void nmt_pair_reader_close(nmt_pair_reader *r)
+{
+    for (int k = 0; k < 2; k++) {
+        nmt_pair_side *s = &r->side[k];
+        nmt_reader_close(s->reader);
+        nmt_tokens_free(&s->tokens);
+        nmt_ids_free(&s->pieces);
+        free(s->lower);
+    }
+    memset(r, 0, sizeof *r);
+}
