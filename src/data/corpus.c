@@ -14,21 +14,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "data/pair_reader.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 
 /* One side of the corpus while it is read. */
 typedef struct side {
-    const char *path;
-    nmt_reader *reader;
-    nmt_tokens tokens;
+    const nmt_pair_side *in;     /* the line just read, split (pair_reader.h) */
     const nmt_vocab *vocab;      /* given: map directly */
     nmt_vocab_counter *counter;  /* or: count, remap at the end */
     const nmt_subwords *subwords; /* or: the line's pieces, in */
-    float alpha;                 /* (> 0: sampled) */
-    nmt_ids pieces;
-    char *lower;                 /* the line lowercased, for the pieces */
-    size_t lower_cap;
     int32_t *ids;                /* growing copy of the corpus ids */
     size_t n_ids, cap_ids;
     size_t *off;                 /* [pairs + 1] */
@@ -37,7 +32,7 @@ typedef struct side {
 /* The current line's length in tokens or pieces. */
 static size_t line_len(const side *s)
 {
-    return s->subwords ? s->pieces.n : s->tokens.n;
+    return s->subwords ? s->in->pieces.n : s->in->tokens.n;
 }
 
 static int push_ids(side *s)
@@ -49,18 +44,19 @@ static int push_ids(side *s)
             cap *= 2;
         int32_t *ids = realloc(s->ids, cap * sizeof *ids);
         if (!ids)
-            return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu token ids", s->path, need);
+            return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu token ids", s->in->path, need);
         s->ids = ids;
         s->cap_ids = cap;
     }
     if (s->subwords) {
-        memcpy(s->ids + s->n_ids, s->pieces.id, s->pieces.n * sizeof *s->ids);
-        s->n_ids += s->pieces.n;
+        memcpy(s->ids + s->n_ids, s->in->pieces.id, s->in->pieces.n * sizeof *s->ids);
+        s->n_ids += s->in->pieces.n;
         return NMT_OK;
     }
-    for (size_t i = 0; i < s->tokens.n; i++) {
-        const char *t = s->tokens.tok[i];
-        size_t len = s->tokens.len[i];
+    const nmt_tokens *tokens = &s->in->tokens;
+    for (size_t i = 0; i < tokens->n; i++) {
+        const char *t = tokens->tok[i];
+        size_t len = tokens->len[i];
         int32_t id = s->vocab ? nmt_vocab_id(s->vocab, t, len) : nmt_vocab_counter_add(s->counter, t, len);
         if (id < 0)
             return id;
@@ -103,70 +99,27 @@ static int finish_vocab(side *s, const nmt_corpus_opts *o, nmt_vocab **out)
     return NMT_OK;
 }
 
-static int open_side(side *s, const char *path, nmt_vocab *const *vocab, const nmt_corpus_opts *o)
+static int open_side(side *s, const nmt_pair_side *in, nmt_vocab *const *vocab,
+                     const nmt_corpus_opts *o)
 {
     memset(s, 0, sizeof *s);
-    s->path = path;
+    s->in = in;
     s->subwords = o->subwords;
-    s->alpha = o->subword_alpha;
     s->vocab = s->subwords ? NULL : *vocab;
-    int rc = nmt_reader_open(&s->reader, path);
-    if (!rc && !s->vocab && !s->subwords)
-        rc = nmt_vocab_counter_new(&s->counter);
-    return rc;
+    if (!s->vocab && !s->subwords)
+        return nmt_vocab_counter_new(&s->counter);
+    return NMT_OK;
 }
 
 static void close_side(side *s)
 {
-    nmt_reader_close(s->reader);
-    nmt_tokens_free(&s->tokens);
-    nmt_ids_free(&s->pieces);
-    free(s->lower);
     nmt_vocab_counter_free(s->counter);
     free(s->ids);
     free(s->off);
 }
 
-/* The line's pieces (lowercased first when asked). */
-static int encode_line(side *s, const char *line, size_t len, int lowercase)
-{
-    if (lowercase) {
-        if (len + 1 > s->lower_cap) {
-            char *b = realloc(s->lower, len + 1);
-            if (!b)
-                return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
-            s->lower = b;
-            s->lower_cap = len + 1;
-        }
-        len = nmt_lowercase(s->lower, line, len);
-        line = s->lower;
-    }
-    int rc = nmt_subwords_encode_ids(s->subwords, line, len, s->alpha, &s->pieces);
-    if (rc) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", nmt_error_message());
-        return nmt_set_error(rc, "%s:%zu: %s", s->path, nmt_reader_lineno(s->reader), why);
-    }
-    return NMT_OK;
-}
-
-/* Reads the next line of a side and tokenizes it (or finds its pieces): 1,
- * 0 at the end, or < 0. */
-static int next_line(side *s, int lowercase)
-{
-    const char *line;
-    size_t len;
-    int rc = nmt_reader_next(s->reader, &line, &len);
-    if (rc == 1) {
-        int t = s->subwords ? encode_line(s, line, len, lowercase)
-                            : nmt_tokenize(&s->tokens, line, len, lowercase);
-        if (t)
-            return t;
-    }
-    return rc;
-}
-
-static int read_pairs(nmt_corpus *c, side *s, side *t, const nmt_corpus_opts *o)
+static int read_pairs(nmt_corpus *c, nmt_pair_reader *r, side *s, side *t,
+                      const nmt_corpus_opts *o)
 {
     size_t cap = 0;
     int rc = reserve_pairs(c, s, t, 0, &cap);
@@ -174,20 +127,9 @@ static int read_pairs(nmt_corpus *c, side *s, side *t, const nmt_corpus_opts *o)
         return rc;
     s->off[0] = t->off[0] = 0;
     for (;;) {
-        int rs = next_line(s, o->lowercase);
+        int rs = nmt_pair_reader_next(r, 1);
         if (rs < 0)
             return rs;
-        int rt = next_line(t, o->lowercase);
-        if (rt < 0)
-            return rt;
-        if (rs != rt) {
-            const side *shorter = rs ? t : s, *longer = rs ? s : t;
-            return nmt_set_error(NMT_ERR_FORMAT,
-                                 "%s:%zu: %s ended after line %zu but this file goes on: the two sides "
-                                 "of a parallel corpus must have the same number of lines",
-                                 longer->path, nmt_reader_lineno(longer->reader), shorter->path,
-                                 nmt_reader_lineno(shorter->reader));
-        }
         if (!rs)
             return NMT_OK;
         c->n_lines++;
@@ -250,13 +192,19 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
                        const nmt_corpus_opts *opts, nmt_vocab **src_vocab, nmt_vocab **tgt_vocab)
 {
     const nmt_corpus_opts o = *opts;
+    nmt_pair_reader r;
     side s, t;
     nmt_vocab *sv = NULL, *tv = NULL;
+    memset(&s, 0, sizeof s);
     memset(&t, 0, sizeof t);
-    int rc = open_side(&s, src_path, src_vocab, &o);
-    if (rc || (rc = open_side(&t, tgt_path, tgt_vocab, &o)))
+    int rc = nmt_pair_reader_open(&r, src_path, tgt_path, o.subwords, o.lowercase);
+    if (rc)
         goto fail;
-    if ((rc = read_pairs(c, &s, &t, &o)))
+    r.alpha = o.subword_alpha;
+    if ((rc = open_side(&s, &r.side[0], src_vocab, &o)) ||
+        (rc = open_side(&t, &r.side[1], tgt_vocab, &o)))
+        goto fail;
+    if ((rc = read_pairs(c, &r, &s, &t, &o)))
         goto fail;
     if (!c->n) {
         if (!c->n_lines)
@@ -288,10 +236,12 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
     s.off = t.off = NULL;
     close_side(&s);
     close_side(&t);
+    nmt_pair_reader_close(&r);
     return NMT_OK;
 fail:
     close_side(&s);
     close_side(&t);
+    nmt_pair_reader_close(&r);
     nmt_corpus_free(c);
     return rc;
 }
@@ -324,17 +274,8 @@ static int next_file_line(void *ctx, const char **line, size_t *len)
             f->at++;
             continue;
         }
-        if (f->lowercase) {
-            if (*len + 1 > f->lower_cap) {
-                char *b = realloc(f->lower, *len + 1);
-                if (!b)
-                    return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-                f->lower = b;
-                f->lower_cap = *len + 1;
-            }
-            *len = nmt_lowercase(f->lower, *line, *len);
-            *line = f->lower;
-        }
+        if (f->lowercase && nmt_lowercase_into(&f->lower, &f->lower_cap, line, len))
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
         return 1;
     }
     return 0;

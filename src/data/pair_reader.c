@@ -25,22 +25,27 @@ int nmt_pair_reader_open(nmt_pair_reader *r, const char *src_path, const char *t
     return rc;
 }
 
-/* The line's pieces (lowercased first when asked). */
-static int encode(nmt_pair_side *s, const nmt_subwords *sw, const char *line, size_t len,
-                  int lowercase)
+int nmt_lowercase_into(char **buf, size_t *cap, const char **line, size_t *len)
 {
-    if (lowercase) {
-        if (len + 1 > s->lower_cap) {
-            char *b = realloc(s->lower, len + 1);
-            if (!b)
-                return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
-            s->lower = b;
-            s->lower_cap = len + 1;
-        }
-        len = nmt_lowercase(s->lower, line, len);
-        line = s->lower;
+    if (*len + 1 > *cap) {
+        char *b = realloc(*buf, *len + 1);
+        if (!b)
+            return NMT_ERR_NOMEM;
+        *buf = b;
+        *cap = *len + 1;
     }
-    int rc = nmt_subwords_encode_ids(sw, line, len, 0, &s->pieces);
+    *len = nmt_lowercase(*buf, *line, *len);
+    *line = *buf;
+    return NMT_OK;
+}
+
+/* The line's pieces (lowercased first when asked). */
+static int encode(nmt_pair_side *s, const nmt_subwords *sw, float alpha, const char *line,
+                  size_t len, int lowercase)
+{
+    if (lowercase && nmt_lowercase_into(&s->lower, &s->lower_cap, &line, &len))
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
+    int rc = nmt_subwords_encode_ids(sw, line, len, alpha, &s->pieces);
     if (rc) {
         char why[512];
         snprintf(why, sizeof why, "%s", nmt_error_message());
@@ -56,7 +61,7 @@ static int next_line(nmt_pair_reader *r, int k, int split)
     size_t len;
     int rc = nmt_reader_next(s->reader, &line, &len);
     if (rc == 1 && split) {
-        int t = r->subwords ? encode(s, r->subwords, line, len, r->lowercase)
+        int t = r->subwords ? encode(s, r->subwords, r->alpha, line, len, r->lowercase)
                             : nmt_tokenize(&s->tokens, line, len, r->lowercase);
         if (t)
             return t;

@@ -1,7 +1,8 @@
 /* Internal: the two files of a parallel corpus read line by line in step,
- * each line tokenized (or made into subword pieces): what the streamed
- * corpus (stream.c) and its counting pass (stream_count.c) share. One
- * line of each side is held at a time. */
+ * each line tokenized (or made into subword pieces): what the corpus read
+ * into memory (corpus.c), the streamed corpus (stream.c) and its counting
+ * pass (stream_count.c) share, so that all three split and refuse lines
+ * alike. One line of each side is held at a time. */
 #ifndef NMT_PAIR_READER_H
 #define NMT_PAIR_READER_H
 
@@ -22,6 +23,7 @@ typedef struct nmt_pair_side {
 typedef struct nmt_pair_reader {
     nmt_pair_side side[2];   /* source, target */
     const nmt_subwords *subwords; /* NULL: words */
+    float alpha;         /* subwords: > 0 samples the pieces (set after open) */
     int lowercase;
     size_t lines;        /* pairs of lines read so far */
 } nmt_pair_reader;
@@ -36,5 +38,10 @@ int nmt_pair_reader_next(nmt_pair_reader *r, int split);
 /* The current line's length in tokens or pieces on side k. */
 size_t nmt_pair_reader_len(const nmt_pair_reader *r, int k);
 void nmt_pair_reader_close(nmt_pair_reader *r);
+
+/* The line lowercased (nmt_lowercase) into *buf, grown as needed to *cap;
+ * *line and *len are pointed at it. NMT_ERR_NOMEM (no message set) when it
+ * cannot grow. */
+int nmt_lowercase_into(char **buf, size_t *cap, const char **line, size_t *len);
 
 #endif
