@@ -15,6 +15,8 @@ nmt_deps_check() {
     # nmt serve, always built in: HTTP and JSON parsing
     pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
     pkg-config --exists jansson 2>/dev/null || missing+=(libjansson-dev)
+    # the serve suites talk to the server with curl
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
     # subwords: the SentencePiece library (C++, so a C++ compiler too), and
     # its tools, whose spm_train the tests use to make models
     command -v c++ >/dev/null 2>&1 || missing+=(g++)
