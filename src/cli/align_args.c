@@ -220,11 +220,8 @@ int align_parse_args(int argc, char **argv, align_args *a)
     while ((c = getopt_long(argc, argv, ":m:s:t:f:o:g:b:u:l:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            if (a->n_models == MAX_MODELS) {
-                cli_error("-m: at most %d models", MAX_MODELS);
+            if (opt_model(optarg, a->model, &a->n_models, MAX_MODELS))
                 return 2;
-            }
-            a->model[a->n_models++] = optarg;
             break;
         case 's': a->src = optarg; break;
         case 't': a->tgt = optarg; break;

@@ -233,6 +233,16 @@ void cli_set_threads(int n)
         fprintf(stderr, "nmt %s: warning: %s\n", cli_command, nmt_error_message());
 }
 
+int opt_model(const char *path, const char **models, int *n, int max)
+{
+    if (*n == max) {
+        cli_error("-m: at most %d models", max);
+        return 2;
+    }
+    models[(*n)++] = path;
+    return 0;
+}
+
 int opt_choice(const char *name, const char *val, const char *const *choices)
 {
     for (int i = 0; choices[i]; i++)

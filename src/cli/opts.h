@@ -36,6 +36,10 @@ int opt_duration(const char *name, const char *val, double max, double *out);
 /* One of the given words (NULL-terminated list); returns its index or -1. */
 int opt_choice(const char *name, const char *val, const char *const *choices);
 
+/* One more -m FILE into models[*n] (at most max of them: an ensemble's
+ * limit); 0, or 2 after saying so. */
+int opt_model(const char *path, const char **models, int *n, int max);
+
 /* The default of --threads: every core this process may run on (its CPU
  * affinity, else the cores online), at least 1 and at most 256. */
 int cli_default_threads(void);

@@ -126,11 +126,8 @@ static int parse_args(serve_args *a, int argc, char **argv)
         int bad = 0;
         switch (c) {
         case 'm':
-            if (a->n_models == NMT_MAX_ENSEMBLE) {
-                cli_error("-m: at most %d models", NMT_MAX_ENSEMBLE);
+            if (opt_model(optarg, a->model, &a->n_models, NMT_MAX_ENSEMBLE))
                 return 2;
-            }
-            a->model[a->n_models++] = optarg;
             break;
         case OPT_HOST: a->http.host = optarg; break;
         case OPT_PORT: bad = opt_int("--port", optarg, 0, 65535, &a->http.port); break;

@@ -154,11 +154,8 @@ static int parse_args(translate_args *a, int argc, char **argv)
     while ((c = getopt_long(argc, argv, "m:i:o:b:qvh", long_options, NULL)) != -1) {
         switch (c) {
         case 'm':
-            if (a->n_models == NMT_MAX_ENSEMBLE) {
-                cli_error("-m: at most %d models", NMT_MAX_ENSEMBLE);
+            if (opt_model(optarg, a->model, &a->n_models, NMT_MAX_ENSEMBLE))
                 return 2;
-            }
-            a->model[a->n_models++] = optarg;
             break;
         case 'i': a->input = optarg; break;
         case 'o': a->output = optarg; break;
