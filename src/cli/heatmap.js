@@ -85,6 +85,22 @@ var NmtHeatmap = (function () {
       if (hard[i] >= 0) ctx.fillRect(hard[i] * s + off, i * s + off, d, d);
   }
 
+  /* From now on, what goes wrong on the page (uncaught errors, resources
+     that fail to load, console.error) is pushed onto the array returned:
+     each page's #selftest reports it to the browser tests. */
+  function collectErrors() {
+    var errors = [];
+    window.addEventListener('error', function (e) {
+      errors.push(String(e.message || (e.target && (e.target.src || e.target.href)) || 'error'));
+    }, true);
+    var consoleError = console.error;
+    console.error = function () {
+      errors.push(Array.prototype.join.call(arguments, ' '));
+      consoleError.apply(console, arguments);
+    };
+    return errors;
+  }
+
   return {esc: esc, goldCells: goldCells, quantize: quantize, hardLinks: hardLinks,
-          table: table, tile: tile};
+          table: table, tile: tile, collectErrors: collectErrors};
 })();
