@@ -92,6 +92,11 @@ typedef struct nmt_train_settings {
                           * then lr * sqrt(warmup / n) (nmt_lr_warmup; Vaswani et
                           * al.'s schedule with lr as its peak), and patience
                           * must be 0; 0: lr, lowered by lr_decay alone */
+    int linear_decay;    /* 1: after the warm-up (warmup steps of it, or none) the
+                          * lr falls linearly to 0 at the run's end, the nearer
+                          * of max_steps and max_time (nmt_lr_linear; by rank
+                          * 0's clock), so one of them must be set and patience
+                          * must be 0; 0: warmup's decay, or plateaus' */
     int early_stop;      /* stop after this many validations without improvement; 0 off */
     nmt_best_metric best_metric;
     int keep_snapshots;  /* keep the models of the last K validations as
@@ -154,6 +159,12 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
  * `warmup` steps to the peak lr: lr * step / warmup, then
  * lr * sqrt(warmup / step). */
 double nmt_lr_warmup(double lr, int64_t warmup, int64_t step);
+/* The learning rate of step `step` (1 for the first) under a linear decay
+ * with a warm-up of `warmup` steps (0: none): lr * step / warmup up to the
+ * warm-up's end, then lr * (1 - progress), where progress in [0, 1] is how
+ * much of the run is done when the step starts. A budget of time (or of
+ * steps) ends with a small lr, whose last steps settle the weights. */
+double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress);
 
 /* ---- the loop ----------------------------------------------------------- */
 

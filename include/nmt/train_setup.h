@@ -54,6 +54,10 @@ typedef struct nmt_train_given {
     int lr;                              /* else the optimizer's usual one */
     int patience, lr_decay;
     int warmup; /* else a settings' warmup of 0 takes the architecture's default */
+    /* --lr-schedule: 0 not given (the architecture's: plateaus for the RNN,
+     * the warm-up's rsqrt decay for the Transformer), else one of these */
+    enum { NMT_SCHEDULE_GIVEN_NONE, NMT_SCHEDULE_PLATEAU, NMT_SCHEDULE_RSQRT,
+           NMT_SCHEDULE_LINEAR } schedule;
     /* each dropout site's own rate (the settings' dropout_*) */
     int dropout_emb, dropout_enc, dropout_out, dropout_residual, dropout_att, dropout_ff;
 } nmt_train_given;

@@ -225,6 +225,8 @@ static void describe(const nmt_train_run *r)
     dropout_text(s, dropout, sizeof dropout);
     if (s->warmup > 0)
         snprintf(warmup, sizeof warmup, " warmup %lld", (long long)s->warmup);
+    if (s->linear_decay)
+        snprintf(warmup + strlen(warmup), sizeof warmup - strlen(warmup), " linear decay");
     char batching[64] = "";
     if (s->batch_tokens > 0)
         snprintf(batching, sizeof batching, " (up to %d target tokens)", s->batch_tokens);

@@ -165,6 +165,16 @@ static void help(void)
         "                         --lr-decay and --patience do not go with it (default\n"
         "                         RNN 0: a constant --lr, lowered by --lr-decay;\n"
         "                         Transformer 300, or 0 with --lr-decay or --patience)\n"
+        "  --lr-schedule plateau|rsqrt|linear\n"
+        "                         how the lr moves: plateau, --lr lowered by --lr-decay\n"
+        "                         after --patience validations without improvement (the\n"
+        "                         RNN's default); rsqrt, --warmup's (the Transformer's;\n"
+        "                         an RNN's warm-up 300 unless given); linear, after the\n"
+        "                         warm-up (the Transformer's 300, the RNN's none, or\n"
+        "                         --warmup) a straight line down to 0 at the run's end,\n"
+        "                         the nearer of --max-steps and --max-time (one is\n"
+        "                         needed): by the clock with --max-time, so two runs of\n"
+        "                         one seed then differ\n"
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off). A run it ended stays ended on\n"
         "                         --resume; --early-stop 0 or a larger N goes on\n"
@@ -237,7 +247,7 @@ enum {
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
-    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_END
+    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_END
 };
 
 static const struct option long_options[] = {
@@ -307,6 +317,7 @@ static const struct option long_options[] = {
     {"dropout-att", required_argument, 0, O_DROPOUT_ATT},
     {"dropout-ff", required_argument, 0, O_DROPOUT_FF},
     {"warmup", required_argument, 0, O_WARMUP},
+    {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -325,6 +336,7 @@ typedef struct train_args {
     nmt_train_request q; /* the settings and what else the library's set-up takes */
     int given[O_END];    /* options given on the command line */
     int layers;          /* --layers: both sides' */
+    int schedule;        /* --lr-schedule: NMT_SCHEDULE_*, 0 not given */
 } train_args;
 
 #define INT_MAX_OPT 2147483647L
@@ -472,6 +484,18 @@ static int parse_value(train_args *a, int c, const char *v)
         if (opt_long(name, v, 0, 0x7fffffffffffffffL, &l))
             return -1;
         s->warmup = l;
+        return 0;
+    case O_LR_SCHEDULE:
+        if (!strcmp(v, "plateau"))
+            a->schedule = NMT_SCHEDULE_PLATEAU;
+        else if (!strcmp(v, "rsqrt"))
+            a->schedule = NMT_SCHEDULE_RSQRT;
+        else if (!strcmp(v, "linear"))
+            a->schedule = NMT_SCHEDULE_LINEAR;
+        else {
+            cli_error("%s: '%s' is none of plateau, rsqrt, linear", name, v);
+            return -1;
+        }
         return 0;
     case O_DROPOUT: return opt_rate(name, v, &q->dropout);
     case O_DROPOUT_EMB: return opt_rate(name, v, &s->dropout_emb);
@@ -652,6 +676,24 @@ static int check_combinations(const train_args *a)
                   "matrix is the target embedding table", rnn->out_dim, rnn->emb);
         return -1;
     }
+    int decays_itself = a->schedule == NMT_SCHEDULE_LINEAR || a->schedule == NMT_SCHEDULE_RSQRT;
+    if (decays_itself && (a->given[O_LR_DECAY] || (a->given[O_PATIENCE] && s->patience > 0))) {
+        cli_error("--%s does not go with --lr-schedule %s: it lowers the lr itself "
+                  "(docs/training.md)", a->given[O_LR_DECAY] ? "lr-decay" : "patience",
+                  a->schedule == NMT_SCHEDULE_LINEAR ? "linear" : "rsqrt");
+        return -1;
+    }
+    if (a->schedule == NMT_SCHEDULE_PLATEAU && a->given[O_WARMUP] && s->warmup > 0) {
+        cli_error("--warmup does not go with --lr-schedule plateau: its lr is constant "
+                  "until a plateau lowers it (--lr-schedule rsqrt or linear warm up)");
+        return -1;
+    }
+    if (a->schedule == NMT_SCHEDULE_LINEAR && !a->given[O_MAX_STEPS] && !a->given[O_MAX_TIME] &&
+        !a->q.resume_dir) {
+        cli_error("--lr-schedule linear decays to 0 at the run's end: give --max-steps or "
+                  "--max-time");
+        return -1;
+    }
     if (s->warmup > 0 && (a->given[O_LR_DECAY] || (a->given[O_PATIENCE] && s->patience > 0))) {
         cli_error("--%s does not go with --warmup: the warmup's schedule lowers the lr itself, "
                   "as --lr * sqrt(warmup / step) (docs/training.md)",
@@ -701,6 +743,7 @@ static nmt_train_given given_of(const train_args *a)
         .dropout_emb = g[O_DROPOUT_EMB], .dropout_enc = g[O_DROPOUT_ENC],
         .dropout_out = g[O_DROPOUT_OUT], .dropout_residual = g[O_DROPOUT_RESIDUAL],
         .dropout_att = g[O_DROPOUT_ATT], .dropout_ff = g[O_DROPOUT_FF],
+        .schedule = a->schedule,
     };
 }
 

@@ -181,6 +181,8 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
     nmt_ckpt_put(w, "train.average_snapshots", "%d", s->average_snapshots);
     if (s->warmup > 0)
         nmt_ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
+    if (s->linear_decay)
+        nmt_ckpt_put(w, "train.lr_schedule", "%s", "linear");
     /* written only when used, so that a run without them writes the very
      * checkpoint it did before they existed */
     if (s->batch_tokens > 0)
@@ -289,6 +291,13 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->warmup = nmt_ckpt_get_i64(&r, "train.warmup", 0, INT64_MAX);
         if (s->warmup > 0 && s->patience > 0)
             nmt_ckpt_bad(&r, "train.patience", nmt_ckpt_get(&r, "train.patience"));
+    }
+    /* absent: the warm-up's decay or plateaus (and every run before it) */
+    if (nmt_ckpt_has(&r, "train.lr_schedule")) {
+        const char *sched = nmt_ckpt_get(&r, "train.lr_schedule");
+        if (strcmp(sched, "linear") || s->patience > 0)
+            nmt_ckpt_bad(&r, "train.lr_schedule", sched);
+        s->linear_decay = 1;
     }
     /* absent: a run without them (or from before them) */
     if (nmt_ckpt_has(&r, "train.batch_tokens"))

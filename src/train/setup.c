@@ -247,14 +247,21 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
     const nmt_train_given *g = &q->given;
     if (!g->lr)
         s->lr = nmt_train_default_lr(s->model.arch, s->optimizer);
-    /* a warm-up in the settings stands even when not marked given */
-    if (!g->warmup && s->warmup == 0 && !g->lr_decay && !(g->patience && s->patience > 0))
+    if (g->schedule == NMT_SCHEDULE_LINEAR)
+        s->linear_decay = 1;
+    /* a warm-up in the settings stands even when not marked given; plateaus
+     * asked for have none; rsqrt asked for of an RNN, the Transformer's */
+    if (g->schedule == NMT_SCHEDULE_PLATEAU)
+        s->warmup = 0;
+    else if (!g->warmup && s->warmup == 0 && !g->lr_decay && !(g->patience && s->patience > 0))
         s->warmup = nmt_train_default_warmup(s->model.arch);
+    if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
+        s->warmup = nmt_train_default_warmup(NMT_ARCH_TRANSFORMER);
     /* a run limited by time alone: it goes on for as many epochs as fit */
     if (s->max_time > 0 && !g->epochs)
         s->epochs = 0;
     /* the schedule decays the lr itself (docs/training.md) */
-    if (s->warmup > 0 && !g->patience)
+    if ((s->warmup > 0 || s->linear_decay) && !g->patience)
         s->patience = 0;
 }
 

@@ -73,6 +73,12 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (s->warmup > 0 && s->patience > 0)
         return nmt_set_error(NMT_ERR_ARG, "a warmup schedule decays the learning rate itself: "
                              "patience must be 0 (no decay on plateaus)");
+    if (s->linear_decay && s->patience > 0)
+        return nmt_set_error(NMT_ERR_ARG, "a linear decay lowers the learning rate itself: "
+                             "patience must be 0 (no decay on plateaus)");
+    if (s->linear_decay && s->max_steps <= 0 && s->max_time <= 0)
+        return nmt_set_error(NMT_ERR_ARG, "a linear decay needs the run's end to decay to: "
+                             "a step limit or a time limit");
     if (s->subword_alpha > 0 && (!m->subwords || !s->src_path || !s->tgt_path))
         return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model and the "
                              "training corpus's files");
@@ -521,6 +527,35 @@ double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
     return lr * sqrt((double)warmup / (double)step);
 }
 
+double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress)
+{
+    if (step <= warmup)
+        return lr * (double)step / (double)warmup;
+    if (!(progress > 0)) /* NaN too */
+        return lr;
+    return progress >= 1 ? 0 : lr * (1 - progress);
+}
+
+/* How much of the run is done as step `step` (1 for the first) starts, for
+ * a linear decay: the further of the steps made against the step limit and
+ * the time spent against the time limit, by rank 0's clock on every process
+ * (their lr must be one). Time makes it the one part of a run that is not
+ * a function of the step: two runs of one seed and time limit differ. */
+static double run_progress(const nmt_trainer *t, int64_t step)
+{
+    double p = 0;
+    if (t->s.max_steps > 0)
+        p = (double)(step - 1) / (double)t->s.max_steps;
+    if (t->s.max_time > 0) {
+        double e = (t->elapsed_base + (nmt_now() - t->t_start)) / t->s.max_time;
+        if (e > p)
+            p = e;
+    }
+    if (t->size > 1 && t->s.max_time > 0)
+        (void)nmt_dist_bcast(&p, sizeof p); /* a failed one stops the run at its next agreement */
+    return p;
+}
+
 /* One optimizer step on the batch at the current position (on the
  * `accumulate` batches from there). */
 static int train_step(nmt_trainer *t)
@@ -547,8 +582,12 @@ static int train_step(nmt_trainer *t)
                                  .dropout_ff = t->s.dropout_ff};
     /* the schedule's lr for this step, before the batch log names it and
      * the optimizer uses it: a function of the step alone, so that a
-     * resumed run takes the same */
-    if (t->s.warmup > 0) {
+     * resumed run takes the same (a linear decay by time: of the time) */
+    if (t->s.linear_decay) {
+        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1,
+                                 run_progress(t, t->st.step + 1));
+        t->opt.lr = t->st.lr;
+    } else if (t->s.warmup > 0) {
         t->st.lr = nmt_lr_warmup(t->s.lr, t->s.warmup, t->st.step + 1);
         t->opt.lr = t->st.lr;
     }
