@@ -283,6 +283,7 @@ START_TEST(settings_round_trip)
     ck_assert_str_eq(meta_value(meta, n, "train.lowercase"), "0");
     ck_assert_ptr_null(meta_value(meta, n, "train.dropout_residual"));
     ck_assert_ptr_null(meta_value(meta, n, "train.warmup"));
+    ck_assert_ptr_null(meta_value(meta, n, "train.lr_schedule"));
 
     /* through a real file */
     make_tmpdir();
@@ -320,6 +321,7 @@ START_TEST(settings_round_trip)
     ck_assert(back.label_smoothing == s.label_smoothing);
     ck_assert(back.dropout_residual == 0 && back.dropout_att == 0 && back.dropout_ff == 0);
     ck_assert(back.warmup == 0);
+    ck_assert_int_eq(back.linear_decay, 0);
     ck_assert(back.clip == s.clip);
     ck_assert(back.lr_decay == s.lr_decay);
     ck_assert(back.max_steps == s.max_steps);
@@ -418,6 +420,70 @@ static int count_char(const char *s, char c)
     return n;
 }
 
+/* The linear schedule's lr: the warm-up's ramp, then the share of the run
+ * left; at or past the end, 0. */
+START_TEST(linear_schedule)
+{
+    ck_assert(nmt_lr_linear(0.5, 4, 1, 0.9) == 0.125); /* the ramp ignores progress */
+    ck_assert(nmt_lr_linear(0.5, 4, 4, 0.9) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 4, 5, 0.25) == 0.375);
+    ck_assert(nmt_lr_linear(0.5, 0, 1, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 1) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 1.5) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, -0.1) == 0.5);
+}
+END_TEST
+
+/* A linear run's settings keep it through a checkpoint's metadata, and
+ * a schedule other than linear is refused there. */
+START_TEST(linear_schedule_round_trip)
+{
+    nmt_train_settings s, back;
+    nmt_train_settings_default(&s);
+    s.src_path = "a.de";
+    s.tgt_path = "a.en";
+    s.linear_decay = 1;
+    s.patience = 0;
+    s.max_steps = 100;
+    nmt_meta meta[64];
+    char buf[8192];
+    int n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_int_gt(n, 20);
+    ck_assert_str_eq(meta_value(meta, n, "train.lr_schedule"), "linear");
+    make_tmpdir();
+    nmt_vocab *sv, *tv;
+    const char *toks[] = {"<pad>", "<unk>", "<s>", "</s>", "x"};
+    ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, 5), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, 5), NMT_OK);
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.emb = 2, .rnn.hidden = 3, .rnn.att_dim = 2,
+                      .rnn.out_dim = 2};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/lin.safetensors", tmpdir);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    nmt_model *m2;
+    nmt_file *f;
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert_int_eq(back.linear_decay, 1);
+    ck_assert_int_eq(back.patience, 0);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    /* a schedule this program does not know */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(meta[i].key, "train.lr_schedule"))
+            meta[i].value = "cosine";
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_ERR_FORMAT);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    nmt_model_free(m);
+    remove(path);
+}
+END_TEST
+
 START_TEST(log_rows_have_the_header_columns)
 {
     char head[256], row[256];
@@ -499,6 +565,8 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, sgd_step_is_minus_the_gradient, 0, 3);
     tcase_add_test(tc, validation_of_an_untrained_model);
     tcase_add_test(tc, settings_round_trip);
+    tcase_add_test(tc, linear_schedule);
+    tcase_add_test(tc, linear_schedule_round_trip);
     tcase_add_test(tc, log_rows_have_the_header_columns);
     tcase_add_test(tc, durations_and_eta);
     suite_add_tcase(s, tc);

@@ -25,7 +25,7 @@ SMALL=(--emb 8 --hidden 8 --att-dim 8 --batch-size 16 --threads 1 --subwords 0 -
 # --- help ----------------------------------------------------------------------
 expect_ok "help" "$NMT" train --help
 for opt in arch d-model heads ff layers enc-layers dec-layers dropout-residual dropout-att \
-    dropout-ff warmup; do
+    dropout-ff warmup lr-schedule; do
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 grep -q -- "--init uniform|orthogonal|bahdanau|xavier" "$TMP/out" && pass || fail "help lacks --init xavier"
@@ -67,6 +67,16 @@ refused "zero layers" "--enc-layers" --arch transformer --enc-layers 0
 refused "warmup with lr-decay" "--lr-decay does not go with --warmup" --warmup 100 --lr-decay 0.5
 refused "warmup with patience" "--patience does not go with --warmup" --warmup 100 --patience 2
 refused "negative warmup" "--warmup" --warmup -1
+refused "linear without an end" "--lr-schedule linear decays to 0 at the run's end: give --max-steps or --max-time" \
+    --lr-schedule linear
+refused "linear with patience" "--patience does not go with --lr-schedule linear" \
+    --lr-schedule linear --max-steps 5 --patience 2
+refused "rsqrt with lr-decay" "--lr-decay does not go with --lr-schedule rsqrt" \
+    --lr-schedule rsqrt --lr-decay 0.5
+refused "plateau with a warmup" "--warmup does not go with --lr-schedule plateau" \
+    --lr-schedule plateau --warmup 10
+refused "unknown schedule" "--lr-schedule: 'cosine' is none of plateau, rsqrt, linear" \
+    --lr-schedule cosine --max-steps 5
 
 # --- the Transformer: made where this build has it, else refused by name ----------
 rm -rf "$TMP/tf"
@@ -129,6 +139,63 @@ expect_ok "no warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd --
     --max-steps 12 --out "$TMP/w-none"
 same_data "$TMP/w-sgd/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
     fail "--warmup changed nothing in the weights" || pass
+
+# --- --lr-schedule: the lr column of each ------------------------------------------
+# linear: lr * n / W up to n = W, then lr * (1 - (n - 1) / max-steps)
+expected_linear() { # expected_linear LR W STEPS
+    awk -v lr="$1" -v w="$2" -v n="$3" 'BEGIN {
+        for (s = 1; s <= n; s++) printf "%d %.6g\n", s, (s <= w ? lr * s / w : lr * (1 - (s - 1) / n)) }'
+}
+lr_column() { awk -F'\t' 'NR > 1 { print $1, $3 }' "$1/log.tsv"; }
+expect_ok "linear with a warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --warmup 3 --max-steps 12 --report-every 1 --out "$TMP/lin"
+[ "$(lr_column "$TMP/lin")" = "$(expected_linear 0.5 3 12)" ] && pass ||
+    fail "linear: lr column $(lr_column "$TMP/lin" | tr '\n' ' ')"
+C=$TMP/lin/checkpoint.safetensors
+[ "$(meta_of "$C" train.lr_schedule)" = linear ] && pass || fail "train.lr_schedule not in the checkpoint"
+[ "$(meta_of "$C" train.patience)" = 0 ] && pass || fail "a linear run decays on plateaus"
+expect_ok "linear of an RNN: no warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --max-steps 12 --report-every 1 --out "$TMP/lin0"
+[ "$(lr_column "$TMP/lin0")" = "$(expected_linear 0.5 0 12)" ] && pass ||
+    fail "linear without warm-up: lr column $(lr_column "$TMP/lin0" | tr '\n' ' ')"
+same_data "$TMP/lin0/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
+    fail "--lr-schedule linear changed nothing in the weights" || pass
+expect_ok "rsqrt of an RNN: the Transformer's warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}" \
+    --optimizer sgd --lr 0.5 --lr-schedule rsqrt --max-steps 3 --report-every 1 --out "$TMP/rsq"
+[ "$(meta_of "$TMP/rsq/checkpoint.safetensors" train.warmup)" = 300 ] && pass ||
+    fail "rsqrt of an RNN: warm-up $(meta_of "$TMP/rsq/checkpoint.safetensors" train.warmup)"
+expect_ok "plateau of a Transformer" "$NMT" train "${DATA[@]}" --arch transformer --d-model 16 \
+    --heads 2 --ff 32 --layers 1 --batch-size 16 --threads 1 --subwords 0 -q --lr-schedule plateau \
+    --max-steps 3 --report-every 1 --out "$TMP/plat"
+if [ -e "$TMP/plat/checkpoint.safetensors" ]; then
+    C=$TMP/plat/checkpoint.safetensors
+    [ -z "$(meta_of "$C" train.warmup)" ] && [ "$(meta_of "$C" train.patience)" = 2 ] && pass ||
+        fail "plateau of a Transformer: warmup '$(meta_of "$C" train.warmup)' patience '$(meta_of "$C" train.patience)'"
+fi
+# by the clock: it falls and ends near 0 (the last step starts within a
+# step's time of the limit)
+expect_ok "linear by the clock" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --max-time 3s --report-every 1 --out "$TMP/lint"
+awk -F'\t' 'NR > 1 { if (NR > 2 && $3 > prev) bad = 1; prev = $3; n++ }
+    END { exit !(n >= 5 && !bad && prev < 0.1) }' "$TMP/lint/log.tsv" && pass ||
+    fail "linear by the clock: lr $(awk -F'\t' 'NR > 1 { print $3 }' "$TMP/lint/log.tsv" | tr '\n' ' ')"
+# kill -9 in the middle of a linear decay, then resume: the uninterrupted run's bits
+L=(--optimizer adam --lr 0.01 --lr-schedule linear --warmup 5 --dropout 0.2 --seed 5 --save-every 2
+   --report-every 1 --max-steps 40)
+expect_ok "linear, uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lu"
+rm -rf "$TMP/lk"
+"$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lk" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 2000); do
+    [ "$(wc -l <"$TMP/lk/log.tsv" 2>/dev/null || echo 0)" -ge 8 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.01
+done
+if kill -9 $pid 2>/dev/null; then echo "linear kill -9 landed at $(($(wc -l <"$TMP/lk/log.tsv") - 1)) logged steps" >&2; fi
+wait $pid 2>/dev/null
+expect_ok "linear, resumed after kill -9" "$NMT" train -q --resume "$TMP/lk"
+same_data "$TMP/lu/checkpoint.safetensors" "$TMP/lk/checkpoint.safetensors" && pass ||
+    fail "kill -9 in a linear decay + resume differs from the uninterrupted run"
 
 # --- resume in the middle of warm-up: exact -----------------------------------------
 # A run stopped at step 6 of a 60-step warm-up and extended to 40, and one
