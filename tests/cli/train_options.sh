@@ -140,6 +140,27 @@ expect_ok "no warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd --
 same_data "$TMP/w-sgd/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
     fail "--warmup changed nothing in the weights" || pass
 
+# train_killed NAME ROWS DIR ARGS...: nmt train ARGS --out DIR, killed with
+# kill -9 once its log.tsv has ROWS lines (or never, if the run is done by
+# then: a comparison with the uninterrupted run holds either way, and the
+# note on stderr says which)
+train_killed() {
+    local name=$1 rows=$2 dir=$3 pid
+    shift 3
+    rm -rf "$dir"
+    "$NMT" train "$@" --out "$dir" 2>/dev/null &
+    pid=$!
+    for _ in $(seq 1 2000); do
+        [ "$(wc -l <"$dir/log.tsv" 2>/dev/null || echo 0)" -ge "$rows" ] && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.01
+    done
+    if kill -9 $pid 2>/dev/null; then
+        echo "$name kill -9 landed at $(($(wc -l <"$dir/log.tsv") - 1)) logged steps" >&2
+    fi
+    wait $pid 2>/dev/null
+}
+
 # --- --lr-schedule: the lr column of each ------------------------------------------
 # linear: lr * n / W up to n = W, then lr * (1 - (n - 1) / max-steps)
 expected_linear() { # expected_linear LR W STEPS
@@ -183,16 +204,7 @@ awk -F'\t' 'NR > 1 { if (NR > 2 && $3 > prev) bad = 1; prev = $3; n++ }
 L=(--optimizer adam --lr 0.01 --lr-schedule linear --warmup 5 --dropout 0.2 --seed 5 --save-every 2
    --report-every 1 --max-steps 40)
 expect_ok "linear, uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lu"
-rm -rf "$TMP/lk"
-"$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lk" 2>/dev/null &
-pid=$!
-for _ in $(seq 1 2000); do
-    [ "$(wc -l <"$TMP/lk/log.tsv" 2>/dev/null || echo 0)" -ge 8 ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.01
-done
-if kill -9 $pid 2>/dev/null; then echo "linear kill -9 landed at $(($(wc -l <"$TMP/lk/log.tsv") - 1)) logged steps" >&2; fi
-wait $pid 2>/dev/null
+train_killed linear 8 "$TMP/lk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}"
 expect_ok "linear, resumed after kill -9" "$NMT" train -q --resume "$TMP/lk"
 same_data "$TMP/lu/checkpoint.safetensors" "$TMP/lk/checkpoint.safetensors" && pass ||
     fail "kill -9 in a linear decay + resume differs from the uninterrupted run"
@@ -208,18 +220,8 @@ same_data "$TMP/u/checkpoint.safetensors" "$TMP/r/checkpoint.safetensors" && pas
     fail "a run resumed in warm-up differs from the uninterrupted one"
 cmp -s <(cut -f1-6 "$TMP/u/log.tsv") <(cut -f1-6 "$TMP/r/log.tsv") && pass ||
     fail "the resumed log.tsv differs in step, lr or loss"
-# kill -9 once the log shows three steps (or never, if the run is done by
-# then: the comparison holds either way, and the note says which)
-rm -rf "$TMP/k"
-"$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40 --out "$TMP/k" 2>/dev/null &
-pid=$!
-for _ in $(seq 1 2000); do
-    [ "$(wc -l <"$TMP/k/log.tsv" 2>/dev/null || echo 0)" -ge 4 ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.01
-done
-if kill -9 $pid 2>/dev/null; then echo "warmup kill -9 landed at $(($(wc -l <"$TMP/k/log.tsv") - 1)) logged steps" >&2; fi
-wait $pid 2>/dev/null
+# kill -9 once the log shows three steps
+train_killed warmup 4 "$TMP/k" "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40
 expect_ok "resume after kill -9" "$NMT" train -q --resume "$TMP/k"
 same_data "$TMP/u/checkpoint.safetensors" "$TMP/k/checkpoint.safetensors" && pass ||
     fail "kill -9 in warm-up + resume differs from the uninterrupted run"
