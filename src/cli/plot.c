@@ -137,6 +137,20 @@ static int is_setting(const char *key)
     return 1;
 }
 
+/* A setting's value as a legend shows it: a fraction stored to the last
+ * digit of its float or double ("0.0030000000000000001", "0.100000001")
+ * in 6 significant digits; anything else as it is. */
+static const char *legend_value(const char *v, char *buf, size_t size)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !strpbrk(v, ".eE"))
+        return v;
+    snprintf(buf, size, "%.6g", x);
+    return buf;
+}
+
 /* Appends to each run's name the settings (train.* metadata) whose values
  * differ between the runs that have them: "none (attention=none)". */
 static void label_settings(run *runs, int n)
@@ -149,7 +163,7 @@ static void label_settings(run *runs, int n)
     for (int i = 0; i < n; i++) {
         if (!runs[i].file)
             continue;
-        char add[512] = "";
+        char add[512] = "", value[32];
         size_t len = 0;
         int shown = 0, more = 0;
         for (int k = 0; k < nmt_file_n_meta(runs[i].file); k++) {
@@ -169,7 +183,7 @@ static void label_settings(run *runs, int n)
                 continue;
             }
             int w = snprintf(add + len, sizeof add - len, "%s%s=%s", shown ? ", " : "", key + 6,
-                             mine);
+                             legend_value(mine, value, sizeof value));
             if (w < 0 || (size_t)w >= sizeof add - len)
                 break;
             len += (size_t)w;

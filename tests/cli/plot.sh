@@ -105,6 +105,12 @@ EOF
 mkdir -p "$TMP/x/run" "$TMP/y/run"
 cp "$TMP/torch.tsv" "$TMP/x/run/log.tsv"
 cp "$TMP/torch.tsv" "$TMP/y/run/log.tsv"
+# a setting stored to the last digit of its double (lr 0.003 is
+# "0.0030000000000000001" in the checkpoint) shows as a person writes it
+expect_ok "run lr3" "${RUN[@]}" --cell rnn --lr 0.003 --out "$TMP/runs/lr3"
+expect_ok "plot lr" "$NMT" plot "$TMP/runs/rnn" "$TMP/runs/lr3" -o "$TMP/lr.svg"
+grep -q ">lr3 (lr=0.003)<" "$TMP/lr.svg" && grep -q ">rnn (lr=0.001)<" "$TMP/lr.svg" && pass ||
+    fail "legend of lr: $(grep -o '>[a-z0-9]* (lr=[^<]*<' "$TMP/lr.svg" | tr '\n' ' ')"
 expect_ok "same names" "$NMT" plot "$TMP/x/run" "$TMP/y/run/log.tsv" "$TMP/torch.tsv" -o "$TMP/two.svg"
 grep -q ">$TMP/x/run</text>" "$TMP/two.svg" && grep -q ">$TMP/y/run/log.tsv</text>" "$TMP/two.svg" &&
     grep -q ">torch</text>" "$TMP/two.svg" && pass || fail "same-named runs not told apart"
