@@ -541,7 +541,7 @@ double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress)
  * the time spent against the time limit, by rank 0's clock on every process
  * (their lr must be one). Time makes it the one part of a run that is not
  * a function of the step: two runs of one seed and time limit differ. */
-static double run_progress(const nmt_trainer *t, int64_t step)
+static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
 {
     double p = 0;
     if (t->s.max_steps > 0)
@@ -551,9 +551,15 @@ static double run_progress(const nmt_trainer *t, int64_t step)
         if (e > p)
             p = e;
     }
-    if (t->size > 1 && t->s.max_time > 0)
-        (void)nmt_dist_bcast(&p, sizeof p); /* a failed one stops the run at its next agreement */
-    return p;
+    /* the clocks of the processes differ: rank 0's decides for all, or their
+     * lrs, and so their weights, would part */
+    if (t->size > 1 && t->s.max_time > 0) {
+        int rc = nmt_dist_bcast(&p, sizeof p);
+        if (rc)
+            return rc;
+    }
+    *progress = p;
+    return 0;
 }
 
 /* One optimizer step on the batch at the current position (on the
@@ -584,8 +590,10 @@ static int train_step(nmt_trainer *t)
      * the optimizer uses it: a function of the step alone, so that a
      * resumed run takes the same (a linear decay by time: of the time) */
     if (t->s.linear_decay) {
-        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1,
-                                 run_progress(t, t->st.step + 1));
+        double progress;
+        if ((rc = run_progress(&progress, t, t->st.step + 1)))
+            return rc;
+        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1, progress);
         t->opt.lr = t->st.lr;
     } else if (t->s.warmup > 0) {
         t->st.lr = nmt_lr_warmup(t->s.lr, t->s.warmup, t->st.step + 1);

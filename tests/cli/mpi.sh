@@ -90,8 +90,15 @@ same "2 processes with dropout twice" full full2
 # a signal to one process stops both at one step, and every process exits
 # with the signal's code (a wrapper keeps each rank's), rank 0 alone saying
 # so; the resumed run ends as the uninterrupted one did
+# mpirun ends the job as soon as one rank exits non-zero, with a SIGTERM to
+# the others' wrappers: a wrapper that had not yet written its rank's code
+# died unwritten (1 run in 15). So the wrapper ignores TERM once its nmt runs;
+# nmt keeps its own handler.
 cat >rank-rc.sh <<'EOF'
-"$@"
+"$@" &
+child=$!
+trap '' TERM
+wait $child
 rc=$?
 echo $rc >"rc.$OMPI_COMM_WORLD_RANK"
 exit $rc
