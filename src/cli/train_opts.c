@@ -210,8 +210,10 @@ static void help(void)
         "                         epoch ends, the end, and on SIGINT/SIGTERM)\n"
         "  --report-every N       a log.tsv row every N steps (default 0: every 10 s)\n"
         "  --keep-snapshots K     keep the models of the last K validations as\n"
-        "                         DIR/snapshot-STEP.safetensors (default 0: none;\n"
-        "                         needs validation); nmt average can average them\n"
+        "                         DIR/snapshot-STEP.safetensors (needs validation;\n"
+        "                         default: 3, with --average-snapshots, when validating\n"
+        "                         and neither option is given; 0: none); nmt average\n"
+        "                         can average them\n"
         "  --average-snapshots    at the end, average the kept snapshots into\n"
         "                         DIR/average.safetensors and validate it (a log.tsv\n"
         "                         row with average_of set); if it is better by\n"
@@ -743,7 +745,8 @@ static nmt_train_given given_of(const train_args *a)
         .dropout_emb = g[O_DROPOUT_EMB], .dropout_enc = g[O_DROPOUT_ENC],
         .dropout_out = g[O_DROPOUT_OUT], .dropout_residual = g[O_DROPOUT_RESIDUAL],
         .dropout_att = g[O_DROPOUT_ATT], .dropout_ff = g[O_DROPOUT_FF],
-        .schedule = a->schedule,
+        .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
+        .average_snapshots = g[O_AVERAGE_SNAPSHOTS],
     };
 }
 

@@ -257,6 +257,13 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
         s->warmup = nmt_train_default_warmup(s->model.arch);
     if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
         s->warmup = nmt_train_default_warmup(NMT_ARCH_TRANSFORMER);
+    /* a validated run hands over the mean of its last validations' models
+     * when that validates better than the best of them */
+    if (!g->keep_snapshots && !g->average_snapshots && s->valid_src_path &&
+        s->keep_snapshots == 0) {
+        s->keep_snapshots = NMT_DEFAULT_SNAPSHOTS;
+        s->average_snapshots = 1;
+    }
     /* a run limited by time alone: it goes on for as many epochs as fit */
     if (s->max_time > 0 && !g->epochs)
         s->epochs = 0;

@@ -22,7 +22,7 @@ RUN=("$NMT" train -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid
      --valid-tgt "$TMP/v.tgt" --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
      --threads 1 --max-steps 40 --valid-every 10 --report-every 5)
 expect_ok "run gru" "${RUN[@]}" --cell gru --keep-snapshots 2 --average-snapshots --out "$TMP/runs/gru"
-expect_ok "run rnn" "${RUN[@]}" --cell rnn --out "$TMP/runs/rnn"
+expect_ok "run rnn" "${RUN[@]}" --cell rnn --keep-snapshots 0 --out "$TMP/runs/rnn"
 # a PyTorch log (scripts/torch_baseline.py train --log): step, loss, grad_norm
 printf 'step\tloss\tgrad_norm\n1\t5.6\t1.0\n10\t5.1\t0.9\n20\t4.7\t0.8\n30\t4.5\t0.7\n' >"$TMP/torch.tsv"
 # a log.tsv-compatible file: nmt's columns, empty where unknown

@@ -1,4 +1,5 @@
-# nmt train --keep-snapshots K --average-snapshots: the models of the last K
+# nmt train --keep-snapshots K --average-snapshots (3, and on, by default when
+# validating): the models of the last K
 # validations are kept (and no more), their mean is written, validated (a
 # log.tsv row of its own) and made best.safetensors when it is better; a
 # resumed run, after kill -9 at any moment, ends with the same snapshots,
@@ -48,6 +49,30 @@ refused "average of one" "--average-snapshots needs --keep-snapshots" \
     "${RUN[@]}" --keep-snapshots 1 --average-snapshots
 refused "bad count" "--keep-snapshots: 'many' is not a whole number" "${RUN[@]}" --keep-snapshots many
 refused "negative count" "--keep-snapshots: -1 is out of range" "${RUN[@]}" --keep-snapshots -1
+
+# --- the defaults: with validation and neither option, keep 3 and average --------------------
+expect_ok "defaults" "${RUN[@]}" --max-steps 40 --valid-every 10 --out "$TMP/d"
+[ "$(snapshots "$TMP/d")" = "snapshot-20.safetensors snapshot-30.safetensors snapshot-40.safetensors " ] &&
+    pass || fail "snapshots kept by default: $(snapshots "$TMP/d")"
+[ "$(meta_of "$TMP/d/average.safetensors" average.of)" = 3 ] && pass || fail "no default average"
+[ "$(awk -F'\t' 'NR > 1 && $11 == 3' "$TMP/d/log.tsv" | wc -l)" = 1 ] && pass ||
+    fail "no log.tsv row of the default average: $(cat "$TMP/d/log.tsv")"
+[ "$(meta_of "$TMP/d/checkpoint.safetensors" train.keep_snapshots)" = 3 ] &&
+    [ "$(meta_of "$TMP/d/checkpoint.safetensors" train.average_snapshots)" = 1 ] && pass ||
+    fail "the checkpoint does not record the default snapshots"
+# either option given: no defaults for the other; --keep-snapshots 0: none
+expect_ok "keep 4, no average" "${RUN[@]}" --max-steps 40 --valid-every 10 --keep-snapshots 4 --out "$TMP/k4"
+[ "$(snapshots "$TMP/k4" | wc -w)" = 4 ] && [ ! -e "$TMP/k4/average.safetensors" ] && pass ||
+    fail "--keep-snapshots 4 alone: $(ls "$TMP/k4")"
+expect_ok "keep 0" "${RUN[@]}" --max-steps 20 --valid-every 10 --keep-snapshots 0 --out "$TMP/k0"
+[ -z "$(snapshots "$TMP/k0")" ] && [ ! -e "$TMP/k0/average.safetensors" ] && pass ||
+    fail "--keep-snapshots 0: $(ls "$TMP/k0")"
+# no validation: nothing to keep, and no refusal
+expect_ok "defaults without validation" "$NMT" train --src "$TMP/v.src" --tgt "$TMP/v.tgt" \
+    --emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-steps 2 --threads 1 --out "$TMP/nv"
+[ -z "$(snapshots "$TMP/nv")" ] && [ ! -e "$TMP/nv/average.safetensors" ] &&
+    [ "$(meta_of "$TMP/nv/checkpoint.safetensors" train.keep_snapshots)" = 0 ] && pass ||
+    fail "snapshots without validation: $(ls "$TMP/nv")"
 
 # --- a run keeps the last three and averages them --------------------------------------------
 # a stale snapshot in the folder is no snapshot of this run

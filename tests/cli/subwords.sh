@@ -52,8 +52,9 @@ grep -q "subwords: SentencePiece unigram model of 300 pieces, learned from both 
     pass || fail "train says what it learned: $(head -3 "$TMP/err")"
 grep -q "vocabularies 300 / 300 pieces" "$TMP/err" && pass || fail "vocabularies are the pieces"
 grep -q "skipped by --max-len 100" "$TMP/err" && pass || fail "--max-len is 100 pieces by default"
-# validated twice on raw text, the loss falling
-awk -F'\t' 'NR > 1 && $10 != "" {n++} END {exit n != 2}' "$TMP/run/log.tsv" && pass ||
+# validated twice on raw text, the loss falling (and the default average of
+# the two validations' models once more)
+awk -F'\t' 'NR > 1 && $10 != "" && $11 == "" {n++} END {exit n != 2}' "$TMP/run/log.tsv" && pass ||
     fail "two validation rows: $(cat "$TMP/run/log.tsv")"
 awk -F'\t' 'NR == 2 {a = $4} NR == 3 {b = $4} END {exit !(b < a)}' "$TMP/run/log.tsv" && pass ||
     fail "the loss falls: $(cat "$TMP/run/log.tsv")"
