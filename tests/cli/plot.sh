@@ -107,7 +107,7 @@ cp "$TMP/torch.tsv" "$TMP/x/run/log.tsv"
 cp "$TMP/torch.tsv" "$TMP/y/run/log.tsv"
 # a setting stored to the last digit of its double (lr 0.003 is
 # "0.0030000000000000001" in the checkpoint) shows as a person writes it
-expect_ok "run lr3" "${RUN[@]}" --cell rnn --lr 0.003 --out "$TMP/runs/lr3"
+expect_ok "run lr3" "${RUN[@]}" --cell rnn --lr 0.003 --keep-snapshots 0 --out "$TMP/runs/lr3"
 expect_ok "plot lr" "$NMT" plot "$TMP/runs/rnn" "$TMP/runs/lr3" -o "$TMP/lr.svg"
 grep -q ">lr3 (lr=0.003)<" "$TMP/lr.svg" && grep -q ">rnn (lr=0.001)<" "$TMP/lr.svg" && pass ||
     fail "legend of lr: $(grep -o '>[a-z0-9]* (lr=[^<]*<' "$TMP/lr.svg" | tr '\n' ' ')"
