@@ -47,7 +47,9 @@ typedef struct nmt_train_status {
     int stop_signal;         /* the run was stopped by *stop: its value, the
                               * largest over the processes of an MPI run */
     int average_of;          /* with NMT_TRAIN_AVERAGE: how many snapshots */
-    int64_t average_from;    /* ... and the step of the oldest */
+    int64_t average_from;    /* ... the step of the oldest */
+    int64_t average_to;      /* ... and of the newest (not the run's last step when
+                              * the run stopped between validations) */
 } nmt_train_status;
 
 #endif

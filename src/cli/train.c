@@ -122,7 +122,7 @@ static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
         clear_live(v);
         fprintf(stderr, "average of %d snapshots (steps %lld-%lld) in %s/average.safetensors: "
                 "ppl %.3f, BLEU %.2f", st->average_of, (long long)st->average_from,
-                (long long)st->step, v->dir, st->valid_ppl, st->valid_bleu);
+                (long long)st->average_to, v->dir, st->valid_ppl, st->valid_bleu);
         if (st->best_step >= 0)
             fprintf(stderr, "; best.safetensors (step %lld): ppl %.3f, BLEU %.2f",
                     (long long)st->best_step, st->best_ppl, st->best_bleu);

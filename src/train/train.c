@@ -775,8 +775,7 @@ static int average_snapshots(nmt_trainer *t, const nmt_train_callbacks *cb)
         return NMT_OK;
     char **paths;
     int n;
-    int64_t newest = -1;
-    int rc = nmt_snapshot_paths(t, &paths, &n, &st->average_from, &newest);
+    int rc = nmt_snapshot_paths(t, &paths, &n, &st->average_from, &st->average_to);
     if (rc)
         return rc;
     nmt_model *avg = NULL;
@@ -788,7 +787,7 @@ static int average_snapshots(nmt_trainer *t, const nmt_train_callbacks *cb)
         char count[16], from[32], to[32];
         snprintf(count, sizeof count, "%d", n);
         snprintf(from, sizeof from, "%lld", (long long)st->average_from);
-        snprintf(to, sizeof to, "%lld", (long long)newest);
+        snprintf(to, sizeof to, "%lld", (long long)st->average_to);
         const nmt_meta meta[3] = {{"average.of", count}, {"average.from_step", from},
                                   {"average.to_step", to}};
         rc = nmt_model_save(avg, out, NULL, 0, meta, 3);

@@ -60,6 +60,11 @@ expect_ok "defaults" "${RUN[@]}" --max-steps 40 --valid-every 10 --out "$TMP/d"
 [ "$(meta_of "$TMP/d/checkpoint.safetensors" train.keep_snapshots)" = 3 ] &&
     [ "$(meta_of "$TMP/d/checkpoint.safetensors" train.average_snapshots)" = 1 ] && pass ||
     fail "the checkpoint does not record the default snapshots"
+# a run that stops between validations: the message names the newest snapshot, not the last step
+expect_ok "defaults, stop between validations" "${RUN[@]}" --max-steps 45 --valid-every 10 --out "$TMP/d45"
+grep -q "average of 3 snapshots (steps 20-40) in $TMP/d45/average.safetensors" "$TMP/err" &&
+    [ "$(meta_of "$TMP/d45/average.safetensors" average.to_step)" = 40 ] && pass ||
+    fail "the average's steps after a stop between validations: $(grep average "$TMP/err")"
 # either option given: no defaults for the other; --keep-snapshots 0: none
 expect_ok "keep 4, no average" "${RUN[@]}" --max-steps 40 --valid-every 10 --keep-snapshots 4 --out "$TMP/k4"
 [ "$(snapshots "$TMP/k4" | wc -w)" = 4 ] && [ ! -e "$TMP/k4/average.safetensors" ] && pass ||
