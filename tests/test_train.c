@@ -424,13 +424,20 @@ static int count_char(const char *s, char c)
  * left; at or past the end, 0. */
 START_TEST(linear_schedule)
 {
-    ck_assert(nmt_lr_linear(0.5, 4, 1, 0.9) == 0.125); /* the ramp ignores progress */
-    ck_assert(nmt_lr_linear(0.5, 4, 4, 0.9) == 0.5);
-    ck_assert(nmt_lr_linear(0.5, 4, 5, 0.25) == 0.375);
-    ck_assert(nmt_lr_linear(0.5, 0, 1, 0) == 0.5);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 1) == 0);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 1.5) == 0);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, -0.1) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 4, 1, 0.9, 0) == 0.125); /* the ramp ignores progress */
+    ck_assert(nmt_lr_linear(0.5, 4, 4, 0.9, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 4, 5, 0.25, 0) == 0.375);
+    ck_assert(nmt_lr_linear(0.5, 0, 1, 0, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 1, 0) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 1.5, 0) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, -0.1, 0) == 0.5);
+    /* a late start: the peak held up to it, then the line from the peak to 0 */
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 0.5, 0.75) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 0.75, 0.75) == 0.5);
+    ck_assert(fabs(nmt_lr_linear(0.5, 0, 9, 0.875, 0.75) - 0.25) < 1e-15);
+    ck_assert(nmt_lr_linear(0.5, 0, 9, 1, 0.75) == 0);
+    ck_assert(nmt_lr_linear(0.5, 4, 2, 0.9, 0.75) == 0.25); /* the ramp still first */
+    ck_assert(nmt_lr_linear(0.5, 0, 9, NAN, 0.75) == 0.5);
 }
 END_TEST
 
@@ -468,6 +475,17 @@ START_TEST(linear_schedule_round_trip)
     ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
     ck_assert_int_eq(back.linear_decay, 1);
     ck_assert_int_eq(back.patience, 0);
+    ck_assert(back.decay_from == 0);
+    ck_assert_ptr_null(meta_value(meta, n, "train.decay_from"));
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    /* a line that starts late keeps its start */
+    s.decay_from = 0.7;
+    n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert(back.linear_decay == 1 && back.decay_from == 0.7);
     nmt_file_free(f);
     nmt_model_free(m2);
     /* a schedule this program does not know */

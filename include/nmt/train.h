@@ -97,6 +97,9 @@ typedef struct nmt_train_settings {
                           * of max_steps and max_time (nmt_lr_linear; by rank
                           * 0's clock), so one of them must be set and patience
                           * must be 0; 0: warmup's decay, or plateaus' */
+    double decay_from;   /* with linear_decay: the part of the run, in [0, 1), that
+                          * holds the peak lr before the line down starts (0: it
+                          * starts at the warm-up's end) */
     int early_stop;      /* stop after this many validations without improvement; 0 off */
     nmt_best_metric best_metric;
     int keep_snapshots;  /* keep the models of the last K validations as
@@ -161,10 +164,12 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
 double nmt_lr_warmup(double lr, int64_t warmup, int64_t step);
 /* The learning rate of step `step` (1 for the first) under a linear decay
  * with a warm-up of `warmup` steps (0: none): lr * step / warmup up to the
- * warm-up's end, then lr * (1 - progress), where progress in [0, 1] is how
- * much of the run is done when the step starts. A budget of time (or of
- * steps) ends with a small lr, whose last steps settle the weights. */
-double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress);
+ * warm-up's end, then lr while progress (how much of the run, in [0, 1], is
+ * done when the step starts) is at most `from`, then a line from lr down to
+ * 0 at progress 1: lr * (1 - progress) / (1 - from). A budget of time (or
+ * of steps) ends with a small lr, whose last steps settle the weights; with
+ * `from` > 0 the run learns at the peak lr until the line starts. */
+double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress, double from);
 
 /* ---- the loop ----------------------------------------------------------- */
 

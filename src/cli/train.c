@@ -227,6 +227,9 @@ static void describe(const nmt_train_run *r)
         snprintf(warmup, sizeof warmup, " warmup %lld", (long long)s->warmup);
     if (s->linear_decay)
         snprintf(warmup + strlen(warmup), sizeof warmup - strlen(warmup), " linear decay");
+    if (s->decay_from > 0)
+        snprintf(warmup + strlen(warmup), sizeof warmup - strlen(warmup), " from %g",
+                 s->decay_from);
     char batching[64] = "";
     if (s->batch_tokens > 0)
         snprintf(batching, sizeof batching, " (up to %d target tokens)", s->batch_tokens);

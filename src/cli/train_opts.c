@@ -175,6 +175,9 @@ static void help(void)
         "                         the nearer of --max-steps and --max-time (one is\n"
         "                         needed): by the clock with --max-time, so two runs of\n"
         "                         one seed then differ\n"
+        "  --decay-from F         with --lr-schedule linear: hold --lr over the first\n"
+        "                         part F of the run (0 <= F < 1), then the line down to\n"
+        "                         0 (default 0: from the warm-up's end)\n"
         "  --early-stop N         stop after N validations without improvement\n"
         "                         (default 0: off). A run it ended stays ended on\n"
         "                         --resume; --early-stop 0 or a larger N goes on\n"
@@ -249,7 +252,7 @@ enum {
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
-    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_END
+    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_END
 };
 
 static const struct option long_options[] = {
@@ -320,6 +323,7 @@ static const struct option long_options[] = {
     {"dropout-ff", required_argument, 0, O_DROPOUT_FF},
     {"warmup", required_argument, 0, O_WARMUP},
     {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
+    {"decay-from", required_argument, 0, O_DECAY_FROM},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -496,6 +500,14 @@ static int parse_value(train_args *a, int c, const char *v)
             a->schedule = NMT_SCHEDULE_LINEAR;
         else {
             cli_error("%s: '%s' is none of plateau, rsqrt, linear", name, v);
+            return -1;
+        }
+        return 0;
+    case O_DECAY_FROM:
+        if (opt_double(name, v, 0, 1, &s->decay_from))
+            return -1;
+        if (s->decay_from >= 1) {
+            cli_error("%s: must be below 1 (the line down needs some of the run)", name);
             return -1;
         }
         return 0;
@@ -694,6 +706,10 @@ static int check_combinations(const train_args *a)
         !a->q.resume_dir) {
         cli_error("--lr-schedule linear decays to 0 at the run's end: give --max-steps or "
                   "--max-time");
+        return -1;
+    }
+    if (a->given[O_DECAY_FROM] && a->schedule != NMT_SCHEDULE_LINEAR) {
+        cli_error("--decay-from needs --lr-schedule linear: it is where that line down starts");
         return -1;
     }
     if (s->warmup > 0 && (a->given[O_LR_DECAY] || (a->given[O_PATIENCE] && s->patience > 0))) {

@@ -183,6 +183,8 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
         nmt_ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
     if (s->linear_decay)
         nmt_ckpt_put(w, "train.lr_schedule", "%s", "linear");
+    if (s->decay_from > 0)
+        nmt_ckpt_put(w, "train.decay_from", "%.17g", s->decay_from);
     /* written only when used, so that a run without them writes the very
      * checkpoint it did before they existed */
     if (s->batch_tokens > 0)
@@ -298,6 +300,12 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         if (strcmp(sched, "linear") || s->patience > 0)
             nmt_ckpt_bad(&r, "train.lr_schedule", sched);
         s->linear_decay = 1;
+    }
+    /* absent: a linear decay from the warm-up's end, or none */
+    if (nmt_ckpt_has(&r, "train.decay_from")) {
+        s->decay_from = nmt_ckpt_get_double_in(&r, "train.decay_from", 0, 1);
+        if (!s->linear_decay)
+            nmt_ckpt_bad(&r, "train.decay_from", nmt_ckpt_get(&r, "train.decay_from"));
     }
     /* absent: a run without them (or from before them) */
     if (nmt_ckpt_has(&r, "train.batch_tokens"))

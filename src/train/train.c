@@ -76,6 +76,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (s->linear_decay && s->patience > 0)
         return nmt_set_error(NMT_ERR_ARG, "a linear decay lowers the learning rate itself: "
                              "patience must be 0 (no decay on plateaus)");
+    if (!(s->decay_from >= 0 && s->decay_from < 1) || (s->decay_from > 0 && !s->linear_decay))
+        return nmt_set_error(NMT_ERR_ARG, "the start of a linear decay must be in [0, 1), "
+                             "and only a linear decay has one");
     if (s->linear_decay && s->max_steps <= 0 && s->max_time <= 0)
         return nmt_set_error(NMT_ERR_ARG, "a linear decay needs the run's end to decay to: "
                              "a step limit or a time limit");
@@ -527,13 +530,13 @@ double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
     return lr * sqrt((double)warmup / (double)step);
 }
 
-double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress)
+double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress, double from)
 {
     if (step <= warmup)
         return lr * (double)step / (double)warmup;
-    if (!(progress > 0)) /* NaN too */
+    if (!(progress > from)) /* NaN too */
         return lr;
-    return progress >= 1 ? 0 : lr * (1 - progress);
+    return progress >= 1 ? 0 : lr * (1 - progress) / (1 - from);
 }
 
 /* How much of the run is done as step `step` (1 for the first) starts, for
@@ -593,7 +596,8 @@ static int train_step(nmt_trainer *t)
         double progress;
         if ((rc = run_progress(&progress, t, t->st.step + 1)))
             return rc;
-        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1, progress);
+        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1, progress,
+                                 t->s.decay_from);
         t->opt.lr = t->st.lr;
     } else if (t->s.warmup > 0) {
         t->st.lr = nmt_lr_warmup(t->s.lr, t->s.warmup, t->st.step + 1);

@@ -77,6 +77,11 @@ refused "plateau with a warmup" "--warmup does not go with --lr-schedule plateau
     --lr-schedule plateau --warmup 10
 refused "unknown schedule" "--lr-schedule: 'cosine' is none of plateau, rsqrt, linear" \
     --lr-schedule cosine --max-steps 5
+refused "decay-from without linear" "--decay-from needs --lr-schedule linear" --decay-from 0.5 \
+    --max-steps 5
+refused "decay-from of 1" "--decay-from: must be below 1" --lr-schedule linear --max-steps 5 \
+    --decay-from 1
+refused "negative decay-from" "--decay-from" --lr-schedule linear --max-steps 5 --decay-from -0.1
 
 # --- the Transformer: made where this build has it, else refused by name ----------
 rm -rf "$TMP/tf"
@@ -162,10 +167,14 @@ train_killed() {
 }
 
 # --- --lr-schedule: the lr column of each ------------------------------------------
-# linear: lr * n / W up to n = W, then lr * (1 - (n - 1) / max-steps)
-expected_linear() { # expected_linear LR W STEPS
-    awk -v lr="$1" -v w="$2" -v n="$3" 'BEGIN {
-        for (s = 1; s <= n; s++) printf "%d %.6g\n", s, (s <= w ? lr * s / w : lr * (1 - (s - 1) / n)) }'
+# linear: lr * n / W up to n = W, then lr while p = (n - 1) / max-steps is at
+# most F (--decay-from, 0 unless given), then lr * (1 - p) / (1 - F)
+expected_linear() { # expected_linear LR W STEPS [F]
+    awk -v lr="$1" -v w="$2" -v n="$3" -v f="${4:-0}" 'BEGIN {
+        for (s = 1; s <= n; s++) {
+            p = (s - 1) / n
+            printf "%d %.6g\n", s, (s <= w ? lr * s / w : (p <= f ? lr : lr * (1 - p) / (1 - f)))
+        } }'
 }
 lr_column() { awk -F'\t' 'NR > 1 { print $1, $3 }' "$1/log.tsv"; }
 expect_ok "linear with a warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
@@ -181,6 +190,13 @@ expect_ok "linear of an RNN: no warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}"
     fail "linear without warm-up: lr column $(lr_column "$TMP/lin0" | tr '\n' ' ')"
 same_data "$TMP/lin0/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
     fail "--lr-schedule linear changed nothing in the weights" || pass
+expect_ok "linear from half the run" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --warmup 2 --decay-from 0.5 --max-steps 12 --report-every 1 \
+    --out "$TMP/linh"
+[ "$(lr_column "$TMP/linh")" = "$(expected_linear 0.5 2 12 0.5)" ] && pass ||
+    fail "linear from half the run: lr column $(lr_column "$TMP/linh" | tr '\n' ' ')"
+[ "$(meta_of "$TMP/linh/checkpoint.safetensors" train.decay_from)" = 0.5 ] && pass ||
+    fail "train.decay_from not in the checkpoint"
 expect_ok "rsqrt of an RNN: the Transformer's warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}" \
     --optimizer sgd --lr 0.5 --lr-schedule rsqrt --max-steps 3 --report-every 1 --out "$TMP/rsq"
 [ "$(meta_of "$TMP/rsq/checkpoint.safetensors" train.warmup)" = 300 ] && pass ||
@@ -208,6 +224,15 @@ train_killed linear 8 "$TMP/lk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}"
 expect_ok "linear, resumed after kill -9" "$NMT" train -q --resume "$TMP/lk"
 same_data "$TMP/lu/checkpoint.safetensors" "$TMP/lk/checkpoint.safetensors" && pass ||
     fail "kill -9 in a linear decay + resume differs from the uninterrupted run"
+# ... and in a line that starts late, killed while the lr is still held
+expect_ok "linear from 0.6, uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" \
+    --decay-from 0.6 --out "$TMP/lhu"
+train_killed "linear from 0.6" 8 "$TMP/lhk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --decay-from 0.6
+expect_ok "linear from 0.6, resumed after kill -9" "$NMT" train -q --resume "$TMP/lhk"
+same_data "$TMP/lhu/checkpoint.safetensors" "$TMP/lhk/checkpoint.safetensors" && pass ||
+    fail "kill -9 in a linear decay from 0.6 + resume differs from the uninterrupted run"
+same_data "$TMP/lhu/checkpoint.safetensors" "$TMP/lu/checkpoint.safetensors" &&
+    fail "--decay-from 0.6 changed nothing in the weights" || pass
 
 # --- resume in the middle of warm-up: exact -----------------------------------------
 # A run stopped at step 6 of a 60-step warm-up and extended to 40, and one
