@@ -24,13 +24,6 @@ SMALL=(--src "$TMP/train.src" --tgt "$TMP/train.tgt" --valid-src "$TMP/valid.src
        --valid-tgt "$TMP/valid.tgt" --cell gru --emb 16 --hidden 16 --att-dim 8 --out-dim 16
        --batch-size 32 --max-steps 20 --lr 0.01 --dropout 0 --seed 3 --threads 1 -q)
 
-# The data section of a safetensors file (the tensors, not the metadata,
-# which holds the elapsed time).
-data_of() {
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
 # set_meta IN OUT KEY=VALUE...: IN with those metadata values, the tensors
 # (and so the crc32 of the data) unchanged.
 set_meta() {

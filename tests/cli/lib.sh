@@ -65,6 +65,16 @@ kill_resume() {
     echo "kill -9: $kills kills landed" >&2
 }
 
+# data_of FILE: the data section of a safetensors file (every tensor, not the
+# header, whose metadata holds paths and times); same_data A B: whether two
+# files hold the same tensors, bit for bit
+data_of() {
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    tail -c +$((9 + n)) "$1"
+}
+same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
+
 finish() {
     echo "$n_pass passed, $n_fail failed"
     [ $n_fail -eq 0 ]

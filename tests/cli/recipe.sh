@@ -6,11 +6,6 @@
 
 M30K=${NMT_CORPORA:?}/multi30k
 
-data_of() { # the data section of a safetensors file (tensors, moments)
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
 header_of() { # the JSON header
     local n
     n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
@@ -19,7 +14,6 @@ header_of() { # the JSON header
 meta_of() { # meta_of FILE KEY: a metadata value
     header_of "$1" | grep -o "\"$2\": *\"[^\"]*\"" | sed 's/.*: *"\(.*\)"/\1/'
 }
-same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
 
 zcat "$M30K/train.de.gz" | head -n 300 >"$TMP/s.de"
 zcat "$M30K/train.en.gz" | head -n 300 >"$TMP/s.en"

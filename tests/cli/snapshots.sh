@@ -19,12 +19,6 @@ with open(sys.argv[1], "rb") as f:
     print(json.loads(f.read(n))["__metadata__"].get(sys.argv[2], ""))
 EOF
 }
-data_of() { # the data section of a safetensors file
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
-same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
 snapshots() { (cd "$1" && ls snapshot-*.safetensors 2>/dev/null | tr '\n' ' '); }
 
 zcat "$TOY/valid.src.gz" | head -n 30 >"$TMP/v.src"

@@ -9,12 +9,6 @@ PY=${NMT_PYTHON:-python3}
 TOY=$ROOT/corpora/toy
 M30K=${NMT_CORPORA:?}/multi30k
 
-data_of() { # the data section of a safetensors file (tensors, no metadata)
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
-same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
 
 # header FILE EXPR: prints a Python expression over the file's parsed JSON
 # header h and its data section's length d (standard library only)

@@ -4,15 +4,6 @@
 
 M30K=${NMT_CORPORA:?}/multi30k
 
-# The data section of a safetensors file (everything after the JSON header):
-# the tensors, optimizer moments included, without the metadata (which holds
-# the elapsed time and so differs between runs).
-data_of() {
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
-same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
 meta_of() { # meta_of FILE KEY: a metadata value
     local n
     n=$(od -An -tu8 -N8 "$1" | tr -d ' ')

@@ -10,12 +10,6 @@ meta_of() { # meta_of FILE KEY: a metadata value
     n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
     head -c $((8 + n)) "$1" | tail -c "$n" | grep -o "\"$2\": *\"[^\"]*\"" | sed 's/.*: *"\(.*\)"/\1/'
 }
-data_of() { # the data section: every tensor, without the metadata
-    local n
-    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +$((9 + n)) "$1"
-}
-same_data() { cmp -s <(data_of "$1") <(data_of "$2"); }
 
 zcat "$TOY/train.src.gz" | head -n 300 >"$TMP/s.src"
 zcat "$TOY/train.tgt.gz" | head -n 300 >"$TMP/s.tgt"

@@ -3,7 +3,7 @@
 # column per kind (the five RNN attentions and the Transformer) and the
 # figures of the tools it summarises (nmt info's parameters, nmt align
 # --gold's AER, the best map of --per-head, the runs' log.tsv); bad options
-# are refused.
+# are refused; --kinds trains the kinds asked for, as the whole zoo does.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 M30K=${NMT_CORPORA:?}/multi30k
@@ -95,5 +95,19 @@ done
 [ ! -e "$OUT/toy/alignment-none.svg" ] && pass || fail "a picture for the model without attention"
 for part in toy multi30k; do
     grep -q '<svg' "$OUT/$part/bleu-by-length.svg" && pass || fail "$part: no BLEU chart"
+done
+
+# --kinds: some of the kinds, in the zoo's order, each at the whole zoo's
+# settings (one thread and one seed: the very model the whole zoo trained)
+expect_fail "unknown kind" "attention-zoo: --kinds: 'luong' is none of bahdanau dot" "$ZOO" \
+    --kinds bahdanau,luong
+expect_ok "--kinds transformer,dot" "$ZOO" --quick --toy-only --kinds transformer,dot --nmt "$NMT" \
+    --out "$TMP/zk" --jobs 2
+[ "$(awk '$1 == "run" { print $2, $3, NF }' "$TMP/zk/zoo.txt")" = "dot transformer 3" ] && pass ||
+    fail "--kinds: columns $(awk '$1 == "run"' "$TMP/zk/zoo.txt")"
+[ ! -e "$TMP/zk/toy/bahdanau" ] && pass || fail "--kinds trained a kind not asked for"
+for kind in dot transformer; do
+    same_data "$TMP/zk/toy/$kind/best.safetensors" "$OUT/toy/$kind/best.safetensors" && pass ||
+        fail "--kinds: $kind is not the model the whole zoo trained"
 done
 finish
