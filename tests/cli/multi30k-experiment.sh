@@ -4,7 +4,8 @@
 # run's weights as they are; the batch log's first line names the weights
 # the run starts from (those of --max-steps 0 with the same options) and
 # every step carries its lr; scripts/torch_baseline.py refuses a batch log
-# of other weights and a recipe with a setting it does not know.
+# of other weights and a recipe with a setting it does not know, and follows
+# one with --decay-from (a setting that only changes the logged lr).
 #
 # The Transformer's PyTorch peer (scripts/torch_transformer.py follow): from
 # the same weights on the same batches its losses are nmt's; it refuses
@@ -80,6 +81,11 @@ assert [j["step"] for j in steps] == list(range(1, 31))
 assert all(j["lr"] == 0.001 for j in steps), [j["lr"] for j in steps]
 EOF
 
+# a run whose checkpoint carries every optional train.* key that only changes
+# nmt's lr (the batch log carries it), which the followers must accept
+expect_ok "run with a late linear decay" "$NMT" train "${RUN[@]}" --lr-schedule linear \
+    --decay-from 0.5 --warmup 5 --out "$TMP/decay" -q
+
 # -- torch_baseline.py refuses what it cannot follow (one python, one torch import) --
 if [ $TORCH = 1 ]; then
     $PY - "$ROOT/scripts" "$TMP" >"$TMP/tb.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tb.out")"
@@ -95,6 +101,7 @@ run = lambda init, recipe, *more: tb.main(
      T + "/batches.jsonl", "--recipe-from", recipe, "--dry-run"] + list(more))
 good = T + "/observed/checkpoint.safetensors"
 assert run("init", good) == 0  # follows nmt's recipe
+assert run("init", T + "/decay/checkpoint.safetensors") == 0  # --decay-from: the lr is logged
 bad = 0
 for what, args, message in (
         ("batches of other weights", ("init2", good), "starts from other weights"),
