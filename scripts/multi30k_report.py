@@ -7,8 +7,10 @@ only). Subcommands, each on the experiment's output folder OUT:
   meta FILE KEY              print a model file's metadata value (empty if absent)
   points OUT [--quick]       the models to evaluate, as TSV: run, kind (point or
                              final), step, minutes, nmt's validation BLEU, file
-  report OUT                 OUT/results.tsv, OUT/results.md and
-                             OUT/bleu-vs-time.svg from OUT/eval/scores.tsv,
+  report OUT                 OUT/results.tsv, OUT/results.md,
+                             OUT/bleu-vs-time.svg and OUT/torch.tsv,
+                             OUT/torch-transformer.tsv (a PyTorch run's
+                             curves for nmt plot) from OUT/eval/scores.tsv,
                              OUT/info.tsv and the runs' logs
 """
 
@@ -206,6 +208,36 @@ def choose_torch_final(rows, run):
     return final
 
 
+def write_torch_curve(out, run, rows):
+    """OUT/<run's folder>.tsv (torch-transformer.tsv, ...): the PyTorch run's
+    log.tsv (a loss per step) as nmt's log.tsv reports it, the mean loss of
+    the steps of every 10 seconds (nmt train's --report-seconds), with the
+    validation BLEU of its snapshots on their steps, in the columns nmt plot
+    reads, so that its curves are drawn beside nmt's runs, under the run's
+    name (nmt plot OUT/transformer OUT/torch-transformer.tsv)."""
+    d = os.path.join(out, DIRS[run])
+    bleu = {int(r["step"]): r["valid_bleu"] for r in rows
+            if r["run"] == run and r["kind"] == "point" and num(r["valid_bleu"]) is not None}
+    log = read_tsv(os.path.join(d, "log.tsv"))
+    missing = sorted(set(bleu) - {int(r["step"]) for r in log})
+    if missing:
+        die("%s/log.tsv: no row for the snapshots of steps %s" % (d, missing))
+    tmp = d + ".tsv.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("step\telapsed_s\tloss\tvalid_bleu\n")
+        losses, due = [], 10.0
+        for i, r in enumerate(log):
+            step, t = int(r["step"]), float(r["elapsed_s"])
+            losses.append(float(r["loss"]))
+            if t >= due or step in bleu or i == len(log) - 1:
+                f.write("%d\t%s\t%.6f\t%s\n" % (step, r["elapsed_s"],
+                                                sum(losses) / len(losses), bleu.get(step, "")))
+                losses = []
+                while due <= t:
+                    due += 10.0
+    os.replace(tmp, d + ".tsv")
+
+
 def svg_plot(rows, path, beam_label, title):
     W, H = 860, 520
     L, R, T, B = 70, 270, 50, 60
@@ -290,6 +322,7 @@ def cmd_report(out):
     for run in RUNS:
         final = choose_torch_final(rows, run) if run.startswith("torch") else None
         if final:
+            write_torch_curve(out, run, rows)
             rows.append(final)
     beam = info.get("beam", "default")
     cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
@@ -360,7 +393,10 @@ def cmd_report(out):
                 fmt(r["greedy_bleu"]), fmt(r["greedy_bleu_lc"]), fmt(r["greedy_chrf"]),
                 fmt(r["beam_bleu"]), fmt(r["beam_bleu_lc"]), fmt(r["beam_chrf"])))
     md += ["", "Plot: `bleu-vs-time.svg` (beam solid, greedy dashed). Machine-readable: "
-           "`results.tsv`.", "", "## How it was run", ""]
+           "`results.tsv`. `torch-transformer.tsv` (and `torch.tsv`): a PyTorch run's training "
+           "loss with the validation BLEU of its snapshots, for `nmt plot` beside nmt's runs "
+           "(`nmt plot transformer torch-transformer.tsv -o curves.svg`).", "",
+           "## How it was run", ""]
     for k in ("date", "commit", "machine", "data"):
         md.append("- %s: %s" % (k, info.get(k, "?")))
     for run in runs:

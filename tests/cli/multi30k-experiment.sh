@@ -236,6 +236,27 @@ if [ $TORCH = 1 ]; then
         expect_ok "nmt translates raw text with $d's snapshot" "$NMT" translate -m "$snap" \
             -i "$TMP/raw.de" -q
     done
+    # each PyTorch run's curves as nmt plot reads them: a validation BLEU at
+    # every scored snapshot's step, drawn beside the nmt run it followed
+    for d in torch:attention torch-transformer:transformer; do
+        IFS=: read -r d nmtrun <<<"$d"
+        $PY - "$OUT" "$d" <<'EOF' && pass || fail "$d.tsv: not the snapshots' validation BLEU"
+import csv, sys
+out, d = sys.argv[1], sys.argv[2]
+run = {"torch": "torch-attention", "torch-transformer": "torch-transformer"}[d]
+rows = lambda f: list(csv.DictReader(open(f), delimiter="\t"))
+curve = rows(out + "/" + d + ".tsv")
+scored = {int(r["step"]): r["valid_bleu"] for r in rows(out + "/results.tsv")
+          if r["run"] == run and r["kind"] == "point"}
+drawn = {int(r["step"]): r["valid_bleu"] for r in curve if r["valid_bleu"]}
+assert drawn == scored and scored, (drawn, scored)
+steps = [int(r["step"]) for r in curve]
+assert steps == sorted(set(steps)) and all(float(r["loss"]) > 0 for r in curve)
+EOF
+        expect_ok "nmt plot draws $d.tsv beside $nmtrun" "$NMT" plot "$OUT/$nmtrun" \
+            "$OUT/$d.tsv" -o "$TMP/$d-curves.svg"
+        grep -q ">$d[ <]" "$TMP/$d-curves.svg" && pass || fail "the plot's legend names $d"
+    done
     for r in torch-attention torch-transformer; do
         grep -q "^$r" "$OUT/eval/scores.tsv" && pass || fail "$r's models were scored"
     done
