@@ -81,8 +81,8 @@ assert [j["step"] for j in steps] == list(range(1, 31))
 assert all(j["lr"] == 0.001 for j in steps), [j["lr"] for j in steps]
 EOF
 
-# a run whose checkpoint carries every optional train.* key that only changes
-# nmt's lr (the batch log carries it), which the followers must accept
+# a run whose checkpoint carries train.decay_from, a setting that only
+# changes nmt's lr (which the batch log carries): the followers accept it
 expect_ok "run with a late linear decay" "$NMT" train "${RUN[@]}" --lr-schedule linear \
     --decay-from 0.5 --warmup 5 --out "$TMP/decay" -q
 
