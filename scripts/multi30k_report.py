@@ -7,11 +7,16 @@ only). Subcommands, each on the experiment's output folder OUT:
   meta FILE KEY              print a model file's metadata value (empty if absent)
   points OUT [--quick]       the models to evaluate, as TSV: run, kind (point or
                              final), step, minutes, nmt's validation BLEU, file
-  report OUT                 OUT/results.tsv, OUT/results.md,
+  report OUT [--with DIR]... OUT/results.tsv, OUT/results.md,
                              OUT/bleu-vs-time.svg and OUT/torch.tsv,
                              OUT/torch-transformer.tsv (a PyTorch run's
                              curves for nmt plot) from OUT/eval/scores.tsv,
-                             OUT/info.tsv and the runs' logs
+                             OUT/info.tsv and the runs' logs; each --with
+                             DIR, an earlier output of the experiment, adds
+                             its runs (none of them may be in OUT too) with
+                             their scores, commands, load, date and commit,
+                             so that runs of several sittings make one
+                             table and one plot
 """
 
 import json
@@ -184,8 +189,8 @@ def fmt(x, nd=2):
     return "-" if v is None else "%.*f" % (nd, v)
 
 
-def run_summary(out, run, info):
-    """(minutes, steps, steps/s) of a run as a whole."""
+def run_summary(out, run):
+    """(minutes, steps, steps/s) of a run as a whole (out: the output it is in)."""
     d = os.path.join(out, DIRS[run])
     if run.startswith("torch"):
         res = json.loads(open(os.path.join(d, "result.json")).read().strip().splitlines()[-1])
@@ -208,21 +213,23 @@ def choose_torch_final(rows, run):
     return final
 
 
-def write_torch_curve(out, run, rows):
+def write_torch_curve(out, place, run, rows):
     """OUT/<run's folder>.tsv (torch-transformer.tsv, ...): the PyTorch run's
     log.tsv (a loss per step) as nmt's log.tsv reports it, the mean loss of
     the steps of every 10 seconds (nmt train's --report-seconds), with the
     validation BLEU of its snapshots on their steps, in the columns nmt plot
     reads, so that its curves are drawn beside nmt's runs, under the run's
-    name (nmt plot OUT/transformer OUT/torch-transformer.tsv)."""
-    d = os.path.join(out, DIRS[run])
+    name (nmt plot OUT/transformer OUT/torch-transformer.tsv). place: the
+    output the run is in (OUT or a --with folder)."""
+    d = os.path.join(place, DIRS[run])
     bleu = {int(r["step"]): r["valid_bleu"] for r in rows
             if r["run"] == run and r["kind"] == "point" and num(r["valid_bleu"]) is not None}
     log = read_tsv(os.path.join(d, "log.tsv"))
     missing = sorted(set(bleu) - {int(r["step"]) for r in log})
     if missing:
         die("%s/log.tsv: no row for the snapshots of steps %s" % (d, missing))
-    tmp = d + ".tsv.tmp"
+    dest = os.path.join(out, DIRS[run] + ".tsv")
+    tmp = dest + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("step\telapsed_s\tloss\tvalid_bleu\n")
         losses, due = [], 10.0
@@ -235,7 +242,7 @@ def write_torch_curve(out, run, rows):
                 losses = []
                 while due <= t:
                     due += 10.0
-    os.replace(tmp, d + ".tsv")
+    os.replace(tmp, dest)
 
 
 def svg_plot(rows, path, beam_label, title):
@@ -314,15 +321,69 @@ def nice_step(span):
     return span / 8
 
 
-def cmd_report(out):
+def gather(out, others):
+    """The scores of OUT's runs and of every earlier output in others, as one
+    list of rows; the info of OUT with the per-run keys (cmd., load_before.,
+    params., ...) of the others added; the output each run is in; and the
+    sittings, (folder, info, runs) each, in the order given."""
     info = read_info(out)
     rows = read_tsv(os.path.join(out, "eval", "scores.tsv"))
     if not rows:
         die("%s/eval/scores.tsv has no rows" % out)
+    place = {r["run"]: out for r in rows}
+    sittings = [(out, info, sorted(place, key=RUNS.index))]
+    for d in others:
+        if not os.path.isfile(os.path.join(d, "info.tsv")):
+            die("--with %s: not an output of scripts/multi30k-experiment (no info.tsv)" % d)
+        more = read_tsv(os.path.join(d, "eval", "scores.tsv"))
+        theirs = sorted({r["run"] for r in more}, key=RUNS.index)
+        if not theirs:
+            die("--with %s: eval/scores.tsv has no rows" % d)
+        both = [run for run in theirs if run in place]
+        if both:
+            die("--with %s: %s also in %s; a run may come from one output only"
+                % (d, ", ".join(both), place[both[0]]))
+        other = read_info(d)
+        for k in ("test", "test_lines", "valid", "beam"):
+            if other.get(k) != info.get(k):
+                die("--with %s: its %s is %s, %s's %s: not one table"
+                    % (d, k, other.get(k), out, info.get(k)))
+        # the keys that describe one run or its initial model; the sitting's
+        # own (date, commit, machine, ...) are listed per sitting; a test's
+        # or a --quick run's mark carries over to the whole report
+        for k, v in other.items():
+            if ("." in k or k in ("test_only", "test_only_transformer")) and k not in info:
+                info[k] = v
+        if other.get("quick") == "1":
+            info["quick"] = "1"
+        rows += more
+        place.update({run: d for run in theirs})
+        sittings.append((d, other, theirs))
+    return rows, info, place, sittings
+
+
+def sitting_lines(sittings):
+    """"How it was run"'s date, commit, machine and data: one line each for a
+    single output; with --with, one line per output, naming its runs."""
+    if len(sittings) == 1:
+        info = sittings[0][1]
+        return ["- %s: %s" % (k, info.get(k, "?")) for k in ("date", "commit", "machine", "data")]
+    md = ["- commit: %s" % ", ".join(s[1].get("commit", "?") for s in sittings),
+          "- the runs come from %d outputs of the experiment, one table and plot "
+          "(`multi30k_report.py report OUT --with DIR`):" % len(sittings)]
+    for d, info, runs in sittings:
+        md.append("  - %s: %s; date %s, commit %s, machine %s, data %s"
+                  % (d, ", ".join(LABELS[r] for r in runs), info.get("date", "?"),
+                     info.get("commit", "?"), info.get("machine", "?"), info.get("data", "?")))
+    return md
+
+
+def cmd_report(out, others=()):
+    rows, info, place, sittings = gather(out, others)
     for run in RUNS:
         final = choose_torch_final(rows, run) if run.startswith("torch") else None
         if final:
-            write_torch_curve(out, run, rows)
+            write_torch_curve(out, place[run], run, rows)
             rows.append(final)
     beam = info.get("beam", "default")
     cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
@@ -358,7 +419,7 @@ def cmd_report(out):
         if not f:
             continue
         f = f[-1]
-        minutes, steps, sps = run_summary(out, run, info)
+        minutes, steps, sps = run_summary(place[run], run)
         model = "%s (step %s" % (os.path.basename(f["file"]), f["step"])
         if run.startswith("torch"):
             model += ", %.1f min)" % num(f["minutes"])
@@ -397,8 +458,7 @@ def cmd_report(out):
            "loss with the validation BLEU of its snapshots, for `nmt plot` beside nmt's runs "
            "(`nmt plot transformer torch-transformer.tsv -o curves.svg`).", "",
            "## How it was run", ""]
-    for k in ("date", "commit", "machine", "data"):
-        md.append("- %s: %s" % (k, info.get(k, "?")))
+    md += sitting_lines(sittings)
     for run in runs:
         md.append("- load (1, 5, 15 min) %s: before %s, after %s" % (
             LABELS[run], info.get("load_before." + run, "?"), info.get("load_after." + run, "?")))
@@ -435,8 +495,11 @@ def main(argv):
         return
     if len(argv) in (2, 3) and argv[0] == "points":
         return cmd_points(argv[1], argv[2:] == ["--quick"])
-    if len(argv) == 2 and argv[0] == "report":
-        return cmd_report(argv[1])
+    if len(argv) >= 2 and argv[0] == "report":
+        others = argv[2:]
+        if len(others) % 2 or any(o != "--with" for o in others[::2]):
+            die("report OUT [--with DIR]...: not %s" % " ".join(others))
+        return cmd_report(argv[1], others[1::2])
     print(__doc__, file=sys.stderr)
     sys.exit(2)
 

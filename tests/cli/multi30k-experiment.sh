@@ -17,8 +17,9 @@
 # (for this test only; results.md then says it is not the experiment).
 # Checks that every output is there, the tables have their rows, the SVG
 # parses, and both PyTorch runs' snapshots carry the subword model so that
-# nmt translates raw text with them; and that --runs refuses what it cannot
-# do. Needs python3-torch for the PyTorch parts (without it the script runs
+# nmt translates raw text with them; that --with joins the runs of two
+# outputs into the report of both; and that --runs and --with refuse what
+# they cannot do. Needs python3-torch for the PyTorch parts (without it the script runs
 # with --skip-torch: the three nmt runs).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -261,6 +262,63 @@ EOF
         grep -q "^$r" "$OUT/eval/scores.tsv" && pass || fail "$r's models were scored"
     done
 fi
+# -- runs of two sittings, one report (--with) --
+# The output cut in two as if made on two days: A without the Transformer's
+# runs, B with them only (another date and commit); A's report --with B has
+# every row and figure of the whole output's, and names both outputs.
+A=$TMP/sitting-a
+B=$TMP/sitting-b
+$PY - "$OUT" "$A" "$B" <<'EOF' && pass || fail "cutting the output in two"
+import os, sys
+out, a, b = sys.argv[1:]
+theirs = lambda name: "transformer" in name      # B's runs, folders and keys
+for d, keep in ((a, lambda n: not theirs(n)), (b, theirs)):
+    os.makedirs(d + "/eval")
+    open(d + "/.multi30k-experiment", "w").close()
+    rows = open(out + "/eval/scores.tsv").read().splitlines()
+    with open(d + "/eval/scores.tsv", "w") as f:
+        f.write("\n".join(rows[:1] + [r for r in rows[1:] if keep(r.split("\t")[0])]) + "\n")
+    with open(d + "/info.tsv", "w") as f:
+        for line in open(out + "/info.tsv"):
+            k, v = line.rstrip("\n").split("\t", 1)
+            if k == "runs":
+                v = " ".join(r for r in v.split() if keep(r))
+            elif "." in k and not keep(k.split(".", 1)[1]):
+                continue
+            elif d == b and k in ("date", "commit"):
+                v = {"date": "2001-02-03 04:05 UTC", "commit": "abcdef0"}[k]
+            f.write("%s\t%s\n" % (k, v))
+    for sub in os.listdir(out):
+        if os.path.isdir(out + "/" + sub) and sub != "eval" and keep(sub):
+            os.symlink(os.path.abspath(out + "/" + sub), d + "/" + sub)
+EOF
+expect_ok "report A --with B" $PY "$REPORT" report "$A" --with "$B"
+$PY - "$OUT" "$A" "$B" $TORCH <<'EOF' && pass || fail "A --with B: not the whole output's report"
+import sys
+out, a, b, torch = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+rows = lambda d: sorted(open(d + "/results.tsv").read().splitlines())
+assert rows(a) == rows(out), "results.tsv"
+table = lambda d: sorted(l for l in open(d + "/results.md") if l.startswith(("| nmt", "| PyTorch")))
+assert table(a) == table(out) and len(table(a)) > 5, "the tables of results.md"
+md = open(a + "/results.md").read()
+assert "2 outputs" in md and "- commit: " in md, "the sittings"
+line_b = [l for l in md.splitlines() if l.startswith("  - " + b)]
+assert len(line_b) == 1 and "nmt, Transformer" in line_b[0] and "abcdef0" in line_b[0] \
+    and "2001-02-03 04:05 UTC" in line_b[0] and "attention" not in line_b[0], line_b
+if torch:
+    assert open(a + "/torch-transformer.tsv").read() == open(out + "/torch-transformer.tsv").read()
+svg = lambda d: open(d + "/bleu-vs-time.svg").read()
+assert svg(a).count("<polyline") == svg(out).count("<polyline") >= 6, "the plot's lines"
+EOF
+expect_fail "--with: a run in both" "has a run transformer already" \
+    "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$B" --out "$TMP/x" --from "$C"
+expect_fail "--with: not an output" "not a finished output" \
+    "$ROOT/scripts/multi30k-experiment" --runs none --with "$C" --out "$TMP/x" --from "$C"
+expect_fail "--with: the same folder as --out" "is --out too" \
+    "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$A" --out "$A" --from "$C"
+[ -s "$A/results.md" ] && pass || fail "--with and --out the same: the output was removed"
+expect_fail "report --with: a run in both" "also in" $PY "$REPORT" report "$A" --with "$A"
+
 # --runs: names checked, a PyTorch run only with the run it follows
 expect_fail "--runs: unknown run" "unknown run 'rnn'" "$ROOT/scripts/multi30k-experiment" \
     --runs attention,rnn --out "$TMP/x" --from "$C"
