@@ -372,8 +372,8 @@ def sitting_lines(sittings):
           "- the runs come from %d outputs of the experiment, one table and plot "
           "(`multi30k_report.py report OUT --with DIR`):" % len(sittings)]
     for d, info, runs in sittings:
-        md.append("  - %s: %s; date %s, commit %s, machine %s, data %s"
-                  % (d, ", ".join(LABELS[r] for r in runs), info.get("date", "?"),
+        md.append("  - %s: %s (date %s, commit %s, machine %s, data %s)"
+                  % (d, "; ".join(LABELS[r] for r in runs), info.get("date", "?"),
                      info.get("commit", "?"), info.get("machine", "?"), info.get("data", "?")))
     return md
 
