@@ -1,0 +1,87 @@
+# scripts/transformer-search end to end at a tiny size: runs of 3 seconds
+# on a "Multi30k" cut from the toy corpus (train and val only: the search
+# never reads a test set), tiny Transformers given by the configurations.
+# Checks the records, the table's ranking (by the validation BLEU of the
+# models handed over, recomputed here with nmt), the SVG, that a second call
+# adds only the new configurations, and the refusals.
+. "$(dirname "$0")/lib.sh"
+ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=$(dirname "$(dirname "$NMT_BIN")")
+SEARCH=("$ROOT/scripts/transformer-search")
+export NMT_BUILD_DIR=$BUILD
+
+C=$TMP/m30k
+mkdir -p "$C"
+for split in train:train:1500 val:valid:40; do
+    IFS=: read -r to from n <<<"$split"
+    zcat "$ROOT/corpora/toy/$from.src.gz" | head -n "$n" | gzip >"$C/$to.de.gz"
+    zcat "$ROOT/corpora/toy/$from.tgt.gz" | head -n "$n" | gzip >"$C/$to.en.gz"
+done
+TINY="--d-model 16 --heads 2 --ff 32 --layers 1 --valid-every 20"
+cat >"$TMP/configs" <<EOF
+# two tiny ones
+small   $TINY
+small-drop $TINY \\
+        --dropout 0.3   # a continuation line
+EOF
+OUT=$TMP/search
+run() { (cd "$TMP" && "${SEARCH[@]}" --from "$C" --configs "$TMP/configs" --minutes 0.05 "$@"); }
+
+expect_ok "first sitting" run --out "$OUT"
+for n in small small-drop; do
+    for f in run.tsv log.tsv best.safetensors val.beam.txt; do
+        [ -s "$OUT/$n/$f" ] && pass || fail "$n: no $f"
+    done
+    for k in name options command commit direction threads max_time date_start load_before \
+             load_after params valid_beam_bleu valid_beam_chrf; do
+        v=$(awk -F'\t' -v k=$k '$1 == k { print $2 }' "$OUT/$n/run.tsv")
+        [ -n "$v" ] && pass || fail "$n: run.tsv has no $k"
+    done
+    # the recorded score is the one nmt gives the handed-over model on val
+    want=$("$NMT" bleu -i "$OUT/$n/val.beam.txt" "$C/val.en.gz" -b)
+    got=$(awk -F'\t' '$1 == "valid_beam_bleu" { print $2 }' "$OUT/$n/run.tsv")
+    [ "$want" = "$got" ] && pass || fail "$n: recorded valid BLEU $got, nmt bleu says $want"
+done
+grep -q -- '--dropout 0.3' "$OUT/small-drop/run.tsv" && pass ||
+    fail "the continuation line's options were lost"
+# the table: every run, ranked by the validation BLEU (beam), best first
+rows=$(tail -n +2 "$OUT/results.tsv" | wc -l)
+[ "$rows" = 2 ] && pass || fail "results.tsv has $rows runs, not 2"
+sorted=$(tail -n +2 "$OUT/results.tsv" | awk -F'\t' '{ print $15 }' | sort -gr | tr '\n' ' ')
+ranked=$(tail -n +2 "$OUT/results.tsv" | awk -F'\t' '{ print $15 }' | tr '\n' ' ')
+[ "$sorted" = "$ranked" ] && pass || fail "results.tsv is not ranked by valid BLEU: $ranked"
+grep -q '^| 1 | ' "$OUT/results.md" && grep -q '^| 2 | ' "$OUT/results.md" && pass ||
+    fail "results.md lacks its rows"
+grep -q 'no test set was read' "$OUT/results.md" && pass || fail "results.md does not say how it chose"
+python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1])
+assert len(d.getElementsByTagName("polyline")) == 2' "$OUT/valid-bleu-vs-time.svg" && pass ||
+    fail "the SVG does not parse or lacks a line a run"
+ls "$C" | grep -q test && fail "a test set appeared" || pass
+
+# a second sitting runs only what is new
+before=$(stat -c %Y "$OUT/small/log.tsv")
+echo "third $TINY --label-smoothing 0.2" >>"$TMP/configs"
+expect_ok "second sitting" run --out "$OUT"
+[ "$(stat -c %Y "$OUT/small/log.tsv")" = "$before" ] && pass || fail "a finished run ran again"
+[ -s "$OUT/third/run.tsv" ] && pass || fail "the new configuration did not run"
+rows=$(tail -n +2 "$OUT/results.tsv" | wc -l)
+[ "$rows" = 3 ] && pass || fail "results.tsv has $rows runs after the second sitting, not 3"
+expect_ok "--report-only" run --out "$OUT" --report-only
+
+# refusals, before any training
+sed -i 's/--label-smoothing 0.2/--label-smoothing 0.3/' "$TMP/configs"
+expect_fail "changed options" "third ran with other options" run --out "$OUT"
+sed -i 's/--label-smoothing 0.3/--label-smoothing 0.2/' "$TMP/configs"
+expect_fail "other minutes" "ran for 3s" run --out "$OUT" --minutes 0.1
+expect_fail "unknown --only" "no configuration 'nope'" run --out "$OUT" --only nope
+echo "bad --max-time 5m" >"$TMP/bad"
+expect_fail "the script's option" "bad gives --max-time, which is the script's" \
+    "${SEARCH[@]}" --from "$C" --configs "$TMP/bad" --out "$TMP/o2"
+mkdir -p "$TMP/foreign" && touch "$TMP/foreign/x"
+expect_fail "a foreign --out" "holds files this script did not write" \
+    run --out "$TMP/foreign"
+expect_fail "bad --minutes" "--minutes: not a number" run --out "$OUT" --minutes x
+expect_fail "bad --direction" "--direction: de-en or en-de" run --out "$OUT" --direction fr-en
+
+echo "$n_pass passed, $n_fail failed"
+[ $n_fail -eq 0 ]
