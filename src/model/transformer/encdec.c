@@ -46,6 +46,7 @@ static unsigned char *carve_bytes(carver *c, size_t n)
 
 typedef struct sizes {
     int B, Ts, Tt, d, h, F, Le, Ld;
+    int Vs, Vt, fixnorm;
     int training;
 } sizes;
 
@@ -129,7 +130,7 @@ static size_t scratch_reals(const sizes *z)
     tf_mha_shape enc = {z->B, z->Ts, z->Ts, z->d, z->h, NULL, 0};
     tf_mha_shape self = {z->B, z->Tt, z->Tt, z->d, z->h, NULL, 1};
     tf_mha_shape cross = {z->B, z->Tt, z->Ts, z->d, z->h, NULL, 0};
-    size_t n = nmt_tf_layernorm_scratch(z->d);
+    size_t n = max_sz(nmt_tf_layernorm_scratch(z->d), nmt_tf_scalenorm_scratch());
     const tf_mha_shape *all[3] = {&enc, &self, &cross};
     for (int k = 0; k < 3; k++)
         n = max_sz(n, z->training ? nmt_tf_mha_backward_scratch(all[k])
@@ -148,13 +149,23 @@ static void layout(tf_workspace *w, carver *c, const sizes *z)
     w->t_rows = z->training ? carve(c, (size_t)z->B * z->Tt * z->d) : NULL;
     w->tmp = z->training ? carve(c, (size_t)z->B * (z->Ts > z->Tt ? z->Ts : z->Tt) * z->d) : NULL;
     w->scratch = carve(c, scratch_reals(z));
+    if (z->training && z->fixnorm) {
+        size_t d = (size_t)z->d;
+        w->src_hat = carve(c, (size_t)z->Vs * d);
+        w->tgt_hat = carve(c, (size_t)z->Vt * d);
+        w->src_nrm = carve(c, (size_t)z->Vs);
+        w->tgt_nrm = carve(c, (size_t)z->Vt);
+        w->src_dhat = carve(c, (size_t)z->Vs * d);
+        w->tgt_dhat = carve(c, (size_t)z->Vt * d);
+    }
 }
 
 static sizes sizes_of(const nmt_config *cfg, int B, int Ts, int Tt, int training)
 {
     const nmt_transformer_config *t = &cfg->transformer;
     return (sizes){.B = B, .Ts = Ts, .Tt = Tt, .d = t->d_model, .h = t->heads, .F = t->ff,
-                   .Le = t->enc_layers, .Ld = t->dec_layers, .training = training};
+                   .Le = t->enc_layers, .Ld = t->dec_layers, .Vs = cfg->src_vocab,
+                   .Vt = cfg->tgt_vocab, .fixnorm = t->fixnorm, .training = training};
 }
 
 int nmt_tf_workspace_bytes(const nmt_config *cfg, int max_B, int max_Ts, int max_Tt,
@@ -196,6 +207,8 @@ int nmt_tf_workspace_alloc(tf_workspace **out, const nmt_model *m, int max_B, in
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
     w->training = training;
     w->B = max_B, w->d = z.d, w->h = z.h, w->F = z.F;
+    w->scale_norm = m->cfg.transformer.norm == NMT_TF_NORM_SCALE;
+    w->fixnorm = m->cfg.transformer.fixnorm;
     w->keep_emb = w->keep_res = w->keep_att = w->keep_ff = 1;
     int rc = training ? nmt_workspace_base_init(&w->base, m->ops, z.d, m->cfg.tgt_vocab, max_B,
                                                 max_Ts, max_Tt, NULL)
@@ -299,7 +312,7 @@ static void sublayer_forward(const fwd_ctx *f, tf_side *s, const tf_layer *W, in
     const real *g[3] = {W->ln1_g, W->ln2_g, W->ln3_g}, *b[3] = {W->ln1_b, W->ln2_b, W->ln3_b};
     int gk = decoder ? k : k / 2; /* the encoder's ff reads ln2 */
     real *x = a->x[k], *next = next_stream(s, l, k, decoder);
-    nmt_tf_layernorm_forward(a->u[k], a->mean[k], a->rstd[k], x, g[gk], b[gk], (int)N, d);
+    tf_norm_forward(ws->scale_norm, a->u[k], a->mean[k], a->rstd[k], x, g[gk], b[gk], (int)N, d);
     const unsigned char *res = f->reg ? draw(a->res_mask[k], ws->drop_res, f->rng,
                                              f->reg->dropout_residual, nd)
                                       : NULL;
@@ -327,15 +340,20 @@ static void sublayer_forward(const fwd_ctx *f, tf_side *s, const tf_layer *W, in
     residual_end(next, x, out, res, ws->keep_res, nd);
 }
 
-/* A side's input sqrt(d) emb + P, dropped out, its layers, and its final
- * layer norm into s->out. */
-static void side_forward(const fwd_ctx *f, tf_side *s, const real *emb, const tf_layer *layers,
-                         const real *ln_g, const real *ln_b, int decoder, const real *H)
+/* A side's input sqrt(d) emb + P (unit: emb's rows read at unit length,
+ * each as it is looked up), dropped out, its layers, and its final norm
+ * into s->out. */
+static void side_forward(const fwd_ctx *f, tf_side *s, const real *emb, int unit,
+                         const tf_layer *layers, const real *ln_g, const real *ln_b, int decoder,
+                         const real *H)
 {
     tf_workspace *ws = f->ws;
     int d = ws->d;
     size_t N = (size_t)ws->B * s->T;
-    nmt_tf_embed_forward(s->x0, s->ids, emb, ws->pos, ws->B, s->T, d);
+    if (unit)
+        nmt_tf_embed_unit_forward(s->x0, s->ids, emb, ws->pos, ws->B, s->T, d);
+    else
+        nmt_tf_embed_forward(s->x0, s->ids, emb, ws->pos, ws->B, s->T, d);
     const unsigned char *m = f->reg ? draw(s->emb_mask, ws->drop_emb, f->rng,
                                            f->reg->dropout_emb, N * d)
                                     : NULL;
@@ -345,14 +363,18 @@ static void side_forward(const fwd_ctx *f, tf_side *s, const real *emb, const tf
         for (int k = 0; k < 3; k++)
             if (decoder || k != 1)
                 sublayer_forward(f, s, &layers[l], l, k, decoder, H);
-    nmt_tf_layernorm_forward(s->out, s->out_mean, s->out_rstd, s->top, ln_g, ln_b, (int)N, d);
+    tf_norm_forward(ws->scale_norm, s->out, s->out_mean, s->out_rstd, s->top, ln_g, ln_b, (int)N,
+                    d);
 }
 
+/* Decoding's encoder: with FixNorm it normalises the rows it looks up
+ * (the same bits as the training forward's table, with no table). */
 void nmt_tf_encode(const nmt_model *m, tf_workspace *ws)
 {
     const tf_weights *w = tf_params(m);
     fwd_ctx f = {.ws = ws};
-    side_forward(&f, &ws->enc, w->src_emb, w->enc, w->enc_ln_g, w->enc_ln_b, 0, NULL);
+    side_forward(&f, &ws->enc, w->src_emb, ws->fixnorm, w->enc, w->enc_ln_g, w->enc_ln_b, 0,
+                 NULL);
 }
 
 /* Batch-major ids [B, T] and the lengths from the batch's time-major ones. */
@@ -404,8 +426,26 @@ int nmt_tf_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
      * layer's self-attention and residual, cross-attention and residual,
      * feed-forward and residual (a site at rate 0 draws nothing). */
     fwd_ctx f = {.ws = ws, .reg = reg, .rng = rng};
-    side_forward(&f, &ws->enc, w->src_emb, w->enc, w->enc_ln_g, w->enc_ln_b, 0, NULL);
-    side_forward(&f, &ws->dec, w->tgt_emb, w->dec, w->dec_ln_g, w->dec_ln_b, 1, ws->enc.out);
+    const real *src_emb = w->src_emb, *tgt_emb = w->tgt_emb, *out_W = w->out_W;
+    real *dout_W = m->grads ? tf_grads(m)->out_W : NULL;
+    if (ws->fixnorm) {
+        /* FixNorm: both tables at unit rows, once per forward (V x d: less
+         * than one layer's work); the lookups and, tied, the output layer
+         * read them, and their gradients gather in the dhat tables, which
+         * the backward takes through the normalisation */
+        int Vs = m->cfg.src_vocab, Vt = m->cfg.tgt_vocab;
+        nmt_tf_fixnorm_forward(ws->src_hat, ws->src_nrm, w->src_emb, Vs, d);
+        nmt_tf_fixnorm_forward(ws->tgt_hat, ws->tgt_nrm, w->tgt_emb, Vt, d);
+        memset(ws->src_dhat, 0, (size_t)Vs * d * sizeof(real));
+        memset(ws->tgt_dhat, 0, (size_t)Vt * d * sizeof(real));
+        src_emb = ws->src_hat, tgt_emb = ws->tgt_hat;
+        if (m->cfg.tied) {
+            out_W = ws->tgt_hat;
+            dout_W = m->grads ? ws->tgt_dhat : NULL;
+        }
+    }
+    side_forward(&f, &ws->enc, src_emb, 0, w->enc, w->enc_ln_g, w->enc_ln_b, 0, NULL);
+    side_forward(&f, &ws->dec, tgt_emb, 0, w->dec, w->dec_ln_g, w->dec_ln_b, 1, ws->enc.out);
     /* the output layer reads time-major rows: t [B, Tt, d] turned */
     for (int t = 0; t < Tt; t++)
         for (int s = 0; s < B; s++)
@@ -415,8 +455,8 @@ int nmt_tf_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
     o->in = ws->t_rows;
     o->mask = NULL;
     o->keep = 1;
-    o->W = w->out_W, o->b = w->out_b;
-    o->dW = m->grads ? tf_grads(m)->out_W : NULL;
+    o->W = out_W, o->b = w->out_b;
+    o->dW = dout_W;
     o->db = m->grads ? tf_grads(m)->out_b : NULL;
     o->sink = output_grad;
     o->sink_ctx = ws;
@@ -460,8 +500,8 @@ static void sublayer_backward(tf_workspace *ws, tf_side *s, const tf_layer *W, c
     }
     /* through the layer norm into the stream's gradient (which carries the
      * residual path as it is) */
-    nmt_tf_layernorm_backward(s->dx, dg[gk], db[gk], s->du, a->x[k], a->mean[k], a->rstd[k],
-                              g[gk], ws->scratch, (int)N, d);
+    tf_norm_backward(ws->scale_norm, s->dx, dg[gk], db[gk], s->du, a->x[k], a->mean[k],
+                     a->rstd[k], g[gk], ws->scratch, (int)N, d);
 }
 
 /* A side's backward from the gradient of its output (the final layer
@@ -473,8 +513,8 @@ static void side_backward(tf_workspace *ws, tf_side *s, const tf_layer *W, const
     int d = ws->d;
     size_t N = (size_t)ws->B * s->T, nd = N * d;
     memset(s->dx, 0, nd * sizeof(real));
-    nmt_tf_layernorm_backward(s->dx, dln_g, dln_b, s->du, s->top, s->out_mean, s->out_rstd, ln_g,
-                              ws->scratch, (int)N, d);
+    tf_norm_backward(ws->scale_norm, s->dx, dln_g, dln_b, s->du, s->top, s->out_mean,
+                     s->out_rstd, ln_g, ws->scratch, (int)N, d);
     for (int l = s->L - 1; l >= 0; l--)
         for (int k = 2; k >= 0; k--)
             if (decoder || k != 1)
@@ -496,10 +536,21 @@ void nmt_tf_backward(nmt_model *m, nmt_workspace *base, const nmt_batch *b)
             memcpy(ws->dec.du + ((size_t)s * Tt + t) * d, ws->t_rows + ((size_t)t * B + s) * d,
                    (size_t)d * sizeof(real));
     memset(ws->dH, 0, (size_t)B * ws->enc.T * d * sizeof(real));
-    side_backward(ws, &ws->dec, w->dec, g->dec, w->dec_ln_g, g->dec_ln_g, g->dec_ln_b, g->tgt_emb,
-                  1, ws->enc.out);
+    /* FixNorm: the lookups' gradients gather in the normalised tables' */
+    real *dsrc = ws->fixnorm ? ws->src_dhat : g->src_emb;
+    real *dtgt = ws->fixnorm ? ws->tgt_dhat : g->tgt_emb;
+    side_backward(ws, &ws->dec, w->dec, g->dec, w->dec_ln_g, g->dec_ln_g, g->dec_ln_b, dtgt, 1,
+                  ws->enc.out);
     /* H = LN_e(x): every decoder layer's cross-attention added into dH */
     memcpy(ws->enc.du, ws->dH, (size_t)B * ws->enc.T * d * sizeof(real));
-    side_backward(ws, &ws->enc, w->enc, g->enc, w->enc_ln_g, g->enc_ln_g, g->enc_ln_b, g->src_emb,
-                  0, NULL);
+    side_backward(ws, &ws->enc, w->enc, g->enc, w->enc_ln_g, g->enc_ln_g, g->enc_ln_b, dsrc, 0,
+                  NULL);
+    if (ws->fixnorm) {
+        /* the tables' gradients (tgt's with the output layer's share when
+         * tied) through the normalisation of their rows */
+        nmt_tf_fixnorm_backward(g->src_emb, ws->src_dhat, ws->src_hat, ws->src_nrm,
+                                m->cfg.src_vocab, d);
+        nmt_tf_fixnorm_backward(g->tgt_emb, ws->tgt_dhat, ws->tgt_hat, ws->tgt_nrm,
+                                m->cfg.tgt_vocab, d);
+    }
 }

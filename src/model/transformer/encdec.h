@@ -17,7 +17,7 @@
  * ln1, self, ln2 and the feed-forward network; the decoder's have ln1,
  * self, ln2, cross, ln3 and the feed-forward network. */
 typedef struct tf_layer {
-    real *ln1_g, *ln1_b, *ln2_g, *ln2_b, *ln3_g, *ln3_b;
+    real *ln1_g, *ln1_b, *ln2_g, *ln2_b, *ln3_g, *ln3_b; /* [d] each; ScaleNorm: g [1], b NULL */
     tf_mha_params self, cross;
     real *W_1, *b_1, *W_2, *b_2;  /* [F, d], [F], [d, F], [d] */
 } tf_layer;
@@ -51,15 +51,39 @@ static inline const tf_weights *tf_grads(const nmt_model *m)
 int nmt_tf_layout(const nmt_config *c, nmt_tensor_info *table, int max, size_t *total,
                   tf_weights *w, real *base);
 
+/* Every norm of the model, layer norm or ScaleNorm (cfg.transformer.norm):
+ * out [N, d] of in [N, d]; a [N], r [N] kept for the backward (layer
+ * norm's mean and 1/sigma, ScaleNorm's ||u|| and 1/max(||u||, eps)); g, b
+ * the norm's tensors (ScaleNorm: g [1], b NULL). */
+static inline void tf_norm_forward(int scale, real *out, real *a, real *r, const real *in,
+                                   const real *g, const real *b, int N, int d)
+{
+    if (scale)
+        nmt_tf_scalenorm_forward(out, a, r, in, g, N, d);
+    else
+        nmt_tf_layernorm_forward(out, a, r, in, g, b, N, d);
+}
+
+/* Adds into din [N, d], dg and db (NULL for ScaleNorm). */
+static inline void tf_norm_backward(int scale, real *din, real *dg, real *db, const real *dout,
+                                    const real *in, const real *a, const real *r,
+                                    const real *g, real *scratch, int N, int d)
+{
+    if (scale)
+        nmt_tf_scalenorm_backward(din, dg, dout, in, a, r, g, scratch, N, d);
+    else
+        nmt_tf_layernorm_backward(din, dg, db, dout, in, a, r, g, scratch, N, d);
+}
+
 /* What one layer keeps of its forward for the backward. Sublayer k of a
  * layer (0 self-attention, 1 cross-attention, 2 feed-forward; the
- * encoder's are 0 and 2) reads the residual stream x[k] through a layer
- * norm (u[k], with its mean and 1/sigma), and its output, dropped out with
- * res_mask[k], is added to the stream. */
+ * encoder's are 0 and 2) reads the residual stream x[k] through a norm
+ * (u[k], with what tf_norm_forward keeps in mean[k] and rstd[k]), and its
+ * output, dropped out with res_mask[k], is added to the stream. */
 typedef struct tf_layer_acts {
     real *x[3];                   /* [N, d] the stream entering sublayer k */
     real *u[3];                   /* [N, d] its layer norm */
-    real *mean[3], *rstd[3];      /* [N] */
+    real *mean[3], *rstd[3];      /* [N] (ScaleNorm: ||u||, 1/max(||u||, eps)) */
     unsigned char *res_mask[3];   /* [N, d] residual dropout, or NULL */
     tf_mha_acts self, cross;      /* the attentions' Q, K, V, P, ctx */
     unsigned char *self_drop, *cross_drop; /* attention dropout, or NULL */
@@ -86,6 +110,7 @@ typedef struct tf_workspace {
     nmt_workspace base;           /* the output layer reads t_rows */
     int training;                 /* 0: encoding for inference only */
     int B, d, h, F;
+    int scale_norm, fixnorm;      /* the variants (cfg.transformer.norm, .fixnorm) */
     real keep_emb, keep_res, keep_att, keep_ff; /* 1 / (1 - rate) of each dropout */
     int drop_emb, drop_res, drop_att, drop_ff;  /* which the last forward used */
     tf_side enc, dec;
@@ -96,6 +121,13 @@ typedef struct tf_workspace {
     real *tmp;                    /* [B * max(Ts, Tt), d] a sublayer output's
                                    * gradient through its residual dropout */
     real *scratch;                /* the layers' scratch, sized for the largest */
+    /* FixNorm, training only (NULL otherwise): each embedding table at unit
+     * rows, made by every forward, the rows' norms, and the gradient of the
+     * normalised table (every lookup's and, tied, the output layer's),
+     * which the backward takes through the normalisation */
+    real *src_hat, *tgt_hat;      /* [Vs, d], [Vt, d] */
+    real *src_nrm, *tgt_nrm;      /* [Vs], [Vt] */
+    real *src_dhat, *tgt_dhat;    /* [Vs, d], [Vt, d] */
     real *block;                  /* the one allocation of reals */
     unsigned char *bytes;         /* the one allocation of masks */
 } tf_workspace;

@@ -10,7 +10,12 @@
  *     search reorders by moving rows among slots.
  * The numbers are those of the training forward at each position, to float
  * rounding (the products are cut into other blocks). model/infer.c checks
- * the arguments and keeps the rows' sources. */
+ * the arguments and keeps the rows' sources.
+ *
+ * The variants: ScaleNorm in place of every layer norm (tf_norm_forward);
+ * FixNorm reads each embedding row it looks up at unit length, and with
+ * tied embeddings projects onto the normalised target table, made once per
+ * encoding (the weights cannot change within a batch's decoding). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +26,7 @@ typedef struct tf_infer {
     tf_workspace *ws;             /* the encoder (an inference workspace) */
     int max_B, max_Ts, max_rows, max_steps;
     int d, h, F, L;               /* L: decoder layers */
+    int scale_norm, fixnorm;      /* the variants */
     int T, step;                  /* the encoded sources' positions; the position next */
     real *cross_K, *cross_V;      /* [L, max_B, max_Ts, d]: layer l's at l * max_B * max_Ts * d */
     real **self_cache;            /* [2 L]: layer l's K, V caches [max_rows, max_steps, d] */
@@ -34,6 +40,7 @@ typedef struct tf_infer {
                                    * layer's at l * max_rows * h * max_Ts) */
     real *scratch;                /* [4 R d] */
     real *logits;                 /* [R, Vt] */
+    real *out_hat, *out_nrm;      /* FixNorm and tied: [Vt, d] tgt_emb at unit rows, [Vt] */
     real *block;                  /* the one allocation of reals */
 } tf_infer;
 
@@ -62,9 +69,10 @@ void *nmt_tf_infer_create(const nmt_model *m, int max_B, int max_Ts, int max_row
     st->d = c->d_model, st->h = c->heads, st->F = c->ff, st->L = c->dec_layers;
     size_t d = (size_t)st->d, R = (size_t)max_rows, L = (size_t)st->L, S = (size_t)max_steps;
     size_t cross = L * max_B * (size_t)max_Ts * d, cache = R * S * d;
+    st->scale_norm = c->norm == NMT_TF_NORM_SCALE, st->fixnorm = c->fixnorm;
+    size_t Vt = (size_t)m->cfg.tgt_vocab, hat = c->fixnorm && m->cfg.tied ? Vt * (d + 1) : 0;
     size_t n = 2 * cross + 2 * L * cache + S * d + 2 * R * d + R * st->F + 2 * R +
-               R * st->h * S + L * R * st->h * (size_t)max_Ts + 4 * R * d +
-               R * (size_t)m->cfg.tgt_vocab;
+               R * st->h * S + L * R * st->h * (size_t)max_Ts + 4 * R * d + R * Vt + hat;
     if (nmt_tf_workspace_alloc(&st->ws, m, max_B, max_Ts, 1, 0)) {
         free(st);
         return NULL;
@@ -93,7 +101,11 @@ void *nmt_tf_infer_create(const nmt_model *m, int max_B, int max_Ts, int max_row
     st->P_self = p, p += R * st->h * S;
     st->P_cross = p, p += L * R * st->h * (size_t)max_Ts;
     st->scratch = p, p += 4 * R * d;
-    st->logits = p;
+    st->logits = p, p += R * Vt;
+    if (hat) {
+        st->out_hat = p, p += Vt * d;
+        st->out_nrm = p;
+    }
     nmt_tf_positions(st->pos, max_steps, st->d);
     return st;
 }
@@ -117,6 +129,8 @@ int nmt_tf_infer_encode(const nmt_model *m, void *arg, const int32_t *src, const
     for (int l = 0; l < st->L; l++)
         nmt_tf_mha_project_kv(st->cross_K + l * per_layer, st->cross_V + l * per_layer,
                               ws->enc.out, &w->dec[l].cross, B * T, st->d);
+    if (st->out_hat)
+        nmt_tf_fixnorm_forward(st->out_hat, st->out_nrm, w->tgt_emb, m->cfg.tgt_vocab, st->d);
     st->T = T;
     st->step = 0;
     for (int r = 0; r < B; r++)
@@ -168,26 +182,32 @@ const nmt_real *nmt_tf_infer_step(const nmt_model *m, void *arg, const int32_t *
     tf_infer *st = arg;
     const tf_weights *w = tf_params(m);
     int d = st->d, h = st->h, i = st->step;
-    /* position i of each row: sqrt(d) emb[y_{i-1}] + P(i) */
-    nmt_tf_embed_forward(st->z, prev, w->tgt_emb, st->pos + (size_t)i * d, R, 1, d);
+    /* position i of each row: sqrt(d) emb[y_{i-1}] + P(i) (FixNorm: the
+     * row at unit length) */
+    if (st->fixnorm)
+        nmt_tf_embed_unit_forward(st->z, prev, w->tgt_emb, st->pos + (size_t)i * d, R, 1, d);
+    else
+        nmt_tf_embed_forward(st->z, prev, w->tgt_emb, st->pos + (size_t)i * d, R, 1, d);
+    int sn = st->scale_norm;
     size_t per_layer = (size_t)st->max_B * st->max_Ts * d;
     for (int l = 0; l < st->L; l++) {
         const tf_layer *W = &w->dec[l];
         real *P_cross = layer_P_cross(st, l);
-        nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, W->ln1_g, W->ln1_b, R, d);
+        tf_norm_forward(sn, st->u, st->mean, st->rstd, st->z, W->ln1_g, W->ln1_b, R, d);
         nmt_tf_mha_step_self(st->z, st->P_self, st->self_cache[2 * l], st->self_cache[2 * l + 1],
                              st->slot, st->u, &W->self, st->scratch, i, st->max_steps, R, d, h,
                              1);
-        nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, W->ln2_g, W->ln2_b, R, d);
+        tf_norm_forward(sn, st->u, st->mean, st->rstd, st->z, W->ln2_g, W->ln2_b, R, d);
         nmt_tf_mha_step_cross(st->z, P_cross, st->cross_K + l * per_layer,
                               st->cross_V + l * per_layer, st->ws->enc.len, row_src, st->u,
                               &W->cross, st->scratch, st->T, R, d, h, 1);
-        nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, W->ln3_g, W->ln3_b, R, d);
+        tf_norm_forward(sn, st->u, st->mean, st->rstd, st->z, W->ln3_g, W->ln3_b, R, d);
         nmt_tf_ffn_forward(st->z, st->act, st->u, W->W_1, W->b_1, W->W_2, W->b_2, NULL, 1, R, d,
                            st->F, 1);
     }
-    nmt_tf_layernorm_forward(st->u, st->mean, st->rstd, st->z, w->dec_ln_g, w->dec_ln_b, R, d);
-    nmt_linear_forward(st->logits, st->u, w->out_W, w->out_b, R, d, m->cfg.tgt_vocab, d, 0);
+    tf_norm_forward(sn, st->u, st->mean, st->rstd, st->z, w->dec_ln_g, w->dec_ln_b, R, d);
+    nmt_linear_forward(st->logits, st->u, st->out_hat ? st->out_hat : w->out_W, w->out_b, R, d,
+                       m->cfg.tgt_vocab, d, 0);
     if (att && map == NMT_MAP_EVERY)
         for (int k = 0; k < st->L * (h + 1); k++)
             write_map(st, att + (size_t)k * R * st->T, k, R);

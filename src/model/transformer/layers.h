@@ -44,6 +44,26 @@ void nmt_tf_layernorm_backward(real *din, real *dg, real *db, const real *dout, 
                                int N, int d);
 size_t nmt_tf_layernorm_scratch(int d);
 
+/* ---- scalenorm.c: ScaleNorm (Nguyen and Salazar 2019) ---- */
+/* SN(u) = g * u / max(||u||, 1e-5) over the d features of each row, one
+ * scalar gain g [1]. FixNorm's embedding rows use the same eps. */
+#define NMT_TF_SN_EPS 1e-5
+/* ||x|| of x [d], summed in lanes: the one norm of a row that ScaleNorm
+ * and FixNorm compute (the same bits wherever a row is normalised). */
+real nmt_tf_row_norm(const real *x, int d);
+/* out [N, d] (may not alias in); nrm [N] = ||u|| and rinv [N] =
+ * 1 / max(||u||, eps), kept for the backward. Each row's bits depend on
+ * that row alone. */
+void nmt_tf_scalenorm_forward(real *out, real *nrm, real *rinv, const real *in, const real *g,
+                              int N, int d);
+/* Adds: din [N, d] += dSN/din . dout, dg [1] += the gain's gradient. in,
+ * nrm, rinv as the forward had them. scratch: nmt_tf_scalenorm_scratch()
+ * reals (the per-chunk partial sums of dg, added in a fixed order). */
+void nmt_tf_scalenorm_backward(real *din, real *dg, const real *dout, const real *in,
+                               const real *nrm, const real *rinv, const real *g, real *scratch,
+                               int N, int d);
+size_t nmt_tf_scalenorm_scratch(void);
+
 /* ---- embed.c: input embedding, positions, residual connections ---- */
 /* The sinusoidal table pos [T, d] of positions 0 .. T-1:
  * P(p, 2k) = sin(p / 10000^(2k/d)), P(p, 2k+1) = cos(p / 10000^(2k/d)),
@@ -53,6 +73,19 @@ void nmt_tf_positions(real *pos, int T, int d);
  * pos [T, d] (for one decoding step at position i: T = 1, pos + i * d). */
 void nmt_tf_embed_forward(real *X, const int32_t *ids, const real *emb, const real *pos, int B,
                           int T, int d);
+/* FixNorm: hat [V, d] = every row of emb [V, d] at unit length,
+ * e / max(||e||, eps), and nrm [V] = ||e|| (kept for the backward). */
+void nmt_tf_fixnorm_forward(real *hat, real *nrm, const real *emb, int V, int d);
+/* Adds: demb [V, d] += (dhat - hat (hat . dhat)) / ||e|| for each row (dhat / eps
+ * where ||e|| <= eps), the gradient through the normalisation of the table
+ * gradient dhat [V, d]. hat, nrm as the forward had them. */
+void nmt_tf_fixnorm_backward(real *demb, const real *dhat, const real *hat, const real *nrm,
+                             int V, int d);
+/* nmt_tf_embed_forward of the rows of emb read at unit length, each
+ * normalised as it is looked up (decoding, which needs no table): the same
+ * bits as nmt_tf_fixnorm_forward's table through nmt_tf_embed_forward. */
+void nmt_tf_embed_unit_forward(real *X, const int32_t *ids, const real *emb, const real *pos,
+                               int B, int T, int d);
 /* Adds: demb[ids[n]] += sqrt(d) * dX[n] for every row n of dX [N, d],
  * padded rows included (their gradient is 0 in the model; <pad> is an
  * ordinary parameter). */

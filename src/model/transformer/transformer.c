@@ -32,6 +32,10 @@ static int tf_check(const nmt_config *cfg)
         c->dec_layers > MAX_LAYERS)
         return nmt_set_error(NMT_ERR_ARG, "the encoder and the decoder need 1 to %d layers "
                              "each (here %d and %d)", MAX_LAYERS, c->enc_layers, c->dec_layers);
+    if (c->norm != NMT_TF_NORM_LAYER && c->norm != NMT_TF_NORM_SCALE)
+        return nmt_set_error(NMT_ERR_ARG, "norm %d is neither layer norm nor ScaleNorm", c->norm);
+    if (c->fixnorm != 0 && c->fixnorm != 1)
+        return nmt_set_error(NMT_ERR_ARG, "fixnorm is %d (0 or 1)", c->fixnorm);
     return NMT_OK;
 }
 
@@ -90,19 +94,30 @@ static void add_attention(walker *w, tf_mha_params *p, const char *side, int lay
     }
 }
 
+/* One norm's tensors: a layer norm's gain and bias [d], or ScaleNorm's
+ * scalar gain [1] alone (b stays NULL). */
+static void add_norm(walker *w, real **g, real **b, const char *side, int layer,
+                     const char *which, int d, int scale)
+{
+    char what[16];
+    snprintf(what, sizeof what, "%s.g", which);
+    *g = layer < 0 ? add(w, what, scale ? 1 : d, 0) : add_f(w, side, layer, what, scale ? 1 : d, 0);
+    if (scale)
+        return;
+    snprintf(what, sizeof what, "%s.b", which);
+    *b = layer < 0 ? add(w, what, d, 0) : add_f(w, side, layer, what, d, 0);
+}
+
 /* One layer in file order: ln1, self, ln2, [cross, ln3,] ff. */
 static void add_layer(walker *w, tf_layer *L, const char *side, int layer, int decoder, int d,
-                      int F)
+                      int F, int scale)
 {
-    L->ln1_g = add_f(w, side, layer, "ln1.g", d, 0);
-    L->ln1_b = add_f(w, side, layer, "ln1.b", d, 0);
+    add_norm(w, &L->ln1_g, &L->ln1_b, side, layer, "ln1", d, scale);
     add_attention(w, &L->self, side, layer, "self", d);
-    L->ln2_g = add_f(w, side, layer, "ln2.g", d, 0);
-    L->ln2_b = add_f(w, side, layer, "ln2.b", d, 0);
+    add_norm(w, &L->ln2_g, &L->ln2_b, side, layer, "ln2", d, scale);
     if (decoder) {
         add_attention(w, &L->cross, side, layer, "cross", d);
-        L->ln3_g = add_f(w, side, layer, "ln3.g", d, 0);
-        L->ln3_b = add_f(w, side, layer, "ln3.b", d, 0);
+        add_norm(w, &L->ln3_g, &L->ln3_b, side, layer, "ln3", d, scale);
     }
     L->W_1 = add_f(w, side, layer, "ff.W_1", F, d);
     L->b_1 = add_f(w, side, layer, "ff.b_1", F, 0);
@@ -114,7 +129,7 @@ int nmt_tf_layout(const nmt_config *cfg, nmt_tensor_info *table, int max, size_t
                   tf_weights *tw, real *base)
 {
     const nmt_transformer_config *c = &cfg->transformer;
-    int d = c->d_model, F = c->ff;
+    int d = c->d_model, F = c->ff, scale = c->norm == NMT_TF_NORM_SCALE;
     walker w = {.table = table, .max = max, .base = tw ? base : NULL};
     tf_layer scratch;
     real *p = add(&w, "src_emb", cfg->src_vocab, d);
@@ -126,17 +141,19 @@ int nmt_tf_layout(const nmt_config *cfg, nmt_tensor_info *table, int max, size_t
     for (int l = 0; l < c->enc_layers; l++) {
         tf_layer *L = tw ? &tw->enc[l] : &scratch;
         memset(L, 0, sizeof *L);
-        add_layer(&w, L, "enc", l, 0, d, F);
+        add_layer(&w, L, "enc", l, 0, d, F, scale);
     }
-    real *g = add(&w, "enc.ln.g", d, 0), *b = add(&w, "enc.ln.b", d, 0);
+    real *g, *b = NULL;
+    add_norm(&w, &g, &b, NULL, -1, "enc.ln", d, scale);
     if (tw)
         tw->enc_ln_g = g, tw->enc_ln_b = b;
     for (int l = 0; l < c->dec_layers; l++) {
         tf_layer *L = tw ? &tw->dec[l] : &scratch;
         memset(L, 0, sizeof *L);
-        add_layer(&w, L, "dec", l, 1, d, F);
+        add_layer(&w, L, "dec", l, 1, d, F, scale);
     }
-    g = add(&w, "dec.ln.g", d, 0), b = add(&w, "dec.ln.b", d, 0);
+    b = NULL;
+    add_norm(&w, &g, &b, NULL, -1, "dec.ln", d, scale);
     if (tw)
         tw->dec_ln_g = g, tw->dec_ln_b = b;
     real *out_W = cfg->tied ? NULL : add(&w, "out.W", cfg->tgt_vocab, d);
@@ -180,12 +197,16 @@ static int tf_describe(const nmt_config *cfg, char *buf, size_t size)
 static void tf_settings_text(const nmt_config *cfg, int brief, char *buf, size_t size)
 {
     const nmt_transformer_config *c = &cfg->transformer;
+    /* the variants only when on: a plain model's text is what it was */
+    const char *norm = c->norm == NMT_TF_NORM_SCALE ? ", norm scale" : "";
     if (brief)
-        snprintf(buf, size, "arch transformer, %d + %d layers", c->enc_layers, c->dec_layers);
+        snprintf(buf, size, "arch transformer, %d + %d layers%s", c->enc_layers, c->dec_layers,
+                 norm);
     else
         snprintf(buf, size, "arch transformer, d_model %d, heads %d, ff %d, %d + %d layers, "
-                 "vocabularies %d and %d", c->d_model, c->heads, c->ff, c->enc_layers,
-                 c->dec_layers, cfg->src_vocab, cfg->tgt_vocab);
+                 "vocabularies %d and %d%s%s", c->d_model, c->heads, c->ff, c->enc_layers,
+                 c->dec_layers, cfg->src_vocab, cfg->tgt_vocab, norm,
+                 c->fixnorm ? ", fixnorm" : "");
 }
 
 static int tf_setting(const nmt_config *cfg, int i, const char **name, char *value, size_t size)
@@ -194,8 +215,21 @@ static int tf_setting(const nmt_config *cfg, int i, const char **name, char *val
     const int v[6] = {0, c->d_model, c->heads, c->ff, c->enc_layers, c->dec_layers};
     static const char *const names[6] = {"arch", "d_model", "heads", "ff", "enc_layers",
                                          "dec_layers"};
-    if (i >= 6)
+    /* then the variants that are on (a plain model lists what it did) */
+    if (i >= 6) {
+        int k = i - 6, scale = c->norm == NMT_TF_NORM_SCALE;
+        if (k == 0 && scale) {
+            *name = "norm";
+            snprintf(value, size, "scale");
+            return 1;
+        }
+        if (k == scale && c->fixnorm) {
+            *name = "fixnorm";
+            snprintf(value, size, "true");
+            return 1;
+        }
         return 0;
+    }
     *name = names[i];
     if (i == 0)
         snprintf(value, size, "transformer");
@@ -212,19 +246,26 @@ static int tf_output_width(const nmt_config *c)
 /* ---- model files ---- */
 
 static const char *const tf_meta_keys[] = {"d_model", "heads", "ff", "enc_layers", "dec_layers",
-                                           NULL};
+                                           "norm", "fixnorm", NULL};
 
 static int tf_meta_write(const nmt_config *cfg, nmt_meta *kv, int max, char *buf, size_t size)
 {
     const nmt_transformer_config *c = &cfg->transformer;
-    if (max < 5 || size < 5 * 16)
+    if (max < 7 || size < 5 * 16)
         return nmt_set_error(NMT_ERR_NOMEM, "no room for the model's settings");
     const int v[5] = {c->d_model, c->heads, c->ff, c->enc_layers, c->dec_layers};
     for (int k = 0; k < 5; k++) {
         snprintf(buf + 16 * k, 16, "%d", v[k]);
         kv[k] = (nmt_meta){tf_meta_keys[k], buf + 16 * k};
     }
-    return 5;
+    /* the variants' keys only when on, so that a plain model's file stays
+     * byte for byte what it was (docs/DESIGN.md: absent means plain) */
+    int n = 5;
+    if (c->norm == NMT_TF_NORM_SCALE)
+        kv[n++] = (nmt_meta){"norm", "scale"};
+    if (c->fixnorm)
+        kv[n++] = (nmt_meta){"fixnorm", "true"};
+    return n;
 }
 
 static int tf_meta_read(nmt_config *cfg, const meta_source *src)
@@ -239,6 +280,17 @@ static int tf_meta_read(nmt_config *cfg, const meta_source *src)
     if (c->heads > c->d_model || c->d_model % c->heads)
         return nmt_set_error(NMT_ERR_FORMAT, "%s: heads %d do not divide d_model %d (each head "
                              "reads d_model / heads features)", src->path, c->heads, c->d_model);
+    /* the variants: absent is the plain model */
+    const char *norm = src->get(src->ctx, "norm");
+    c->norm = NMT_TF_NORM_LAYER;
+    if (norm && !strcmp(norm, "scale"))
+        c->norm = NMT_TF_NORM_SCALE;
+    else if (norm && strcmp(norm, "layer"))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: norm is '%s' (expected layer or scale)",
+                             src->path, norm);
+    c->fixnorm = 0;
+    if (src->get(src->ctx, "fixnorm"))
+        return nmt_meta_bool(src, "fixnorm", &c->fixnorm);
     return NMT_OK;
 }
 
@@ -279,7 +331,8 @@ static void tf_unbind(nmt_model *m)
 /* ---- initial weights ---- */
 
 /* xavier: every matrix uniform in +-sqrt(6 / (in + out)) (Glorot and
- * Bengio), biases 0, layer norms' gains 1, the embeddings (and an untied
+ * Bengio), biases 0, layer norms' gains 1 (ScaleNorm's scalar gains
+ * sqrt(d): the norm of a unit-variance row, as layer norm gives), the embeddings (and an untied
  * output matrix) N(0, 1/d), so that sqrt(d) * emb has unit variance as the
  * positions do. uniform: every matrix and embedding uniform in +-scale, the
  * layer norms as in xavier (a gain drawn near 0 would silence its layer).
@@ -292,6 +345,8 @@ static int tf_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t 
     nmt_rng rng;
     nmt_rng_seed(&rng, seed);
     double sd_emb = 1.0 / sqrt((double)m->cfg.transformer.d_model);
+    double g0 = m->cfg.transformer.norm == NMT_TF_NORM_SCALE
+                    ? sqrt((double)m->cfg.transformer.d_model) : 1.0;
     for (int i = 0; i < m->n_tensors; i++) {
         const nmt_tensor_info *t = &m->tensors[i];
         real *p = m->params + t->offset;
@@ -302,7 +357,7 @@ static int tf_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t 
                   !strcmp(t->name, "out.W");
         if (t->ndim == 1) {
             for (size_t k = 0; k < n; k++)
-                p[k] = gain ? 1 : 0;
+                p[k] = gain ? (real)g0 : 0;
         } else if (scheme == NMT_INIT_UNIFORM) {
             for (size_t k = 0; k < n; k++)
                 p[k] = (real)(scale * (2.0 * (double)nmt_rng_uniform(&rng) - 1.0));
