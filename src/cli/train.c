@@ -161,8 +161,9 @@ static void describe_model(const nmt_config *c, size_t n_params)
     if (c->arch == NMT_ARCH_TRANSFORMER) {
         const nmt_transformer_config *t = &c->transformer;
         fprintf(stderr, "model: transformer, d-model %d heads %d ff %d, %d encoder and %d "
-                "decoder layers%s: %zu parameters\n", t->d_model, t->heads, t->ff,
-                t->enc_layers, t->dec_layers, tied, n_params);
+                "decoder layers%s%s%s: %zu parameters\n", t->d_model, t->heads, t->ff,
+                t->enc_layers, t->dec_layers, t->norm == NMT_TF_NORM_SCALE ? ", ScaleNorm" : "",
+                t->fixnorm ? ", FixNorm" : "", tied, n_params);
         return;
     }
     const nmt_rnn_config *rc = &c->rnn;

@@ -105,7 +105,13 @@ static void help(void)
         "  --ff F                 the feed-forward network's inner width (default 512)\n"
         "  --layers N             encoder and decoder layers (default 3 each)\n"
         "  --enc-layers N, --dec-layers N\n"
-        "                         one side's layers (over --layers)\n\n"
+        "                         one side's layers (over --layers)\n"
+        "  --norm layer|scale     every norm a layer norm (default), or ScaleNorm:\n"
+        "                         g * u / max(|u|, 1e-5) with one scalar gain g per\n"
+        "                         norm, initially sqrt(d-model) (Nguyen and Salazar)\n"
+        "  --fixnorm              read every embedding row at unit length (and with\n"
+        "                         tied embeddings project onto the normalised table;\n"
+        "                         default off)\n\n"
         "Optimisation:\n"
         "  --optimizer sgd|adam|adadelta\n"
         "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
@@ -252,7 +258,8 @@ enum {
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
-    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_END
+    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_NORM,
+    O_FIXNORM, O_END
 };
 
 static const struct option long_options[] = {
@@ -318,6 +325,8 @@ static const struct option long_options[] = {
     {"layers", required_argument, 0, O_LAYERS},
     {"enc-layers", required_argument, 0, O_ENC_LAYERS},
     {"dec-layers", required_argument, 0, O_DEC_LAYERS},
+    {"norm", required_argument, 0, O_NORM},
+    {"fixnorm", no_argument, 0, O_FIXNORM},
     {"dropout-residual", required_argument, 0, O_DROPOUT_RESIDUAL},
     {"dropout-att", required_argument, 0, O_DROPOUT_ATT},
     {"dropout-ff", required_argument, 0, O_DROPOUT_FF},
@@ -519,6 +528,15 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_DROPOUT_ATT: return opt_rate(name, v, &s->dropout_att);
     case O_DROPOUT_FF: return opt_rate(name, v, &s->dropout_ff);
     case O_LABEL_SMOOTHING: return opt_rate(name, v, &s->label_smoothing);
+    case O_FIXNORM: tf->fixnorm = 1; return 0;
+    case O_NORM: {
+        static const char *const norms[] = {"layer", "scale", NULL};
+        int i = opt_choice(name, v, norms);
+        if (i < 0)
+            return -1;
+        tf->norm = i ? NMT_TF_NORM_SCALE : NMT_TF_NORM_LAYER;
+        return 0;
+    }
     case O_TIED: s->model.tied = 1; return 0;
     case O_UNTIED: s->model.tied = 0; return 0;
     case O_ARCH: {
@@ -560,7 +578,7 @@ static const int rnn_options[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O
                                   O_ATT_DIM, O_OUT_DIM, O_DROPOUT_ENC, O_DROPOUT_OUT};
 static const int transformer_options[] = {O_D_MODEL, O_HEADS, O_FF, O_LAYERS, O_ENC_LAYERS,
                                           O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT,
-                                          O_DROPOUT_FF};
+                                          O_DROPOUT_FF, O_NORM, O_FIXNORM};
 #define COUNT(a) (sizeof a / sizeof a[0])
 
 /* A fresh model's options that do not fit its architecture: the other
@@ -605,7 +623,8 @@ static int check_combinations(const train_args *a)
 {
     static const int arch[] = {O_ARCH, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
                                O_ATT_DIM, O_OUT_DIM, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
-                               O_ENC_LAYERS, O_DEC_LAYERS, O_TIED, O_UNTIED, O_LOWERCASE,
+                               O_ENC_LAYERS, O_DEC_LAYERS, O_NORM, O_FIXNORM, O_TIED,
+                               O_UNTIED, O_LOWERCASE,
                                O_MIN_COUNT, O_MAX_VOCAB, O_SUBWORDS, O_SPM};
     const nmt_train_request *q = &a->q;
     const nmt_train_settings *s = &q->s;

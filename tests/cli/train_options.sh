@@ -19,7 +19,7 @@ SMALL=(--emb 8 --hidden 8 --att-dim 8 --batch-size 16 --threads 1 --subwords 0 -
 # --- help ----------------------------------------------------------------------
 expect_ok "help" "$NMT" train --help
 for opt in arch d-model heads ff layers enc-layers dec-layers dropout-residual dropout-att \
-    dropout-ff warmup lr-schedule; do
+    dropout-ff warmup lr-schedule norm fixnorm; do
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 grep -q -- "--init uniform|orthogonal|bahdanau|xavier" "$TMP/out" && pass || fail "help lacks --init xavier"
@@ -49,6 +49,11 @@ refused "Transformer layers with the RNN" "--layers is an option of --arch trans
 refused "Transformer dropout with the RNN" "--dropout-att is an option of --arch transformer" --dropout-att 0.1
 refused "heads that do not divide" "--heads 5 does not divide --d-model 64" \
     --arch transformer --d-model 64 --heads 5
+refused "ScaleNorm with the RNN" "--norm is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
+    --norm scale
+refused "FixNorm with the RNN" "--fixnorm is an option of --arch transformer, not of --arch rnn$" \
+    --arch rnn --fixnorm
+refused "unknown norm" "--norm: unknown value 'batch'" --arch transformer --norm batch
 refused "xavier for the RNN" "--init xavier is not a scheme of --arch rnn" --init xavier
 refused "bahdanau for the Transformer" "--init bahdanau is not a scheme of --arch transformer" \
     --arch transformer --init bahdanau
