@@ -146,6 +146,115 @@ START_TEST(layernorm_gradients)
 }
 END_TEST
 
+typedef struct sn_case {
+    int N, d;
+    real *x, *g, *y, *nrm, *rinv, *G;
+} sn_case;
+
+static double sn_objective(void *arg)
+{
+    sn_case *c = arg;
+    nmt_tf_scalenorm_forward(c->y, c->nrm, c->rinv, c->x, c->g, c->N, c->d);
+    double sum = 0;
+    for (size_t i = 0; i < (size_t)c->N * c->d; i++)
+        sum += c->G[i] * c->y[i];
+    return sum;
+}
+
+/* ScaleNorm, as layer norm: d = 7, 13 and 32; 11 rows. The last row is 0,
+ * below the clamp (its output is 0, its input gradient (g / eps) dy: the
+ * clamp is a constant) and is left out of the differences, whose steps
+ * would cross the clamp. */
+START_TEST(scalenorm_gradients)
+{
+    static const int dims[] = {7, 13, 32};
+    int N = 11, d = dims[_i];
+    size_t n = (size_t)N * d;
+    sn_case c = {N, d, tf_alloc(n), tf_alloc(1), tf_alloc(n), tf_alloc(N), tf_alloc(N),
+                 tf_alloc(n)};
+    nmt_rng r;
+    nmt_rng_seed(&r, 17 + (uint64_t)_i);
+    tf_fill(c.x, n, &r, 2.0), tf_fill(c.G, n, &r, 1.0);
+    c.g[0] = (real)(1.5 * sqrt((double)d));
+    int z = N - 1;
+    memset(c.x + (size_t)z * d, 0, (size_t)d * sizeof *c.x);
+    real *dx = tf_alloc(n), dg = (real)TF_BASE, *scratch = tf_alloc(nmt_tf_scalenorm_scratch());
+    fill_const(dx, n, TF_BASE);
+    sn_objective(&c);
+    nmt_tf_scalenorm_backward(dx, &dg, c.G, c.x, c.nrm, c.rinv, c.g, scratch, N, d);
+    for (int k = 0; k < d; k++) {
+        ck_assert(c.y[z * d + k] == 0);
+        double want = (double)c.g[0] / NMT_TF_SN_EPS * (double)c.G[z * d + k];
+        ck_assert(fabs((double)dx[z * d + k] - TF_BASE - want) <= 1e-9 * fabs(want));
+    }
+    /* the other rows by central differences (the zero row's share of dg is
+     * 0: its output is 0 whatever g) */
+    fd_check(c.x, dx, (size_t)z * d, sn_objective, &c, "ScaleNorm input");
+    fd_check(c.g, &dg, 1, sn_objective, &c, "ScaleNorm g");
+    free(c.x), free(c.g), free(c.y), free(c.nrm), free(c.rinv), free(c.G);
+    free(dx), free(scratch);
+}
+END_TEST
+
+typedef struct fix_case {
+    int V, d, N;
+    real *emb, *hat, *nrm, *X, *pos, *G;
+    int32_t ids[6];
+} fix_case;
+
+/* sum(G * X) of X = sqrt(d) hat[ids] + P through the table of unit rows */
+static double fix_objective(void *arg)
+{
+    fix_case *c = arg;
+    nmt_tf_fixnorm_forward(c->hat, c->nrm, c->emb, c->V, c->d);
+    nmt_tf_embed_forward(c->X, c->ids, c->hat, c->pos, 1, c->N, c->d);
+    double sum = 0;
+    for (size_t i = 0; i < (size_t)c->N * c->d; i++)
+        sum += c->G[i] * c->X[i];
+    return sum;
+}
+
+/* FixNorm's table: lookups of repeated rows (their gradients gather before
+ * the normalisation's backward), a row never read (no gradient: fd_check
+ * of the whole table sees its zeros), a zero row below the clamp (read: its
+ * gradient is dhat / eps, so left out of the differences). */
+START_TEST(fixnorm_gradients)
+{
+    enum { V = 5, D = 6, N = 6 };
+    fix_case c = {V, D, N, tf_alloc(V * D), tf_alloc(V * D), tf_alloc(V), tf_alloc(N * D),
+                  tf_alloc(N * D), tf_alloc(N * D), {1, 3, 1, 0, 4, 1}};
+    nmt_rng r;
+    nmt_rng_seed(&r, 23);
+    tf_fill(c.emb, V * D, &r, 1.0), tf_fill(c.pos, N * D, &r, 1.0), tf_fill(c.G, N * D, &r, 1.0);
+    memset(c.emb + 4 * D, 0, D * sizeof *c.emb);
+    fix_objective(&c);
+    for (int v = 0; v < V; v++) {
+        double n = 0;
+        for (int k = 0; k < D; k++)
+            n += (double)c.hat[v * D + k] * (double)c.hat[v * D + k];
+        ck_assert_msg(v == 4 ? n == 0 : fabs(n - 1) < 1e-12, "row %d: |hat|^2 = %g", v, n);
+    }
+    /* decoding's lookups normalise row by row: the table's bits */
+    real *X2 = tf_alloc(N * D);
+    nmt_tf_embed_unit_forward(X2, c.ids, c.emb, c.pos, 1, N, D);
+    ck_assert(memcmp(X2, c.X, N * D * sizeof *X2) == 0);
+    real *dhat = tf_alloc(V * D), *demb = tf_alloc(V * D);
+    fill_const(demb, V * D, TF_BASE);
+    nmt_tf_embed_backward(dhat, c.G, c.ids, N, D);
+    nmt_tf_fixnorm_backward(demb, dhat, c.hat, c.nrm, V, D);
+    for (int k = 0; k < D; k++) {
+        double want = (double)dhat[4 * D + k] / NMT_TF_SN_EPS;
+        ck_assert(fabs((double)demb[4 * D + k] - TF_BASE - want) <= 1e-9 * fabs(want));
+        demb[4 * D + k] = (real)TF_BASE;
+    }
+    fd_check(c.emb, demb, 4 * D, fix_objective, &c, "FixNorm table");
+    for (int k = 0; k < D; k++) /* row 2 is never read */
+        ck_assert(demb[2 * D + k] == (real)TF_BASE);
+    free(c.emb), free(c.hat), free(c.nrm), free(c.X), free(c.pos), free(c.G);
+    free(X2), free(dhat), free(demb);
+}
+END_TEST
+
 typedef struct ffn_case {
     int N, d, F;
     real *u, *W1, *b1, *W2, *b2, *act, *out, *G, keep;
@@ -622,6 +731,18 @@ START_TEST(layernorm_and_ffn_match_reference)
             want[n * D + k] = (real)((double)g[k] * ((double)x[n * D + k] - m) / sqrt(v + 1e-5) + (double)b[k]);
     }
     ck_assert(tf_rel_diff(y, want, N * D) < TF_ROUNDING);
+    /* ScaleNorm: g u / max(|u|, 1e-5) */
+    real sg = (real)2.5, *nrm = tf_alloc(N), *rinv = tf_alloc(N), *sy = tf_alloc(N * D);
+    nmt_tf_scalenorm_forward(sy, nrm, rinv, x, &sg, N, D);
+    for (int n = 0; n < N; n++) {
+        double s2 = 0;
+        for (int k = 0; k < D; k++)
+            s2 += (double)x[n * D + k] * (double)x[n * D + k];
+        for (int k = 0; k < D; k++)
+            want[n * D + k] = (real)(2.5 * (double)x[n * D + k] / fmax(sqrt(s2), 1e-5));
+    }
+    ck_assert(tf_rel_diff(sy, want, N * D) < TF_ROUNDING);
+    free(nrm), free(rinv), free(sy);
 
     real *W1 = tf_alloc(F * D), *b1 = tf_alloc(F), *W2 = tf_alloc(D * F), *b2 = tf_alloc(D);
     real *act = tf_alloc(N * F), *out = tf_alloc(N * D);
@@ -753,6 +874,8 @@ Suite *nmt_test_suite(void)
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, mha_gradients, 0, 18);
     tcase_add_loop_test(tc, layernorm_gradients, 0, 3);
+    tcase_add_loop_test(tc, scalenorm_gradients, 0, 3);
+    tcase_add_test(tc, fixnorm_gradients);
     tcase_add_loop_test(tc, ffn_gradients, 0, 2);
     tcase_add_test(tc, embed_and_residual_gradients);
     tcase_add_test(tc, decoder_stack_gradients);
