@@ -32,8 +32,17 @@ static nmt_config tf_config(int d, int h, int ff, int Le, int Ld, int tied)
     return c;
 }
 
+/* The variants on top of a configuration. */
+static nmt_config tf_variant(nmt_config c, int scale_norm, int fixnorm)
+{
+    c.transformer.norm = scale_norm ? NMT_TF_NORM_SCALE : NMT_TF_NORM_LAYER;
+    c.transformer.fixnorm = fixnorm;
+    return c;
+}
+
 /* Weights large enough that every path carries signal; layer norm gains
- * around 1 so that no layer is silenced. */
+ * around 1 so that no layer is silenced, ScaleNorm's scalar gains around
+ * sqrt(d) (the norm of a layer norm's output). */
 static void randomize(nmt_model *m, uint64_t seed)
 {
     nmt_rng r;
@@ -42,9 +51,10 @@ static void randomize(nmt_model *m, uint64_t seed)
         const nmt_tensor_info *t = &m->tensors[i];
         const char *dot = strrchr(t->name, '.');
         int gain = dot && !strcmp(dot, ".g");
+        double g0 = t->size == 1 ? sqrt((double)m->cfg.transformer.d_model) : 1;
         for (size_t k = 0; k < t->size; k++) {
             double u = 2.0 * ((double)nmt_rng_uniform(&r) - 0.5);
-            m->params[t->offset + k] = (nmt_real)(gain ? 1 + 0.5 * u : 0.8 * u);
+            m->params[t->offset + k] = (nmt_real)(gain ? g0 * (1 + 0.5 * u) : 0.8 * u);
         }
     }
 }
@@ -88,6 +98,27 @@ START_TEST(tensor_table_follows_design)
     c.tied = 1;
     ck_assert_int_eq(nmt_tensor_table(&c, t, 128, &total), n - 1);
     ck_assert_str_eq(t[n - 2].name, "out.b");
+    /* ScaleNorm: every norm one gain of shape [1] and no bias, in the
+     * same places; FixNorm changes no tensor */
+    nmt_tensor_info s[128];
+    size_t s_total;
+    nmt_config sc = tf_variant(c, 1, 1);
+    int ns = nmt_tensor_table(&sc, s, 128, &s_total);
+    ck_assert_int_eq(ns, n - 1 - (2 * 2 + 3 + 2));
+    ck_assert_str_eq(s[2].name, "enc.0.ln1.g");
+    ck_assert_int_eq(s[2].ndim, 1);
+    ck_assert_int_eq(s[2].shape[0], 1);
+    ck_assert_str_eq(s[3].name, "enc.0.self.W_q");
+    int gains = 0;
+    for (int i = 0; i < ns; i++) {
+        const char *dot = strrchr(s[i].name, '.');
+        if (!dot)
+            continue; /* the embeddings */
+        ck_assert_msg(!(strstr(s[i].name, "ln") && !strcmp(dot, ".b")), "%s", s[i].name);
+        gains += !strcmp(dot, ".g") && s[i].size == 1;
+    }
+    ck_assert_int_eq(gains, 2 * 2 + 3 + 2);
+    ck_assert_uint_eq(s_total, total - (2 * 2 + 3 + 2) * (2 * 8 - 1));
     /* heads that do not divide d_model are refused with the reason */
     c.transformer.heads = 3;
     ck_assert_int_eq(nmt_config_check(&c), NMT_ERR_ARG);
@@ -138,6 +169,7 @@ typedef struct variant {
     const char *name;
     int d, h, ff, Le, Ld, tied, extra_pad;
     nmt_regularizer reg;
+    int scale_norm, fixnorm;
 } variant;
 
 static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
@@ -159,7 +191,8 @@ static int is_key_bias(const char *name)
 
 static double check(const variant *v)
 {
-    nmt_config cfg = tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied);
+    nmt_config cfg = tf_variant(tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied),
+                                v->scale_norm, v->fixnorm);
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     ck_assert_int_eq(nmt_model_alloc_grads(m), NMT_OK);
@@ -213,17 +246,33 @@ static double check(const variant *v)
 }
 
 static const variant variants[] = {
-    {"d 8 h 2 ff 6 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}},
-    {"d 8 h 1 ff 5 2+2 tied", 8, 1, 5, 2, 2, 1, 0, {.label_smoothing = 0}},
-    {"d 8 h 4 ff 6 1+2 untied, padding", 8, 4, 6, 1, 2, 0, 2, {.label_smoothing = 0}},
-    {"d 6 h 3 ff 4 2+1 tied, smoothing", 6, 3, 4, 2, 1, 1, 1, {.label_smoothing = 0.1f}},
-    {"dropout emb 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_emb = 0.3f}},
-    {"dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}},
-    {"dropout attention 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_att = 0.3f}},
-    {"dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}},
+    {"d 8 h 2 ff 6 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 0, 0},
+    {"d 8 h 1 ff 5 2+2 tied", 8, 1, 5, 2, 2, 1, 0, {.label_smoothing = 0}, 0, 0},
+    {"d 8 h 4 ff 6 1+2 untied, padding", 8, 4, 6, 1, 2, 0, 2, {.label_smoothing = 0}, 0, 0},
+    {"d 6 h 3 ff 4 2+1 tied, smoothing", 6, 3, 4, 2, 1, 1, 1, {.label_smoothing = 0.1f}, 0, 0},
+    {"dropout emb 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_emb = 0.3f}, 0, 0},
+    {"dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 0, 0},
+    {"dropout attention 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_att = 0.3f}, 0, 0},
+    {"dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 0, 0},
     {"all dropouts, smoothing, tied 2+2", 8, 2, 6, 2, 2, 1, 1,
      {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f,
-      .label_smoothing = 0.1f}},
+      .label_smoothing = 0.1f}, 0, 0},
+    /* the variants (docs/DESIGN.md, "The Transformer"): ScaleNorm, FixNorm
+     * and both, tied and untied, padding, smoothing, each dropout site */
+    {"scale norm 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 1, 0},
+    {"scale norm 2+2 tied, padding", 8, 4, 6, 2, 2, 1, 2, {.label_smoothing = 0}, 1, 0},
+    {"fixnorm 2+1 tied", 8, 2, 6, 2, 1, 1, 0, {.label_smoothing = 0}, 0, 1},
+    {"fixnorm 1+2 untied, padding, smoothing", 6, 3, 4, 1, 2, 0, 1, {.label_smoothing = 0.1f},
+     0, 1},
+    {"both tied, smoothing", 8, 2, 6, 1, 2, 1, 0, {.label_smoothing = 0.1f}, 1, 1},
+    {"both untied, padding", 8, 1, 5, 2, 1, 0, 2, {.label_smoothing = 0}, 1, 1},
+    {"both, dropout emb 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_emb = 0.3f}, 1, 1},
+    {"both, dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 1, 1},
+    {"both, dropout attention 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_att = 0.3f}, 1, 1},
+    {"both, dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 1, 1},
+    {"both, all dropouts, smoothing, tied 2+2", 8, 2, 6, 2, 2, 1, 1,
+     {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f,
+      .label_smoothing = 0.1f}, 1, 1},
 };
 
 START_TEST(gradients_are_derivatives)
@@ -237,10 +286,11 @@ END_TEST
 /* Teacher-forced decoding with the cache gives the training forward's
  * log-probabilities, row by row, position by position, to float rounding;
  * after a reordering of the rows (a beam's), each row goes on from the
- * row it was copied from. */
+ * row it was copied from. Loops 0-7: tied (bit 0), ScaleNorm (bit 1),
+ * FixNorm (bit 2). */
 START_TEST(decoding_matches_the_forward)
 {
-    nmt_config cfg = tf_config(16, 4, 24, 2, 2, _i);
+    nmt_config cfg = tf_variant(tf_config(16, 4, 24, 2, 2, _i & 1), _i & 2, (_i & 4) != 0);
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     randomize(m, 5);
@@ -278,7 +328,8 @@ START_TEST(decoding_matches_the_forward)
     }
     for (int s = 0; s < 3; s++)
         ck_assert_msg(fabs(sum[s] - nll[s]) < 1e-4 * fabs(nll[s]),
-                      "sentence %d: decoding %.7f, forward %.7f", s, sum[s], nll[s]);
+                      "variant %d sentence %d: decoding %.7f, forward %.7f", _i, s, sum[s],
+                      nll[s]);
     /* past the steps it was made for, a step is refused */
     ck_assert_int_eq(nmt_infer_step(m, st, prev, logp, NULL), NMT_ERR_ARG);
     free(logp);
@@ -378,7 +429,7 @@ Suite *nmt_test_suite(void)
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));
 #else
-    tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 2);
+    tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 8);
     tcase_add_test(tc, attention_maps_are_each_layers_heads);
 #endif
     suite_add_tcase(s, tc);
