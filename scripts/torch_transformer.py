@@ -3,7 +3,11 @@
 PyTorch's own layers (torch.nn.TransformerEncoderLayer and
 TransformerDecoderLayer with norm_first=True and ReLU, which are the
 design's pre-norm layers), with nmt's embeddings scaled by sqrt(d),
-sinusoidal positions and tied output, loaded from an nmt model file.
+sinusoidal positions and tied output, loaded from an nmt model file. The
+variants of docs/DESIGN.md are followed too: ScaleNorm (metadata norm =
+scale: each norm module replaced by g u / max(|u|, 1e-5) with one scalar
+g) and FixNorm (fixnorm = true: embedding rows, and a tied output table,
+read at unit length).
 
   torch_transformer.py train --init-from MODEL --batches LOG [--steps N]
         follows nmt train's batches (its --batch-log) with Adam at --lr
@@ -92,19 +96,59 @@ def positions(n, d):
     return p
 
 
+SN_EPS = 1e-5  # ScaleNorm's and FixNorm's eps (docs/DESIGN.md)
+
+
+class ScaleNorm(nn.Module):
+    """SN(u) = g u / max(|u|, eps) over the last dimension, g of shape [1].
+    It stands where the layers keep their nn.LayerNorm (norm1..3); eps
+    and bias are there for the checks PyTorch's layers make of a norm."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.weight = nn.Parameter(g.clone())
+        self.bias = None
+        self.eps = SN_EPS
+
+    def forward(self, u):
+        return self.weight * u / torch.clamp(u.norm(dim=-1, keepdim=True), min=SN_EPS)
+
+
+def unit_rows(E):
+    """FixNorm: every row of E at unit length, e / max(|e|, eps)."""
+    return E / torch.clamp(E.norm(dim=-1, keepdim=True), min=SN_EPS)
+
+
+def variants(meta):
+    """(scale, fixnorm) of a model's metadata; a value this script does not
+    know stops it (it would train another model in silence)."""
+    norm, fix = meta.get("norm", "layer"), meta.get("fixnorm", "false")
+    if norm not in ("layer", "scale") or fix not in ("true", "false"):
+        raise ValueError("norm %r, fixnorm %r: not a variant this script knows" % (norm, fix))
+    return norm == "scale", fix == "true"
+
+
 class Model(nn.Module):
     def __init__(self, meta, P, dropout):
         super().__init__()
         d, h, F = int(meta["d_model"]), int(meta["heads"]), int(meta["ff"])
         Le, Ld = int(meta["enc_layers"]), int(meta["dec_layers"])
         self.d, self.tied = d, meta.get("tied") == "true"
+        self.scale, self.fixnorm = variants(meta)
         self.src_emb = nn.Parameter(P["src_emb"].clone())
         self.tgt_emb = nn.Parameter(P["tgt_emb"].clone())
         kw = dict(d_model=d, nhead=h, dim_feedforward=F, dropout=dropout, activation="relu",
                   norm_first=True, batch_first=True)
         self.enc = nn.ModuleList([nn.TransformerEncoderLayer(**kw) for _ in range(Le)])
         self.dec = nn.ModuleList([nn.TransformerDecoderLayer(**kw) for _ in range(Ld)])
-        self.enc_ln, self.dec_ln = nn.LayerNorm(d), nn.LayerNorm(d)
+        if self.scale:
+            for L in list(self.enc) + list(self.dec):
+                for name in ("norm1", "norm2", "norm3"):
+                    if hasattr(L, name):
+                        setattr(L, name, ScaleNorm(torch.ones(1)))
+            self.enc_ln, self.dec_ln = ScaleNorm(torch.ones(1)), ScaleNorm(torch.ones(1))
+        else:
+            self.enc_ln, self.dec_ln = nn.LayerNorm(d), nn.LayerNorm(d)
         self.out_W = None if self.tied else nn.Parameter(P["out.W"].clone())
         self.out_b = nn.Parameter(P["out.b"].clone())
         self.drop = nn.Dropout(dropout)
@@ -118,7 +162,8 @@ class Model(nn.Module):
                 self.load_ff_norms(L, P, "dec.%d." % l, ["ln1", "ln2", "ln3"])
             for ln, p in ((self.enc_ln, "enc.ln."), (self.dec_ln, "dec.ln.")):
                 ln.weight.copy_(P[p + "g"])
-                ln.bias.copy_(P[p + "b"])
+                if ln.bias is not None:
+                    ln.bias.copy_(P[p + "b"])
         self.pos = positions(512, d)
 
     @staticmethod
@@ -136,7 +181,8 @@ class Model(nn.Module):
         L.linear2.bias.copy_(P[p + "ff.b_2"])
         for ln, name in zip([L.norm1, L.norm2, getattr(L, "norm3", None)], norms):
             ln.weight.copy_(P[p + name + ".g"])
-            ln.bias.copy_(P[p + name + ".b"])
+            if ln.bias is not None:  # ScaleNorm has none
+                ln.bias.copy_(P[p + name + ".b"])
 
     def set_dropout(self, emb, residual, att, ff):
         """nmt's four sites (docs/training.md): √d·emb + P; each sublayer's
@@ -171,7 +217,9 @@ class Model(nn.Module):
             P[p + "ff.W_1"], P[p + "ff.b_1"] = L.linear1.weight, L.linear1.bias
             P[p + "ff.W_2"], P[p + "ff.b_2"] = L.linear2.weight, L.linear2.bias
             for ln, name in zip([L.norm1, L.norm2, getattr(L, "norm3", None)], norms):
-                P[p + name + ".g"], P[p + name + ".b"] = ln.weight, ln.bias
+                P[p + name + ".g"] = ln.weight
+                if ln.bias is not None:
+                    P[p + name + ".b"] = ln.bias
         for l, L in enumerate(self.enc):
             attention(L.self_attn, "enc.%d.self." % l)
             ff_norms(L, "enc.%d." % l, ["ln1", "ln2"])
@@ -180,10 +228,14 @@ class Model(nn.Module):
             attention(L.multihead_attn, "dec.%d.cross." % l)
             ff_norms(L, "dec.%d." % l, ["ln1", "ln2", "ln3"])
         for ln, p in ((self.enc_ln, "enc.ln."), (self.dec_ln, "dec.ln.")):
-            P[p + "g"], P[p + "b"] = ln.weight, ln.bias
+            P[p + "g"] = ln.weight
+            if ln.bias is not None:
+                P[p + "b"] = ln.bias
         return {k: v.detach().contiguous() for k, v in P.items()}
 
     def embed(self, table, ids):
+        if self.fixnorm:
+            table = unit_rows(table)
         return self.drop(math.sqrt(self.d) * table[ids] + self.pos[:ids.shape[1]])
 
     def encode(self, src, src_pad):
@@ -200,7 +252,9 @@ class Model(nn.Module):
             z = L(z, H, tgt_mask=causal, tgt_key_padding_mask=tgt_pad,
                   memory_key_padding_mask=src_pad)
         t = self.dec_ln(z)
-        return t @ (self.tgt_emb if self.tied else self.out_W).T + self.out_b
+        # tied: the target table (FixNorm: at unit rows); an untied out.W as it is
+        W = (unit_rows(self.tgt_emb) if self.fixnorm else self.tgt_emb) if self.tied else self.out_W
+        return t @ W.T + self.out_b
 
 
 def pad(lists, lead=None, tail=None):
@@ -272,9 +326,10 @@ def read_recipe(path, meta):
     if m.get("arch") != "transformer" or meta.get("arch") != "transformer":
         raise ValueError("%s and the initial model must both be Transformers (arch %s, %s)"
                          % (path, m.get("arch"), meta.get("arch")))
-    for k in ("d_model", "heads", "ff", "enc_layers", "dec_layers", "tied", "lowercase"):
-        if m.get(k, "false" if k == "tied" else None) != meta.get(k, "false" if k == "tied"
-                                                                 else None):
+    absent = {"tied": "false", "fixnorm": "false", "norm": "layer"}
+    for k in ("d_model", "heads", "ff", "enc_layers", "dec_layers", "tied", "lowercase", "norm",
+              "fixnorm"):
+        if m.get(k, absent.get(k)) != meta.get(k, absent.get(k)):
             raise ValueError("%s: %s = %s, but the initial model has %s"
                              % (path, k, m.get(k), meta.get(k)))
     # --batch-tokens only cuts the batches, which the log holds as they were

@@ -5,7 +5,8 @@ equations ("The Transformer") and nothing else.
 
     parity_transformer.py [CONFIG...]
 
-For each configuration (heads, layers, tied or not, label smoothing) a
+For each configuration (heads, layers, tied or not, label smoothing, and
+the variants: ScaleNorm for every norm, FixNorm's unit embedding rows) a
 random model file is written here (safetensors, the design's names and
 metadata: what a reader of the contract would write), and then, through
 nmt's own command line as the contract's reference checks run it:
@@ -19,6 +20,8 @@ nmt's own command line as the contract's reference checks run it:
 The reference runs each sentence alone (no padding, no masks but the causal
 one), in float64, so it also checks that padding changes nothing. nmt's
 checkpoint after the step must also read back as the same model here.
+A ScaleNorm file whose gain is a layer norm's [d], or that holds a norm's
+.b, must be refused with the tensor's name.
 
 Needs a python3 with torch and numpy (as tests/parity.py); NMT_BIN is nmt.
 """
@@ -95,8 +98,9 @@ def read_model(path):
     return out, meta
 
 
-def tensor_names(d, F, Le, Ld, Vs, Vt, tied):
-    """The design's tensors and shapes (any order: readers go by name)."""
+def tensor_names(d, F, Le, Ld, Vs, Vt, tied, scale=False):
+    """The design's tensors and shapes (any order: readers go by name);
+    scale: ScaleNorm's norms, a gain of shape [1] and no bias."""
     t = [("src_emb", (Vs, d)), ("tgt_emb", (Vt, d))]
 
     def mha(p):
@@ -107,7 +111,7 @@ def tensor_names(d, F, Le, Ld, Vs, Vt, tied):
         return [(p + "W_1", (F, d)), (p + "b_1", (F,)), (p + "W_2", (d, F)), (p + "b_2", (d,))]
 
     def ln(p):
-        return [(p + "g", (d,)), (p + "b", (d,))]
+        return [(p + "g", (1,))] if scale else [(p + "g", (d,)), (p + "b", (d,))]
     for l in range(Le):
         t += ln("enc.%d.ln1." % l) + ln("enc.%d.ln2." % l) + mha("enc.%d.self." % l) + \
              ff("enc.%d.ff." % l)
@@ -139,6 +143,19 @@ def layer_norm(u, g, b):
     return g * (u - mean) / torch.sqrt(var + 1e-5) + b
 
 
+SN_EPS = 1e-5
+
+
+def scale_norm(u, g):
+    """SN(u) = g u / max(|u|, eps) over the features."""
+    return g * u / torch.clamp(torch.sqrt((u * u).sum(-1, keepdim=True)), min=SN_EPS)
+
+
+def unit_rows(E):
+    """FixNorm: every row e / max(|e|, eps)."""
+    return E / torch.clamp(torch.sqrt((E * E).sum(-1, keepdim=True)), min=SN_EPS)
+
+
 def mha(P, p, q_in, kv_in, h, causal):
     d = q_in.shape[-1]
     dk = d // h
@@ -167,22 +184,31 @@ def sentence_loss(P, cfg, src, tgt, eps):
     x_ids = torch.tensor(src + [EOS])
     y_in = torch.tensor([BOS] + tgt)
     y_out = torch.tensor(tgt + [EOS])
-    x = math.sqrt(d) * P["src_emb"][x_ids] + positions(len(x_ids), d)
+
+    def norm(u, p):  # p: "enc.0.ln1." ...
+        if cfg.get("scale"):
+            return scale_norm(u, P[p + "g"])
+        return layer_norm(u, P[p + "g"], P[p + "b"])
+    src_emb, tgt_emb = P["src_emb"], P["tgt_emb"]
+    if cfg.get("fixnorm"):
+        src_emb, tgt_emb = unit_rows(src_emb), unit_rows(tgt_emb)
+    x = math.sqrt(d) * src_emb[x_ids] + positions(len(x_ids), d)
     for l in range(cfg["Le"]):
         p = "enc.%d." % l
-        u = layer_norm(x, P[p + "ln1.g"], P[p + "ln1.b"])
+        u = norm(x, p + "ln1.")
         x = x + mha(P, p + "self.", u, u, h, False)
-        x = x + ffn(P, p + "ff.", layer_norm(x, P[p + "ln2.g"], P[p + "ln2.b"]))
-    H = layer_norm(x, P["enc.ln.g"], P["enc.ln.b"])
-    z = math.sqrt(d) * P["tgt_emb"][y_in] + positions(len(y_in), d)
+        x = x + ffn(P, p + "ff.", norm(x, p + "ln2."))
+    H = norm(x, "enc.ln.")
+    z = math.sqrt(d) * tgt_emb[y_in] + positions(len(y_in), d)
     for l in range(cfg["Ld"]):
         p = "dec.%d." % l
-        u = layer_norm(z, P[p + "ln1.g"], P[p + "ln1.b"])
+        u = norm(z, p + "ln1.")
         z = z + mha(P, p + "self.", u, u, h, True)
-        z = z + mha(P, p + "cross.", layer_norm(z, P[p + "ln2.g"], P[p + "ln2.b"]), H, h, False)
-        z = z + ffn(P, p + "ff.", layer_norm(z, P[p + "ln3.g"], P[p + "ln3.b"]))
-    t = layer_norm(z, P["dec.ln.g"], P["dec.ln.b"])
-    W = P["tgt_emb"] if cfg["tied"] else P["out.W"]
+        z = z + mha(P, p + "cross.", norm(z, p + "ln2."), H, h, False)
+        z = z + ffn(P, p + "ff.", norm(z, p + "ln3."))
+    t = norm(z, "dec.ln.")
+    # tied: the (FixNorm: normalised) target table; an untied out.W as it is
+    W = tgt_emb if cfg["tied"] else P["out.W"]
     logp = torch.log_softmax(t @ W.T + P["out.b"], -1)
     nll = -logp[torch.arange(len(y_out)), y_out]
     smooth = (1 - eps) * nll - eps * logp.mean(-1)
@@ -203,9 +229,11 @@ def check(nmt, tmp, name, cfg, rng):
     src_vocab = SPECIALS + ["s%d" % i for i in range(4, Vs)]
     tgt_vocab = SPECIALS + ["t%d" % i for i in range(4, Vt)]
     params = []
-    for n, shape in tensor_names(d, F, Le, Ld, Vs, Vt, cfg["tied"]):
+    for n, shape in tensor_names(d, F, Le, Ld, Vs, Vt, cfg["tied"], cfg.get("scale")):
         if n.endswith(".g"):
-            a = 1 + 0.3 * rng.standard_normal(shape)
+            # ScaleNorm's scalar gains near sqrt(d), the norm of LN(u)
+            g0 = math.sqrt(d) if cfg.get("scale") else 1
+            a = g0 * (1 + 0.3 * rng.standard_normal(shape))
         else:
             a = 0.5 * rng.standard_normal(shape)
         params.append((n, a.astype(np.float32)))
@@ -216,6 +244,10 @@ def check(nmt, tmp, name, cfg, rng):
             "tgt_vocab": "\n".join(tgt_vocab)}
     if cfg["tied"]:
         meta["tied"] = "true"
+    if cfg.get("scale"):
+        meta["norm"] = "scale"
+    if cfg.get("fixnorm"):
+        meta["fixnorm"] = "true"
     model = os.path.join(tmp, name + ".safetensors")
     write_model(model, params, meta)
     # sentences of different lengths, <unk> (an unknown word) and repeats
@@ -256,8 +288,8 @@ def check(nmt, tmp, name, cfg, rng):
               "--batch-size", str(len(pairs)), "--max-steps", "1", "--max-len", "100",
               "--threads", "1", "-q"])
     after, ameta = read_model(os.path.join(run_dir, "checkpoint.safetensors"))
-    for key in ("arch", "d_model", "heads", "ff", "enc_layers", "dec_layers"):
-        if ameta.get(key) != meta[key]:
+    for key in ("arch", "d_model", "heads", "ff", "enc_layers", "dec_layers", "norm", "fixnorm"):
+        if ameta.get(key) != meta.get(key):
             errors.append("checkpoint %s = %r, model %r" % (key, ameta.get(key), meta[key]))
     worst, worst_name = 0.0, ""
     overall = max(np.abs(P[n].grad.numpy()).max() for n, _ in params)
@@ -276,6 +308,25 @@ def check(nmt, tmp, name, cfg, rng):
             errors.append("%s: relative error %.2e" % (n, err))
     print("%-34s loss %.7f (nmt %s)  worst gradient error %.2e (%s)"
           % (name, loss, got, worst, worst_name))
+    if cfg.get("scale"):
+        errors += check_refusals(nmt, tmp, name, params, meta, src, tgt, d)
+    return errors
+
+
+def check_refusals(nmt, tmp, name, params, meta, src, tgt, d):
+    """A file that says norm = scale but holds a layer norm's [d] gain, or
+    a norm's bias, is refused with that tensor's name."""
+    errors = []
+    wide = [(n, np.ones(d, np.float32) if n == "dec.ln.g" else a) for n, a in params]
+    bias = params + [("enc.0.ln2.b", np.zeros(d, np.float32))]
+    for what, tensors, tensor in (("a [d] gain", wide, "dec.ln.g"), ("a bias", bias, "enc.0.ln2.b")):
+        bad = os.path.join(tmp, name + ".bad.safetensors")
+        write_model(bad, tensors, meta)
+        r = subprocess.run([nmt, "score", "-m", bad, "--src", src, "--tgt", tgt],
+                           capture_output=True, text=True)
+        if r.returncode == 0 or "'%s'" % tensor not in r.stderr:
+            errors.append("a scale-norm file with %s: exit %d, %s"
+                          % (what, r.returncode, r.stderr.strip()))
     return errors
 
 
@@ -284,6 +335,14 @@ CONFIGS = {
     "h4-2+2-tied": dict(d=8, h=4, F=6, Le=2, Ld=2, tied=True, ls=0.0),
     "h1-1+2-ls": dict(d=6, h=1, F=10, Le=1, Ld=2, tied=False, ls=0.1),
     "h3-2+1-tied-ls": dict(d=12, h=3, F=8, Le=2, Ld=1, tied=True, ls=0.2),
+    # the variants (docs/DESIGN.md, "The Transformer")
+    "scale-h2-2+1": dict(d=8, h=2, F=12, Le=2, Ld=1, tied=False, ls=0.0, scale=True),
+    "fixnorm-h2-1+2-tied": dict(d=8, h=2, F=6, Le=1, Ld=2, tied=True, ls=0.1, fixnorm=True),
+    "fixnorm-h1-1+1-untied": dict(d=6, h=1, F=10, Le=1, Ld=1, tied=False, ls=0.0, fixnorm=True),
+    "scale-fixnorm-h4-2+2-tied-ls": dict(d=8, h=4, F=6, Le=2, Ld=2, tied=True, ls=0.2,
+                                         scale=True, fixnorm=True),
+    "scale-fixnorm-h3-1+1-untied": dict(d=12, h=3, F=8, Le=1, Ld=1, tied=False, ls=0.0,
+                                        scale=True, fixnorm=True),
 }
 
 
