@@ -7,7 +7,8 @@
 # state a resume must restore is in play: the weights, Adam's moments, the
 # generator that draws the masks and orders the batches, the schedule.
 # Also: one thread and two give the same bits (the pool splits work in
-# fixed chunks, the masks are drawn per chunk).
+# fixed chunks, the masks are drawn per chunk); and the variants (--norm
+# scale, --fixnorm) killed and resumed end as their uninterrupted runs.
 . "$(dirname "$0")/lib.sh"
 
 SRC=${NMT_SOURCE_ROOT:?}
@@ -62,5 +63,19 @@ same "SIGINT at step $at, resumed" "$TMP/long" "$TMP/int" "$at"
 kill_resume "$TMP/k" 4 "${RUN[@]}" "${LONG[@]}"
 [ $kills -ge 1 ] && pass || fail "no kill landed: the run is too short for this test"
 same "kill -9, resumed" "$TMP/long" "$TMP/k"
+
+# --- the variants (ScaleNorm, FixNorm): kill -9 at random moments, resumed ----------------
+for v in scale fixnorm; do
+    case $v in
+    scale) V=(--norm scale) key='"norm": *"scale"' ;;
+    fixnorm) V=(--fixnorm) key='"fixnorm": *"true"' ;;
+    esac
+    expect_ok "$v: uninterrupted" "${RUN[@]}" "${V[@]}" "${LONG[@]}" --out "$TMP/$v-long"
+    kill_resume "$TMP/$v-k" 4 "${RUN[@]}" "${V[@]}" "${LONG[@]}"
+    [ $kills -ge 1 ] && pass || fail "$v: no kill landed"
+    same "$v: kill -9, resumed" "$TMP/$v-long" "$TMP/$v-k"
+    head -c 4096 "$TMP/$v-k/checkpoint.safetensors" | grep -Eq "$key" && pass ||
+        fail "$v: the resumed run's checkpoint lost its key"
+done
 
 finish
