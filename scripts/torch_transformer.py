@@ -146,6 +146,12 @@ class Model(nn.Module):
                 for name in ("norm1", "norm2", "norm3"):
                     if hasattr(L, name):
                         setattr(L, name, ScaleNorm(torch.ones(1)))
+                # the encoder layer's fused inference path hard-codes layer
+                # norm; this flag only chooses that path (the activation is
+                # L.activation), so clearing it keeps every layer on the
+                # modules above
+                if hasattr(L, "activation_relu_or_gelu"):
+                    L.activation_relu_or_gelu = 0
             self.enc_ln, self.dec_ln = ScaleNorm(torch.ones(1)), ScaleNorm(torch.ones(1))
         else:
             self.enc_ln, self.dec_ln = nn.LayerNorm(d), nn.LayerNorm(d)
