@@ -1,7 +1,9 @@
 # Transformer model files that lie, each with a valid crc32: heads that do
 # not divide d_model, a layer's tensors missing, a tensor of the wrong
 # shape, an unknown arch, an RNN setting in a Transformer's metadata, a layer
-# the settings have no use for, a size out of range, a NaN. Each is refused
+# the settings have no use for, a size out of range, a NaN; and for the
+# variants, a norm or fixnorm value that is none, a ScaleNorm file with a
+# layer norm's [d] gain or with a norm's bias. Each is refused
 # by every command that reads a model (info, score, translate, align,
 # train --init-from and --resume) with one line that names the file and the
 # problem, and nothing left behind. A well-formed file, written here from
@@ -28,7 +30,8 @@ printf 'a dog runs .\na cat sleeps .\n' >"$TMP/en"
 # write NAME [CHANGE...]: a 2+2-layer model (d 8, 2 heads, ff 12) as
 # $TMP/NAME.safetensors, after changes: key=value sets a metadata value
 # (key= drops it), -TENSOR_PREFIX drops tensors, TENSOR:ROWS,COLS reshapes one,
-# +TENSOR:ROWS adds one, TENSOR@nan puts a NaN in it
+# +TENSOR:ROWS adds one, TENSOR@nan puts a NaN in it, scale-gains makes every
+# norm ScaleNorm's (gain [1], no bias)
 write() {
     "${NMT_PYTHON:-python3}" - "$TMP" "$@" <<'PY'
 import json, struct, sys, zlib
@@ -69,6 +72,10 @@ for c in changes:
     elif c.startswith("+"):
         n, r = c[1:].split(":")
         shapes.append((n, [int(r)]))
+    elif c == "scale-gains":
+        norm = lambda n: n.split(".")[-2:-1] in (["ln"], ["ln1"], ["ln2"], ["ln3"])
+        shapes = [(n, [1] if norm(n) else s) for n, s in shapes
+                  if not (norm(n) and n.endswith(".b"))]
     elif "@nan" in c:
         nan.add(c.split("@")[0])
     else:
@@ -144,6 +151,23 @@ write layers dec_layers=65
 lies layers "dec_layers is '65' \\(expected a whole number from 1 to 64\\)"
 write nan dec.1.cross.W_v@nan
 lies nan "tensor 'dec\\.1\\.cross\\.W_v' holds NaN at index 32 \\(row 4, column 0\\)"
+# the variants: a well-formed ScaleNorm + FixNorm file is read by all
+write scalegood norm=scale fixnorm=true scale-gains
+expect_ok "info: ScaleNorm and FixNorm" "$NMT" info "$TMP/scalegood.safetensors"
+grep -Eq '^norm +scale$' "$TMP/out" && grep -Eq '^fixnorm +true$' "$TMP/out" && pass ||
+    fail "info does not show the variants: $(cat "$TMP/out")"
+expect_ok "score: ScaleNorm and FixNorm" "$NMT" score -m "$TMP/scalegood.safetensors" \
+    --src "$TMP/de" --tgt "$TMP/en"
+expect_ok "translate: ScaleNorm and FixNorm" "$NMT" translate -q -m "$TMP/scalegood.safetensors" \
+    -i "$TMP/de"
+write badnorm norm=batch
+lies badnorm "norm is 'batch' \\(expected layer or scale\\)"
+write badfix fixnorm=yes
+lies badfix "fixnorm is 'yes' \\(expected true or false\\)"
+write scalewide norm=scale
+lies scalewide "tensor 'enc\\.0\\.ln1\\.g' has shape \\[8\\] but the settings \\(.*norm scale\\) need \\[1\\]"
+write scalebias norm=scale scale-gains +dec.1.ln3.b:8
+lies scalebias "tensor 'dec\\.1\\.ln3\\.b' is in the file but the settings \\(arch transformer, 2 \\+ 2 layers, norm scale\\) have no use for it"
 write tiedw tied=true
 lies tiedw "tied is true \\(the output matrix is tgt_emb\\) but the file has an 'out\\.W'"
 finish
