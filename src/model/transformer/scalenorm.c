@@ -4,7 +4,7 @@
  * a row's forward bits depend on that row alone, and the backward's gain
  * gradient is summed per fixed chunk of rows, the chunks added in order,
  * so that it does not depend on the threads. */
-#include <string.h>
+#include <math.h>
 
 #include "base/pool.h"
 #include "model/transformer/layers.h"
