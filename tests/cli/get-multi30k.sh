@@ -1,6 +1,11 @@
 # scripts/get-multi30k --from: copies the Multi30k files from a local folder,
 # verifies their checksums, is idempotent, and refuses corrupt or missing
 # files without installing them. Needs the shared corpus ($NMT_CORPORA).
+# --tok (Multi30k's tokenized references and the Moses scripts that made
+# them): a folder laid out as Multi30k's repository, with stand-ins for those
+# files (we may not keep the real ones), is refused file by file and nothing
+# of it installed. The real files' sha256s are checked by hand against a
+# clone (docs/testing.md).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 GET="$ROOT/scripts/get-multi30k"
@@ -39,6 +44,35 @@ ls -A "$TMP/m2" | grep -q part && fail "partial file left behind" || pass
 # A missing file is named.
 rm "$TMP/bad/val.en.gz"
 expect_fail "missing file" "val\.en\.gz: no such file" "$GET" --from "$TMP/bad" --dest "$TMP/m3"
+
+# --tok: stand-ins where Multi30k's repository keeps the files (a clone's
+# layout), none with the recorded sha256: each is refused, none installed,
+# and the raw files already in place are left alone.
+R=$TMP/clone
+TOKS="tok/test_2016_flickr.lc.norm.tok.de tok/test_2016_flickr.lc.norm.tok.en
+      tok/val.lc.norm.tok.de tok/val.lc.norm.tok.en"
+MOSES="moses/tokenizer/lowercase.perl moses/tokenizer/normalize-punctuation.perl
+       moses/tokenizer/tokenizer.perl moses/share/nonbreaking_prefixes/nonbreaking_prefix.de
+       moses/share/nonbreaking_prefixes/nonbreaking_prefix.en"
+mkdir -p "$R/data/task1/tok" "$R/scripts/moses-3a0631a/tokenizer" \
+    "$R/scripts/moses-3a0631a/share/nonbreaking_prefixes"
+for f in $TOKS; do echo "ein hund ." >"$R/data/task1/tok/${f#tok/}"; done
+for f in $MOSES; do echo "#!/bin/sh" >"$R/scripts/moses-3a0631a/${f#moses/}"; done
+expect_fail "--tok: stand-ins refused" "9 file\(s\) missing or corrupt" \
+    "$GET" --tok --from "$R" --dest "$TMP/m"
+for f in $TOKS $MOSES; do
+    grep -q "$R/.*${f##*/}: checksum mismatch" "$TMP/err" && pass || fail "--tok: $f not refused"
+    [ ! -e "$TMP/m/$f" ] && pass || fail "--tok: the stand-in $f was installed"
+done
+[ "$(grep -c "already present" "$TMP/out")" -eq 6 ] && pass || fail "--tok: the raw files not kept"
+[ -z "$(find "$TMP/m" -name '.*.part')" ] && pass || fail "--tok: partial files left behind"
+# a missing one is named by both the places it was looked for
+rm "$R/data/task1/tok/val.lc.norm.tok.en"
+expect_fail "--tok: a missing file" "tok/val\.lc\.norm\.tok\.en: no such file \(nor .*data/task1/tok/val\.lc\.norm\.tok\.en\)" \
+    "$GET" --tok --from "$R" --dest "$TMP/m"
+# without --tok, nothing of it is looked at
+expect_ok "no --tok: raw files only" "$GET" --from "$R" --dest "$TMP/m"
+[ ! -e "$TMP/m/tok" ] && [ ! -e "$TMP/m/moses" ] && pass || fail "no --tok: tok/ or moses/ made"
 
 # Bad options.
 expect_fail "unknown pair" "no checksums recorded for 'fr-en'" "$GET" --pair fr-en --from "$SRC" --dest "$TMP/m4"
