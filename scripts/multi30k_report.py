@@ -8,7 +8,8 @@ only). Subcommands, each on the experiment's output folder OUT:
   points OUT [--quick]       the models to evaluate, as TSV: run, kind (point or
                              final), step, minutes, nmt's validation BLEU, file
   report OUT [--with DIR]... OUT/results.tsv, OUT/results.md,
-                             OUT/bleu-vs-time.svg and OUT/torch.tsv,
+                             OUT/bleu-vs-time.svg, OUT/bleu-by-length.svg
+                             and OUT/torch.tsv,
                              OUT/torch-transformer.tsv (a PyTorch run's
                              curves for nmt plot) from OUT/eval/scores.tsv,
                              OUT/info.tsv and the runs' logs; each --with
@@ -36,8 +37,12 @@ COLOURS = {"nmt-attention": "#1f77b4", "nmt-none": "#ff7f0e", "nmt-transformer":
            "torch-attention": "#2ca02c", "torch-transformer": "#9467bd"}
 # the nmt run each PyTorch run follows
 FOLLOWS = {"torch-attention": "nmt-attention", "torch-transformer": "nmt-transformer"}
-SCORES = ("greedy_bleu", "greedy_bleu_lc", "greedy_chrf", "beam_bleu", "beam_bleu_lc",
-          "beam_chrf")
+SCORES = ("greedy_bleu", "greedy_bleu_lc", "greedy_chrf", "greedy_bleu_tok", "beam_bleu",
+          "beam_bleu_lc", "beam_chrf", "beam_bleu_tok", "beam_by_length")
+DIRECTIONS = {"de-en": ("De→En", "de", "en"), "en-de": ("En→De", "en", "de")}
+# the published score the tokenized BLEU is for: Wu et al. 2021, fairseq's
+# transformer_tiny, Multi30k En→De test2016, lowercased and tokenized
+ANCHOR = "Wu et al. 2021's 41.02 on En→De test2016, fairseq's transformer_tiny"
 
 
 def die(msg):
@@ -344,10 +349,17 @@ def gather(out, others):
             die("--with %s: %s also in %s; a run may come from one output only"
                 % (d, ", ".join(both), place[both[0]]))
         other = read_info(d)
-        for k in ("test", "test_lines", "valid", "beam"):
-            if other.get(k) != info.get(k):
+        for k in ("test", "test_lines", "valid", "beam", "direction"):
+            # an output from before --direction is De→En
+            mine, theirs_k = (i.get(k, "de-en" if k == "direction" else None)
+                              for i in (info, other))
+            if mine != theirs_k:
                 die("--with %s: its %s is %s, %s's %s: not one table"
-                    % (d, k, other.get(k), out, info.get(k)))
+                    % (d, k, theirs_k, out, mine))
+        mine_sha, theirs_sha = info.get("tok_ref_sha256"), other.get("tok_ref_sha256")
+        if mine_sha and theirs_sha and mine_sha != theirs_sha:
+            die("--with %s: its tokenized reference is another file (sha256 %s, %s's %s)"
+                % (d, theirs_sha, out, mine_sha))
         # the keys that describe one run or its initial model; the sitting's
         # own (date, commit, machine, ...) are listed per sitting; a test's
         # or a --quick run's mark carries over to the whole report
@@ -378,47 +390,97 @@ def sitting_lines(sittings):
     return md
 
 
-def cmd_report(out, others=()):
-    rows, info, place, sittings = gather(out, others)
-    for run in RUNS:
-        final = choose_torch_final(rows, run) if run.startswith("torch") else None
-        if final:
-            write_torch_curve(out, place[run], run, rows)
-            rows.append(final)
-    beam = info.get("beam", "default")
-    cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
-    with open(os.path.join(out, "results.tsv"), "w", encoding="utf-8") as f:
-        f.write("\t".join(cols) + "\n")
-        for r in rows:
-            f.write("\t".join(str(r.get(c, "")) for c in cols) + "\n")
-    runs = [run for run in RUNS if any(r["run"] == run for r in rows)]
-    md = ["# Multi30k De→En: time to BLEU, RNN against Transformer, nmt against PyTorch", ""]
-    if info.get("test_only") or info.get("test_only_transformer"):
-        md += ["**Not the experiment: a test run with `%s` added to the RNN's nmt train "
-               "(NMT_M30K_TEST_TRAIN_OPTS) and `%s` to the Transformer's "
-               "(NMT_M30K_TEST_TRANSFORMER_OPTS).**"
-               % (info.get("test_only", ""), info.get("test_only_transformer", "")), ""]
-    if info.get("quick") == "1":
-        md += ["**--quick: a short run with a few evaluation points, for a look, not a "
-               "measurement.**", ""]
-    md += ["Test set: %s (%s sentences). BLEU and chrF as sacreBLEU computes them (`nmt bleu`; "
-           "BLEU 13a, cased, and lowercased `--lc`; chrF2 cased). Beam: `nmt translate`'s "
-           "default (beam %s, its default length normalisation); greedy: `-b 1`."
-           % (info.get("test", "?"), info.get("test_lines", "?"), beam), ""]
-    md += ["## Final models", "",
-           "What a user would translate with: nmt's `best.safetensors` (best validation "
-           "BLEU; an average of snapshots where the run's recipe averages them and the "
-           "average was better), and for PyTorch the snapshot with the best validation BLEU "
-           "(greedy, scored by nmt the same way), with `nmt translate`'s defaults.", "",
-           "| run | model | BLEU | BLEU lc | chrF | greedy BLEU | greedy lc | greedy chrF | "
-           "valid BLEU | minutes | steps | steps/s | parameters | load before | load after |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-           "| ---: | ---: | ---: |"]
+def by_length(place, row):
+    """The buckets of a model's BLEU by source length, [(bucket, sentences,
+    BLEU or None)], from its beam translation's nmt bleu --by-length JSON
+    (in the eval/ folder of the output it is in); None if it has none (an
+    output from before the table)."""
+    name = row.get("beam_by_length", "")
+    if name in ("", "-"):
+        return None
+    path = os.path.join(place, "eval", os.path.basename(name))
+    if not os.path.isfile(path):
+        die("%s: no such file (BLEU by length of %s step %s)" % (path, row["run"], row["step"]))
+    with open(path, encoding="utf-8") as f:
+        j = json.load(f)
+    return [(b["length"], b["sentences"], b["score"]) for b in j["by_length"]]
+
+
+def svg_by_length(table, runs, path, title):
+    """BLEU by source length, a line per run over the buckets that have
+    sentences. table: {run: [(bucket, sentences, BLEU or None)]}."""
+    buckets = [b for b, n, _ in next(iter(table.values())) if n > 0]
+    W, H = 860, 460
+    L, R, T, B = 70, 230, 50, 70
+    pw, ph = W - L - R, H - T - B
+    ymax = max([v for run in table for b, n, v in table[run] if v is not None] + [1.0])
+    ystep = nice_step(ymax)
+    ymax = ystep * -(-ymax // ystep)
+    X = lambda i: L + pw * (i + 0.5) / len(buckets)
+    Y = lambda y: T + ph * (1 - y / ymax)
+    counts = dict((b, n) for b, n, _ in next(iter(table.values())))
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+         'font-family="sans-serif" font-size="12">' % (W, H, W, H),
+         '<rect width="%d" height="%d" fill="white"/>' % (W, H),
+         '<text x="%d" y="24" font-size="15" font-weight="bold">%s</text>' % (L, escape(title))]
+    k = 0
+    while k * ystep <= ymax + 1e-9:
+        y = Y(k * ystep)
+        o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (L, y, L + pw, y))
+        o.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (L - 6, y + 4, k * ystep))
+        k += 1
+    for i, b in enumerate(buckets):
+        o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (X(i), T + ph + 18, b))
+        o.append('<text x="%.1f" y="%d" text-anchor="middle" fill="#555">(%d)</text>'
+                 % (X(i), T + ph + 34, counts[b]))
+    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>'
+             % (L, T, pw, ph))
+    o.append('<text x="%.1f" y="%d" text-anchor="middle">source words (sentences)</text>'
+             % (L + pw / 2, H - 12))
+    o.append('<text transform="translate(20 %.1f) rotate(-90)" text-anchor="middle">'
+             'BLEU on test2016 (cased, sacreBLEU)</text>' % (T + ph / 2))
+    ly = T + 8
     for run in runs:
-        f = [r for r in rows if r["run"] == run and r["kind"] == "final"]
+        scores = dict((b, v) for b, _, v in table[run])
+        xy = [(X(i), Y(scores[b])) for i, b in enumerate(buckets) if scores.get(b) is not None]
+        c = COLOURS[run]
+        if len(xy) > 1:
+            o.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
+                     % (c, " ".join("%.1f,%.1f" % p for p in xy)))
+        for x, y in xy:
+            o.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (x, y, c))
+        lx = L + pw + 16
+        o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>'
+                 % (lx, ly, lx + 28, ly, c))
+        o.append('<text x="%d" y="%d">%s</text>' % (lx + 34, ly + 4, escape(LABELS[run])))
+        ly += 20
+    o.append("</svg>")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(o) + "\n")
+    os.replace(tmp, path)
+
+
+def final_of(rows, run):
+    f = [r for r in rows if r["run"] == run and r["kind"] == "final"]
+    return f[-1] if f else None
+
+
+def final_table(rows, runs, info, place):
+    md = ["## Final models", "",
+          "What a user would translate with: nmt's `best.safetensors` (best validation "
+          "BLEU; an average of snapshots where the run's recipe averages them and the "
+          "average was better), and for PyTorch the snapshot with the best validation BLEU "
+          "(greedy, scored by nmt the same way), with `nmt translate`'s defaults.", "",
+          "| run | model | BLEU | BLEU lc | chrF | BLEU tok lc | greedy BLEU | greedy lc | "
+          "greedy chrF | greedy tok lc | valid BLEU | minutes | steps | steps/s | parameters | "
+          "load before | load after |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+          "| ---: | ---: | ---: | ---: | ---: |"]
+    for run in runs:
+        f = final_of(rows, run)
         if not f:
             continue
-        f = f[-1]
         minutes, steps, sps = run_summary(place[run], run)
         model = "%s (step %s" % (os.path.basename(f["file"]), f["step"])
         if run.startswith("torch"):
@@ -427,38 +489,163 @@ def cmd_report(out, others=()):
             avg = header(f["file"])[0].get("best.average_of")
             model += ", an average of %s snapshots)" % avg if avg else ")"
         load = lambda k: info.get("%s.%s" % (k, run), "?").split(" ")[0]
-        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %.2f | %s | %s "
-                  "| %s |" % (
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %.2f "
+                  "| %s | %s | %s |" % (
                       LABELS[run], model, fmt(f["beam_bleu"]), fmt(f["beam_bleu_lc"]),
-                      fmt(f["beam_chrf"]), fmt(f["greedy_bleu"]), fmt(f["greedy_bleu_lc"]),
-                      fmt(f["greedy_chrf"]), fmt(f["valid_bleu"]), minutes, steps, sps,
+                      fmt(f["beam_chrf"]), fmt(f.get("beam_bleu_tok")), fmt(f["greedy_bleu"]),
+                      fmt(f["greedy_bleu_lc"]), fmt(f["greedy_chrf"]),
+                      fmt(f.get("greedy_bleu_tok")), fmt(f["valid_bleu"]), minutes, steps, sps,
                       info.get("params." + run, "?"), load("load_before"), load("load_after")))
     md += ["", "minutes, steps, steps/s: the whole run (nmt: elapsed_s of its last log.tsv "
            "row, validations included; PyTorch: its training clock, the saving of snapshots "
            "excluded). valid BLEU: greedy, on %s (nmt: its own validation; PyTorch: `nmt "
            "translate -b 1` and `nmt bleu`, `--lc` for a lowercasing model). load: the "
            "machine's 1-minute load average before and after the run (all three in "
-           "\"How it was run\")." % info.get("valid", "?"), ""]
+           "\"How it was run\"). BLEU tok lc: see \"How the figures are computed\"."
+           % info.get("valid", "?"), ""]
+    return md
+
+
+def by_length_section(rows, runs, place, out, title):
+    """The final models' BLEU by source length: the table, and the SVG
+    (when any final model has the figures)."""
+    table = {}
+    for run in runs:
+        f = final_of(rows, run)
+        b = by_length(place[run], f) if f else None
+        if b:
+            table[run] = b
+    md = ["## BLEU by source length", ""]
+    if not table:
+        return md + ["No figures: the outputs are from before BLEU by length was measured.", ""]
+    have = [run for run in runs if run in table]
+    counts = [(b, n) for b, n, _ in table[have[0]] if n > 0]
+    md += ["The final models' translations (beam), BLEU (cased, sacreBLEU's 13a) of the "
+           "test2016 sentences of each source length (`nmt bleu --by-length --src`: the "
+           "source's whitespace-separated words).", "",
+           "| source words (sentences) | %s |" % " | ".join(LABELS[r] for r in have),
+           "| --- |" + " ---: |" * len(have)]
+    for b, n in counts:
+        cells = [dict((bb, v) for bb, _, v in table[r]).get(b) for r in have]
+        md.append("| %s (%d) | %s |" % (b, n, " | ".join(fmt(v) for v in cells)))
+    missing = [LABELS[r] for r in runs if r not in table]
+    if missing:
+        md += ["", "No figures for %s (an output from before BLEU by length was measured)."
+               % ", ".join(missing)]
+    svg_by_length(table, have, os.path.join(out, "bleu-by-length.svg"), title)
+    return md + ["", "Plot: `bleu-by-length.svg`.", ""]
+
+
+def tok_lines(sittings, tl):
+    """How the tokenized BLEU was computed, and whether it was (per output)."""
+    md = ["- **BLEU tok lc**, the BLEU of published Multi30k scores (such as %s), not "
+          "sacreBLEU's: "
+          "the translation lowercased, normalized and tokenized exactly as Multi30k's "
+          "`data/task1/tok` files were made (its `scripts/task1-tokenize.sh`: `lowercase.perl "
+          "| normalize-punctuation.perl -l %s | tokenizer.perl -l %s`, the Moses scripts of "
+          "its `scripts/moses-3a0631a`, got by `scripts/get-multi30k --tok`), then scored "
+          "against Multi30k's own `test_2016_flickr.lc.norm.tok.%s` with `nmt bleu -tok none`: "
+          "split at whitespace and nothing more. That is multi-bleu.perl's BLEU (the same "
+          "clipped n-gram counts, the same brevity penalty); the two differ only where an "
+          "n-gram order has no match at all, which sacreBLEU's default exp smoothing scores "
+          "and multi-bleu.perl makes 0." % (ANCHOR, tl, tl, tl)]
+    for d, info, runs in sittings:
+        who = "" if len(sittings) == 1 else " (%s: %s)" % (d, "; ".join(LABELS[r] for r in runs))
+        if info.get("tok_ref"):
+            md.append("  - computed%s: the pipeline remade Multi30k's tok files from the raw "
+                      "ones, before any training: %s identical. Reference %s, sha256 %s." % (
+                          who, info.get("tok_agreement", "?"), info["tok_ref"],
+                          info.get("tok_ref_sha256", "?")))
+        else:
+            md.append("  - not computed%s: %s." % (
+                who, info.get("tok_none", "an output from before the tokenized BLEU")))
+    return md
+
+
+def how_computed(info, sittings, beam):
+    name, sl, tl = DIRECTIONS[info.get("direction", "de-en")]
+    return ["## How the figures are computed", "",
+            "- Direction %s: `train.%s.gz` → `train.%s.gz` (val and test_2016_flickr the "
+            "same way); the reference is test2016's `test_2016_flickr.%s.gz`."
+            % (name, sl, tl, tl),
+            "- Test set: %s (%s sentences). Beam: `nmt translate`'s default (beam %s, its "
+            "default length normalisation); greedy: `-b 1`." % (
+                info.get("test", "?"), info.get("test_lines", "?"), beam),
+            "- BLEU: sacreBLEU's (`nmt bleu`, tokenizer 13a, exp smoothing) on the detokenized "
+            "translation against the raw reference, cased; **BLEU lc**: the same with `--lc`; "
+            "**chrF**: chrF2, cased (`nmt bleu -m chrf`).",
+            "- BLEU by length: the beam's, per bucket of source words (`nmt bleu --by-length "
+            "--src test_2016_flickr.%s.gz`)." % sl] + tok_lines(sittings, tl) + [""]
+
+
+def transformer_line(sittings):
+    for d, info, runs in sittings:
+        if "nmt-transformer" not in runs:
+            continue
+        if "transformer_opts" not in info:
+            return ["- the Transformer's options: its command below"]
+        if info["transformer_opts"] == "":
+            return ["- the Transformer: `nmt train --arch transformer`'s defaults (no "
+                    "`--transformer-opts`), as the RNN runs have the RNN's"]
+        return ["- the Transformer's recipe (`--transformer-opts`): `%s`"
+                % info["transformer_opts"]]
+    return []
+
+
+def cmd_report(out, others=()):
+    rows, info, place, sittings = gather(out, others)
+    for run in RUNS:
+        final = choose_torch_final(rows, run) if run.startswith("torch") else None
+        if final:
+            write_torch_curve(out, place[run], run, rows)
+            rows.append(final)
+    beam = info.get("beam", "default")
+    name = DIRECTIONS[info.get("direction", "de-en")][0]
+    cols = ["run", "kind", "step", "minutes", "valid_bleu", "valid_ppl"] + list(SCORES) + ["file"]
+    with open(os.path.join(out, "results.tsv"), "w", encoding="utf-8") as f:
+        f.write("\t".join(cols) + "\n")
+        for r in rows:
+            f.write("\t".join(str(r.get(c, "")) for c in cols) + "\n")
+    runs = [run for run in RUNS if any(r["run"] == run for r in rows)]
+    md = ["# Multi30k %s: time to BLEU, RNN against Transformer, nmt against PyTorch" % name, ""]
+    if info.get("test_only") or info.get("test_only_transformer"):
+        md += ["**Not the experiment: a test run with `%s` added to the RNN's nmt train "
+               "(NMT_M30K_TEST_TRAIN_OPTS) and `%s` to the Transformer's "
+               "(NMT_M30K_TEST_TRANSFORMER_OPTS).**"
+               % (info.get("test_only", ""), info.get("test_only_transformer", "")), ""]
+    if info.get("quick") == "1":
+        md += ["**--quick: a short run with a few evaluation points, for a look, not a "
+               "measurement.**", ""]
+    md += ["%s, test2016 (%s sentences): BLEU and chrF as sacreBLEU computes them, and the "
+           "tokenized lowercased BLEU of published Multi30k scores (\"How the figures are "
+           "computed\" says exactly how)." % (name, info.get("test_lines", "?")), ""]
+    md += final_table(rows, runs, info, place)
+    md += by_length_section(rows, runs, place, out,
+                            "Multi30k %s test2016: BLEU by source length, final models (beam)"
+                            % name)
     md += ["## BLEU on test2016 against wall-clock minutes", "",
            "Every validation of the nmt runs (its model kept with `--archive-snapshots`) "
            "and every PyTorch snapshot. minutes: nmt's elapsed_s at the validation, "
            "PyTorch's training clock at the snapshot.", "",
            "| run | step | minutes | valid BLEU | greedy BLEU | greedy lc | greedy chrF | "
-           "BLEU | BLEU lc | chrF |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "BLEU | BLEU lc | chrF | BLEU tok lc |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for run in runs:
         for r in sorted((r for r in rows if r["run"] == run and r["kind"] == "point"),
                         key=lambda r: int(r["step"])):
-            md.append("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 LABELS[run], r["step"], num(r["minutes"]), fmt(r["valid_bleu"]),
                 fmt(r["greedy_bleu"]), fmt(r["greedy_bleu_lc"]), fmt(r["greedy_chrf"]),
-                fmt(r["beam_bleu"]), fmt(r["beam_bleu_lc"]), fmt(r["beam_chrf"])))
+                fmt(r["beam_bleu"]), fmt(r["beam_bleu_lc"]), fmt(r["beam_chrf"]),
+                fmt(r.get("beam_bleu_tok"))))
     md += ["", "Plot: `bleu-vs-time.svg` (beam solid, greedy dashed). Machine-readable: "
            "`results.tsv`. `torch-transformer.tsv` (and `torch.tsv`): a PyTorch run's training "
            "loss with the validation BLEU of its snapshots, for `nmt plot` beside nmt's runs "
-           "(`nmt plot transformer torch-transformer.tsv -o curves.svg`).", "",
-           "## How it was run", ""]
+           "(`nmt plot transformer torch-transformer.tsv -o curves.svg`).", ""]
+    md += how_computed(info, sittings, beam)
+    md += ["## How it was run", "", "- direction: %s" % name]
     md += sitting_lines(sittings)
+    md += transformer_line(sittings)
     for run in runs:
         md.append("- load (1, 5, 15 min) %s: before %s, after %s" % (
             LABELS[run], info.get("load_before." + run, "?"), info.get("load_after." + run, "?")))
@@ -484,7 +671,7 @@ def cmd_report(out, others=()):
         f.write(text)
     os.replace(tmp, os.path.join(out, "results.md"))
     svg_plot(rows, os.path.join(out, "bleu-vs-time.svg"), beam,
-             "Multi30k De→En test2016: BLEU against training time, every run")
+             "Multi30k %s test2016: BLEU against training time, every run" % name)
 
 
 def main(argv):
