@@ -344,22 +344,21 @@ def gather(out, others):
         theirs = sorted({r["run"] for r in more}, key=RUNS.index)
         if not theirs:
             die("--with %s: eval/scores.tsv has no rows" % d)
-        both = [run for run in theirs if run in place]
-        if both:
-            die("--with %s: %s also in %s; a run may come from one output only"
-                % (d, ", ".join(both), place[both[0]]))
         other = read_info(d)
         for k in ("test", "test_lines", "valid", "beam", "direction"):
-            # an output from before --direction is De→En
-            mine, theirs_k = (i.get(k, "de-en" if k == "direction" else None)
-                              for i in (info, other))
-            if mine != theirs_k:
-                die("--with %s: its %s is %s, %s's %s: not one table"
-                    % (d, k, theirs_k, out, mine))
+            mine, yours = info.get(k), other.get(k)
+            if k == "direction":  # an output from before --direction is De→En
+                mine, yours = mine or "de-en", yours or "de-en"
+            if mine != yours:
+                die("--with %s: its %s is %s, %s's %s: not one table" % (d, k, yours, out, mine))
         mine_sha, theirs_sha = info.get("tok_ref_sha256"), other.get("tok_ref_sha256")
         if mine_sha and theirs_sha and mine_sha != theirs_sha:
             die("--with %s: its tokenized reference is another file (sha256 %s, %s's %s)"
                 % (d, theirs_sha, out, mine_sha))
+        both = [run for run in theirs if run in place]
+        if both:
+            die("--with %s: %s also in %s; a run may come from one output only"
+                % (d, ", ".join(both), place[both[0]]))
         # the keys that describe one run or its initial model; the sitting's
         # own (date, commit, machine, ...) are listed per sitting; a test's
         # or a --quick run's mark carries over to the whole report

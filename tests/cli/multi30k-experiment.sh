@@ -15,12 +15,19 @@
 # the toy corpus (named as Multi30k's files), with tiny sizes and subwords
 # given through NMT_M30K_TEST_TRAIN_OPTS and NMT_M30K_TEST_TRANSFORMER_OPTS
 # (for this test only; results.md then says it is not the experiment).
-# Checks that every output is there, the tables have their rows, the SVG
-# parses, and both PyTorch runs' snapshots carry the subword model so that
-# nmt translates raw text with them; that --with joins the runs of two
-# outputs into the report of both; and that --runs and --with refuse what
-# they cannot do. Needs python3-torch for the PyTorch parts (without it the script runs
-# with --skip-torch: the three nmt runs).
+# Checks that every output is there, the tables have their rows, the SVGs
+# parse, and both PyTorch runs' snapshots carry the subword model so that
+# nmt translates raw text with them; that the Transformer run has no recipe
+# options by default; that every final model has its BLEU by length; that
+# the tokenized BLEU, with stand-ins for Multi30k's tok files and Moses
+# scripts (the real ones are not ours to keep; the test needs their names
+# and layout only), is nmt bleu -tok none of the stand-in pipeline's output
+# against the stand-in reference; that --direction en-de swaps the files
+# (in the commands, the tokenized reference, the titles); that --with joins
+# the runs of two outputs into the report of both; and that --runs, --with,
+# --direction and --tok-bleu refuse what they cannot do. Needs python3-torch
+# for the PyTorch parts (without it the script runs with --skip-torch: the
+# three nmt runs).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(dirname "$(dirname "$NMT_BIN")")
@@ -40,6 +47,34 @@ for split in train:train:1500 val:valid:40 test_2016_flickr:test:40; do
 done
 DATA=(--src "$C/train.de.gz" --tgt "$C/train.en.gz" --valid-src "$C/val.de.gz"
       --valid-tgt "$C/val.en.gz")
+
+# standin_tok DIR: stand-ins for what scripts/get-multi30k --tok puts beside
+# the raw files in DIR, laid out as it does: moses/ (the three scripts, run
+# with perl, and the prefix lists) and tok/, the stand-in pipeline's output
+# of DIR's raw test and val files, as Multi30k's tok files are the real
+# one's. The "tokenizer" splits words into characters, so that even an
+# untrained model's output shares n-grams with the reference.
+standin_tok() {
+    local d=$1 m=$1/moses/tokenizer split l
+    mkdir -p "$m" "$d/moses/share/nonbreaking_prefixes" "$d/tok"
+    echo 'binmode(STDIN, ":utf8"); binmode(STDOUT, ":utf8"); print lc while <STDIN>;' \
+        >"$m/lowercase.perl"
+    echo 'print while <STDIN>;' >"$m/normalize-punctuation.perl"
+    echo 'binmode(STDIN, ":utf8"); binmode(STDOUT, ":utf8");
+          while (<STDIN>) { s/(\S)/$1 /g; s/ +$//; print; }' >"$m/tokenizer.perl"
+    for l in de en; do
+        : >"$d/moses/share/nonbreaking_prefixes/nonbreaking_prefix.$l"
+        for split in test_2016_flickr val; do
+            zcat "$d/$split.$l.gz" | standin_pipeline "$d" $l >"$d/tok/$split.lc.norm.tok.$l"
+        done
+    done
+}
+# standin_pipeline DIR LANG: the stand-ins of DIR in Multi30k's order
+standin_pipeline() {
+    perl "$1/moses/tokenizer/lowercase.perl" | perl "$1/moses/tokenizer/normalize-punctuation.perl" \
+        -l "$2" | perl "$1/moses/tokenizer/tokenizer.perl" -l "$2" -q
+}
+standin_tok "$C"
 TINY=(--emb 16 --hidden 16 --att-dim 16 --out-dim 16)
 
 # data crc32 of a safetensors file (weights and moments; not the metadata)
@@ -203,9 +238,59 @@ done
 grep -Eq '^- commit: [0-9a-f]{7}' "$OUT/results.md" && grep -q '^- machine: ' "$OUT/results.md" &&
     grep -q '^- load (1, 5, 15 min) nmt, attention: before [0-9.]' "$OUT/results.md" && pass ||
     fail "results.md: commit, machine, load"
-# the Transformer's recipe is the default one, the test's sizes after it
-grep -q -- "--arch transformer --d-model 256 .* --average-snapshots --d-model 16 " \
-    "$OUT/info.tsv" && pass || fail "the Transformer's recipe and the test's sizes"
+# the Transformer has its defaults: nothing between --arch and the test's sizes
+grep -q -- "--max-time [0-9]*s --arch transformer --d-model 16 " "$OUT/info.tsv" &&
+    grep -q "^- the Transformer: \`nmt train --arch transformer\`'s defaults" "$OUT/results.md" &&
+    pass || fail "the Transformer's options: not its defaults"
+grep -q "^# Multi30k De→En" "$OUT/results.md" && grep -q "^- direction: De→En" "$OUT/results.md" &&
+    pass || fail "results.md: the direction"
+# the tokenized BLEU: the stand-in pipeline remade its own tok files; every
+# final model's figures are nmt bleu -tok none of the pipeline's output
+grep -q "test_2016_flickr.de 40/40 lines, test_2016_flickr.en 40/40 lines, val.de 40/40 lines, val.en 40/40 lines identical" \
+    "$OUT/results.md" && pass || fail "results.md: the tokenization's agreement"
+# tok_check OUT LANG: every final model's BLEU tok lc (beam, greedy) in
+# OUT/results.tsv is nmt bleu -tok none of its translation through the
+# stand-ins against the stand-in reference of LANG
+tok_check() {
+    local out=$1 l=$2 n=0 run kind json col want got txt
+    while IFS=$'\t' read -r run kind json; do
+        for col in beam greedy; do
+            txt=$out/eval/$(basename "$json" .beam.by-length.json).$col.txt
+            standin_pipeline "$C" $l <"$txt" >"$TMP/hyp.tok"
+            cmp -s "$TMP/hyp.tok" "$txt.tok" || { fail "$txt.tok: not the pipeline's output"; continue; }
+            want=$("$NMT" bleu -b -q -tok none "$C/tok/test_2016_flickr.lc.norm.tok.$l" -i "$TMP/hyp.tok")
+            got=$($PY -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print([r for r in rows if r["run"] == sys.argv[2] and r["kind"] == "final"][0][sys.argv[3]])' \
+                "$out/results.tsv" "$run" "${col}_bleu_tok")
+            [ "$got" = "$want" ] && pass || fail "$run $col: BLEU tok lc $got, nmt bleu -tok none $want"
+            echo "$run $col: BLEU tok lc $got"
+            n=$((n + 1))
+        done
+    done < <(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                        $c["kind"] == "final" { print $c["run"] "\t" $c["kind"] "\t" $c["beam_by_length"] }' \
+             "$out/results.tsv")
+    [ $n -gt 0 ] && pass || fail "$out: no final model with a tokenized BLEU"
+}
+tok_check "$OUT" en
+# BLEU by length: a row per bucket with sentences, a column per run, a line
+# per run in the SVG
+$PY - "$OUT" $TORCH <<'EOF' && pass || fail "the BLEU-by-length table or its SVG"
+import sys, xml.etree.ElementTree as ET
+out, torch = sys.argv[1], sys.argv[2] == "1"
+runs = ["nmt, attention", "nmt, no attention", "nmt, Transformer"] + (
+    ["PyTorch, attention", "PyTorch, Transformer"] if torch else [])
+md = open(out + "/results.md").read().split("\n## ")
+table = [s for s in md if s.startswith("BLEU by source length")][0].splitlines()
+head = [l for l in table if l.startswith("| source words")][0]
+assert head == "| source words (sentences) | %s |" % " | ".join(runs), head
+rows = [l for l in table if l.startswith("| 1-10 (") or l.startswith("| 11-20 (")]
+assert len(rows) == 2 and all(len(r.split("|")) == len(runs) + 3 for r in rows), rows
+svg = ET.parse(out + "/bleu-by-length.svg").getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert len(svg.findall(ns + "polyline")) == len(runs)
+assert "De→En" in " ".join(t.text or "" for t in svg.iter(ns + "text"))
+EOF
 $PY - "$OUT" $TORCH <<'EOF' && pass || fail "results.tsv or the SVG"
 import sys, xml.etree.ElementTree as ET
 out, torch = sys.argv[1], sys.argv[2] == "1"
@@ -291,15 +376,20 @@ for d, keep in ((a, lambda n: not theirs(n)), (b, theirs)):
     for sub in os.listdir(out):
         if os.path.isdir(out + "/" + sub) and sub != "eval" and keep(sub):
             os.symlink(os.path.abspath(out + "/" + sub), d + "/" + sub)
+    for name in os.listdir(out + "/eval"):   # the runs' BLEU by length
+        if name.endswith(".by-length.json") and keep(name.split(".")[0]):
+            os.symlink(os.path.abspath(out + "/eval/" + name), d + "/eval/" + name)
 EOF
 expect_ok "report A --with B" $PY "$REPORT" report "$A" --with "$B"
 $PY - "$OUT" "$A" "$B" $TORCH <<'EOF' && pass || fail "A --with B: not the whole output's report"
-import sys
+import re, sys
 out, a, b, torch = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 rows = lambda d: sorted(open(d + "/results.tsv").read().splitlines())
 assert rows(a) == rows(out), "results.tsv"
-table = lambda d: sorted(l for l in open(d + "/results.md") if l.startswith(("| nmt", "| PyTorch")))
-assert table(a) == table(out) and len(table(a)) > 5, "the tables of results.md"
+table = lambda d: sorted(l for l in open(d + "/results.md")
+                         if l.startswith(("| nmt", "| PyTorch", "| source words"))
+                         or re.match(r"\| [0-9]+(-[0-9]+|\+) \(", l))
+assert table(a) == table(out) and len(table(a)) > 8, "the tables of results.md"
 md = open(a + "/results.md").read()
 assert "2 outputs" in md and "- commit: " in md, "the sittings"
 line_b = [l for l in md.splitlines() if l.startswith("  - " + b)]
@@ -307,8 +397,9 @@ assert len(line_b) == 1 and "nmt, Transformer" in line_b[0] and "abcdef0" in lin
     and "2001-02-03 04:05 UTC" in line_b[0] and "attention" not in line_b[0], line_b
 if torch:
     assert open(a + "/torch-transformer.tsv").read() == open(out + "/torch-transformer.tsv").read()
-svg = lambda d: open(d + "/bleu-vs-time.svg").read()
+svg = lambda d, f="bleu-vs-time": open(d + "/" + f + ".svg").read()
 assert svg(a).count("<polyline") == svg(out).count("<polyline") >= 6, "the plot's lines"
+assert svg(a, "bleu-by-length") == svg(out, "bleu-by-length"), "the by-length plot"
 EOF
 expect_fail "--with: a run in both" "has a run transformer already" \
     "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$B" --out "$TMP/x" --from "$C"
@@ -318,6 +409,51 @@ expect_fail "--with: the same folder as --out" "is --out too" \
     "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$A" --out "$A" --from "$C"
 [ -s "$A/results.md" ] && pass || fail "--with and --out the same: the output was removed"
 expect_fail "report --with: a run in both" "also in" $PY "$REPORT" report "$A" --with "$A"
+
+# -- En→De: the same files the other way round, in every command, the
+# tokenized reference and the titles --
+EN=$TMP/en-de
+if NMT_BUILD_DIR=$BUILD NMT_M30K_TEST_TRAIN_OPTS="${TINY[*]} --subwords 120 --valid-every 20" \
+    NMT_M30K_TEST_TRANSFORMER_OPTS="${TF_TINY[*]} --warmup 20 --valid-every 20" \
+    "$ROOT/scripts/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$EN" \
+    --direction en-de --runs attention,transformer --skip-torch >"$TMP/en-de.out" 2>&1; then pass; else
+    fail "scripts/multi30k-experiment --direction en-de: $(tail -n 8 "$TMP/en-de.out")"
+fi
+for key in cmd.init cmd.nmt-attention cmd.init-transformer cmd.nmt-transformer; do
+    grep -q "^$key"$'\t'".* train --src $C/train.en.gz --tgt $C/train.de.gz --valid-src $C/val.en.gz --valid-tgt $C/val.de.gz " \
+        "$EN/info.tsv" && pass || fail "en-de: $key is not English to German"
+    grep -Fq "$(awk -F'\t' -v k=$key '$1 == k { print $2 }' "$EN/info.tsv")" "$EN/results.md" &&
+        pass || fail "en-de: results.md has not $key's command"
+done
+for want in "# Multi30k En→De" "- direction: En→De" "the reference is test2016's \`test_2016_flickr.de.gz\`" \
+    "--src test_2016_flickr.en.gz" "against Multi30k's own \`test_2016_flickr.lc.norm.tok.de\`" \
+    "test_2016_flickr.en 40/40 lines, test_2016_flickr.de 40/40 lines" \
+    "Reference $C/tok/test_2016_flickr.lc.norm.tok.de"; do
+    grep -Fq -- "$want" "$EN/results.md" && pass || fail "en-de: results.md does not say '$want'"
+done
+for f in bleu-vs-time bleu-by-length; do
+    grep -q "En→De test2016" "$EN/$f.svg" && pass || fail "en-de: $f.svg's title"
+done
+tok_check "$EN" de
+expect_fail "--with: the other direction" "is en-de, this one de-en" \
+    "$ROOT/scripts/multi30k-experiment" --runs none --with "$EN" --out "$TMP/x" --from "$C"
+expect_fail "report --with: the other direction" "its direction is en-de" \
+    $PY "$REPORT" report "$B" --with "$EN"
+expect_fail "--direction: unknown" "de-en or en-de, not 'fr-en'" \
+    "$ROOT/scripts/multi30k-experiment" --direction fr-en --out "$TMP/x" --from "$C"
+
+# --tok-bleu insists: before any training, a pipeline that does not remake
+# the tok files (one line of val's changed), or no tok files, stop the script
+cp -r "$C" "$TMP/badtok"
+sed -i '3s/^/x /' "$TMP/badtok/tok/val.lc.norm.tok.en"
+expect_fail "--tok-bleu: the tok files not remade" \
+    "does not remake Multi30k's tok files \(.*val\.en 39/40 lines" env NMT_BUILD_DIR="$BUILD" \
+    "$ROOT/scripts/multi30k-experiment" --tok-bleu --tok-from "$TMP/badtok" --runs none \
+    --from "$C" --out "$TMP/x"
+[ ! -e "$TMP/x/none" ] && pass || fail "--tok-bleu: trained all the same"
+expect_fail "--tok-bleu: no tok files" "--tok-bleu: no $TMP/nowhere/moses/tokenizer/lowercase\.perl" \
+    env NMT_BUILD_DIR="$BUILD" "$ROOT/scripts/multi30k-experiment" --tok-bleu \
+    --tok-from "$TMP/nowhere" --runs none --from "$C" --out "$TMP/x"
 
 # --runs: names checked, a PyTorch run only with the run it follows
 expect_fail "--runs: unknown run" "unknown run 'rnn'" "$ROOT/scripts/multi30k-experiment" \
