@@ -2,8 +2,8 @@
  * safetensors container (the safetensors suite's): every configuration round
  * trips through both loaders, a checkpoint's extras and metadata, the crc32,
  * truncation; settings, shapes and tensors that disagree are refused, naming
- * the file and the tensor (attention kinds, tied output embeddings, byte
- * tensors). Numbers that are not finite (step 8 of "Loading" in
+ * the file and the tensor (attention kinds, tied output embeddings, a
+ * joint vocabulary's lists and tables, byte tensors). Numbers that are not finite (step 8 of "Loading" in
  * docs/DESIGN.md): a NaN, +Inf or -Inf anywhere in a model's weights is
  * refused with the file, the tensor and the index of the first one; in a
  * checkpoint's optimizer moments when they are held (a resume), and not when
@@ -543,6 +543,110 @@ START_TEST(tied_model_files)
 }
 END_TEST
 
+/* The file at in, written again to out with one change: metadata key set
+ * to value (NULL: dropped), and, with add, a tensor of that name [rows,
+ * cols] of zeros. The crc is right. */
+static void rewrite(const char *in, const char *out, const char *key, const char *value,
+                    const char *add, int rows, int cols)
+{
+    static float zeros[4096];
+    nmt_model *m;
+    nmt_file *f;
+    ck_assert_int_eq(nmt_model_load(&m, in, &f), NMT_OK);
+    nmt_named_tensor t[64];
+    nmt_meta meta[32];
+    int n = 0, n_meta = 0, set = 0;
+    for (int k = 0; k < nmt_file_n_tensors(f); k++) {
+        const char *name = nmt_file_tensor_name(f, k);
+        t[n] = (nmt_named_tensor){.name = name};
+        t[n].data = nmt_file_tensor(f, name, &t[n].ndim, t[n].shape);
+        ck_assert_ptr_nonnull(t[n].data);
+        n++;
+    }
+    if (add)
+        t[n++] = (nmt_named_tensor){.name = add, .ndim = 2, .shape = {rows, cols}, .data = zeros};
+    for (int k = 0; k < nmt_file_n_meta(f); k++) {
+        const char *k_name = nmt_file_meta_key(f, k);
+        if (!strcmp(k_name, "crc32"))
+            continue;
+        int here = key && !strcmp(k_name, key);
+        set |= here;
+        if (!here || value)
+            meta[n_meta++] = (nmt_meta){k_name, here ? value : nmt_file_meta(f, k_name)};
+    }
+    if (key && value && !set)
+        meta[n_meta++] = (nmt_meta){key, value};
+    ck_assert_int_eq(nmt_st_write(out, t, n, meta, n_meta, "crc32"), NMT_OK);
+    nmt_file_free(f);
+    nmt_model_free(m);
+}
+
+/* A joint vocabulary on disk: joint_vocab = true, no src_emb, src_vocab and
+ * tgt_vocab both written and equal; a plain Transformer's file has no such
+ * key (absent means two vocabularies). The loader refuses a joint file
+ * whose lists differ, that holds a src_emb or says neither true nor
+ * false, and an RNN's file that claims one, naming why. */
+START_TEST(joint_vocab_model_files)
+{
+    make_tmpdir();
+    const char *path = tmp_path("joint.safetensors"), *bad = tmp_path("bad.safetensors");
+    const char *toks[] = {"Haus", "house", "\\"};
+    nmt_config cfg = {.arch = NMT_ARCH_TRANSFORMER, .tied = 1,
+                      .transformer = {.d_model = 4, .heads = 2, .ff = 6, .enc_layers = 1,
+                                      .dec_layers = 1}};
+    nmt_model *m, *back;
+    nmt_file *f;
+    for (int joint = 0; joint < 2; joint++) {
+        cfg.joint_vocab = joint;
+        ck_assert_int_eq(nmt_model_create(&m, &cfg, vocab_of(toks, 3), vocab_of(toks, 3)), NMT_OK);
+        nmt_model_init(m, NMT_INIT_XAVIER, 0, 3);
+        ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+        ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
+        ck_assert_int_eq(back->cfg.joint_vocab, joint);
+        if (joint) {
+            ck_assert_str_eq(nmt_file_meta(f, "joint_vocab"), "true");
+            ck_assert_str_eq(nmt_file_meta(f, "src_vocab"), nmt_file_meta(f, "tgt_vocab"));
+            ck_assert_ptr_null(nmt_file_tensor(f, "src_emb", NULL, NULL));
+        } else {
+            ck_assert_ptr_null(nmt_file_meta(f, "joint_vocab"));
+            ck_assert_ptr_nonnull(nmt_file_tensor(f, "src_emb", NULL, NULL));
+        }
+        ck_assert_uint_eq(back->n_params, m->n_params);
+        ck_assert_mem_eq(back->params, m->params, m->n_params * sizeof *m->params);
+        nmt_file_free(f);
+        nmt_model_free(back);
+        if (!joint)
+            nmt_model_free(m);
+    }
+    /* the model's key, not one a caller may add */
+    nmt_meta clash = {"joint_vocab", "true"};
+    ck_assert_int_eq(nmt_model_save(m, bad, NULL, 0, &clash, 1), NMT_ERR_ARG);
+    nmt_model_free(m);
+    rewrite(path, bad, "joint_vocab", "false", NULL, 0, 0);
+    expect_load_fails(bad, "tensor 'src_emb' [7, 4] is missing");
+    rewrite(path, bad, "joint_vocab", "yes", NULL, 0, 0);
+    expect_load_fails(bad, "joint_vocab is 'yes' (expected true or false)");
+    rewrite(path, bad, "tgt_vocab", "<pad>\n<unk>\n<s>\n</s>\nHaus\nhaus\n\\", NULL, 0, 0);
+    expect_load_fails(bad, "joint_vocab is true but src_vocab and tgt_vocab differ at id 5 "
+                      "('house' and 'haus'");
+    rewrite(path, bad, "tgt_vocab", "<pad>\n<unk>\n<s>\n</s>\nHaus\nhouse", NULL, 0, 0);
+    expect_load_fails(bad, "src_vocab has 7 tokens and tgt_vocab 6");
+    rewrite(path, bad, NULL, NULL, "src_emb", 7, 4);
+    expect_load_fails(bad, "joint_vocab is true (tgt_emb embeds both sides) but the file has "
+                      "a 'src_emb'");
+    /* an RNN of one list on both sides that claims a joint vocabulary */
+    nmt_config rnn = {.rnn.cell = NMT_CELL_GRU, .rnn.attention = NMT_ATT_NONE, .rnn.emb = 3,
+                      .rnn.hidden = 4, .rnn.out_dim = 3, .tied = 1};
+    ck_assert_int_eq(nmt_model_create(&m, &rnn, vocab_of(toks, 3), vocab_of(toks, 3)), NMT_OK);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    nmt_model_free(m);
+    rewrite(path, bad, "joint_vocab", "true", NULL, 0, 0);
+    expect_load_fails(bad, "a joint vocabulary (one embedding table for both sides) is a "
+                      "Transformer's");
+    remove_tmpdir();
+}
+END_TEST
+
 /* In a model file only "subwords" holds bytes, and it must hold bytes. */
 START_TEST(model_byte_tensors_refused)
 {
@@ -702,6 +806,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, model_variants_refused);
     tcase_add_test(tc, attention_family_files_refused);
     tcase_add_test(tc, tied_model_files);
+    tcase_add_test(tc, joint_vocab_model_files);
     tcase_add_test(tc, model_byte_tensors_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("finite");

@@ -2,8 +2,10 @@
  * metadata round trip, the gradient check of the whole encoder-decoder in
  * double (every element of every tensor against central differences, for
  * several heads and layers, tied and untied, label smoothing, each dropout
- * site alone and all together, extra padding), and, in float, that decoding
- * with the key/value cache computes what the training forward computes.
+ * site alone and all together, extra padding, a joint vocabulary tied and
+ * untied), that a joint vocabulary's one table gets both sides' gradients,
+ * and, in float, that decoding with the key/value cache computes what the
+ * training forward computes.
  *
  * Built twice (tests/meson.build): transformer (float, with the library)
  * and transformer-double (the model's sources in double), which adds the
@@ -12,12 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/transformer/encdec.h"
 #include "model/transformer/layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/threads.h"
 #include "nmt/model.h"
 #include "test_common.h"
+#include "tf_fixture.h"
 
 enum { VS = 10, VT = 9 };
 
@@ -37,6 +41,14 @@ static nmt_config tf_variant(nmt_config c, int scale_norm, int fixnorm)
 {
     c.transformer.norm = scale_norm ? NMT_TF_NORM_SCALE : NMT_TF_NORM_LAYER;
     c.transformer.fixnorm = fixnorm;
+    return c;
+}
+
+/* c with a joint vocabulary: one list of VS tokens on both sides. */
+static nmt_config joint(nmt_config c)
+{
+    c.joint_vocab = 1;
+    c.src_vocab = c.tgt_vocab = VS;
     return c;
 }
 
@@ -126,6 +138,123 @@ START_TEST(tensor_table_follows_design)
 }
 END_TEST
 
+/* A joint vocabulary has one table: no src_emb, tgt_emb [V, d] first, the
+ * rest as the plain model's (tied and untied); the encoder's pointers are
+ * tgt_emb's, for the parameters and the gradients. Vocabularies of two
+ * sizes, or two lists, are refused naming why; the RNN refuses it. */
+START_TEST(joint_vocabulary_has_one_table)
+{
+    nmt_tensor_info plain[128], t[128];
+    size_t plain_total, total;
+    for (int tied = 0; tied < 2; tied++) {
+        nmt_config c = tf_config(8, 2, 6, 2, 1, tied), j = joint(c);
+        c.tgt_vocab = VS; /* the plain model of the same sizes */
+        int n = nmt_tensor_table(&c, plain, 128, &plain_total);
+        ck_assert_int_eq(nmt_tensor_table(&j, t, 128, &total), n - 1);
+        ck_assert_str_eq(t[0].name, "tgt_emb");
+        ck_assert_int_eq(t[0].shape[0], VS);
+        ck_assert_int_eq(t[0].shape[1], 8);
+        ck_assert_uint_eq(t[0].offset, 0);
+        for (int i = 0; i < n - 1; i++) {
+            ck_assert_str_ne(t[i].name, "src_emb");
+            ck_assert_str_eq(t[i].name, plain[i + 1].name);
+            ck_assert_int_eq(t[i].shape[0], plain[i + 1].shape[0]);
+            ck_assert_int_eq(t[i].shape[1], plain[i + 1].shape[1]);
+        }
+        ck_assert_uint_eq(total, plain_total - (size_t)VS * 8);
+        nmt_model *m;
+        ck_assert_int_eq(nmt_model_create(&m, &j, NULL, NULL), NMT_OK);
+        ck_assert_int_eq(nmt_model_alloc_grads(m), NMT_OK);
+        ck_assert_ptr_null(nmt_model_tensor(m, "src_emb"));
+        const tf_weights *w = tf_params(m), *g = tf_grads(m);
+        ck_assert(w->src_emb == w->tgt_emb && w->tgt_emb == m->params);
+        ck_assert(g->src_emb == g->tgt_emb && g->tgt_emb == m->grads);
+        ck_assert(tied ? w->out_W == w->tgt_emb : w->out_W != w->tgt_emb);
+        nmt_model_free(m);
+        /* a joint vocabulary of two sizes */
+        j.tgt_vocab = VT;
+        ck_assert_int_eq(nmt_config_check(&j), NMT_ERR_ARG);
+        ck_assert_ptr_nonnull(strstr(nmt_error_message(), "joint vocabulary"));
+    }
+    /* two lists of one size */
+    const char *a[] = {"<pad>", "<unk>", "<s>", "</s>", "x", "y"};
+    const char *b[] = {"<pad>", "<unk>", "<s>", "</s>", "x", "z"};
+    nmt_vocab *va, *vb;
+    ck_assert_int_eq(nmt_vocab_from_tokens(&va, a, 6), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&vb, b, 6), NMT_OK);
+    nmt_config c = joint(tf_config(8, 2, 6, 1, 1, 1));
+    nmt_model *m = NULL;
+    ck_assert_int_eq(nmt_model_create(&m, &c, va, vb), NMT_ERR_ARG);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "id 5 is 'y'"));
+    nmt_vocab_free(va);
+    nmt_vocab_free(vb);
+    /* the RNN has no such variant */
+    nmt_config r = fixture_config(0, 4, 4, 4, 4, VS, VS);
+    r.joint_vocab = 1;
+    ck_assert_int_eq(nmt_config_check(&r), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "Transformer's"));
+}
+END_TEST
+
+/* The gradient of a joint model's one table is the sum of what the plain
+ * model of the same weights (src_emb a copy of tgt_emb) gives its two
+ * tables: each side's lookup adds its share (and, tied, the projection
+ * its own), none overwrites another. Every other tensor's gradient and the
+ * loss are the plain model's. Tied and untied. */
+START_TEST(joint_gradient_is_both_sides)
+{
+    nmt_config c = tf_config(8, 2, 6, 1, 2, _i);
+    c.tgt_vocab = VS;
+    nmt_config jc = joint(c);
+    nmt_model *p, *j;
+    ck_assert_int_eq(nmt_model_create(&p, &c, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_model_create(&j, &jc, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_model_alloc_grads(p), NMT_OK);
+    ck_assert_int_eq(nmt_model_alloc_grads(j), NMT_OK);
+    randomize(j, 31);
+    for (int i = 0; i < j->n_tensors; i++) {
+        const nmt_tensor_info *tj = &j->tensors[i], *tp = nmt_model_tensor(p, tj->name);
+        memcpy(p->params + tp->offset, j->params + tj->offset, tj->size * sizeof *p->params);
+    }
+    const nmt_tensor_info *ps = nmt_model_tensor(p, "src_emb"), *pt = nmt_model_tensor(p, "tgt_emb");
+    memcpy(p->params + ps->offset, p->params + pt->offset, ps->size * sizeof *p->params);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    nmt_model *both[2] = {p, j};
+    nmt_real loss[2];
+    for (int k = 0; k < 2; k++) {
+        nmt_workspace *ws;
+        ck_assert_int_eq(nmt_workspace_create(&ws, both[k], b.B, b.src_T, b.tgt_T), NMT_OK);
+        nmt_model_zero_grad(both[k]);
+        ck_assert_int_eq(nmt_forward_backward(&loss[k], both[k], ws, &b, NULL, NULL), NMT_OK);
+        nmt_workspace_free(ws);
+    }
+    ck_assert(fabs((double)loss[0] - (double)loss[1]) <= TF_ROUNDING * fabs((double)loss[0]));
+    const nmt_tensor_info *jt = nmt_model_tensor(j, "tgt_emb");
+    size_t n = jt->size;
+    nmt_real *sum = malloc(n * sizeof *sum);
+    double enc = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum[i] = p->grads[ps->offset + i] + p->grads[pt->offset + i];
+        enc = fmax(enc, fabs((double)p->grads[ps->offset + i]));
+    }
+    ck_assert_msg(enc > 1e-6, "the encoder's lookup has no gradient to add");
+    double err = tf_rel_diff(j->grads + jt->offset, sum, n);
+    ck_assert_msg(err <= TF_ROUNDING, "tgt_emb's gradient is not the sum of both sides' (%g)",
+                  err);
+    for (int i = 1; i < j->n_tensors; i++) {
+        const nmt_tensor_info *tj = &j->tensors[i], *tp = nmt_model_tensor(p, tj->name);
+        double e = tf_rel_diff(j->grads + tj->offset, p->grads + tp->offset, tj->size);
+        ck_assert_msg(e <= TF_ROUNDING, "%s: %g", tj->name, e);
+    }
+    free(sum);
+    fixture_batch_free(&b);
+    nmt_model_free(p);
+    nmt_model_free(j);
+}
+END_TEST
+
 /* The Transformer's dropout masks: the same bits at 1 and 3 threads, a
  * kept share within 4 standard deviations of 1 - p, p = 0 keeping all,
  * and the run's generator advanced by one draw per mask (what resume needs
@@ -170,6 +299,7 @@ typedef struct variant {
     int d, h, ff, Le, Ld, tied, extra_pad;
     nmt_regularizer reg;
     int scale_norm, fixnorm;
+    int joint; /* a joint vocabulary: one table, tgt_emb, for both sides */
 } variant;
 
 static double loss_at(nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
@@ -193,9 +323,12 @@ static double check(const variant *v)
 {
     nmt_config cfg = tf_variant(tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied),
                                 v->scale_norm, v->fixnorm);
+    if (v->joint)
+        cfg = joint(cfg);
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     ck_assert_int_eq(nmt_model_alloc_grads(m), NMT_OK);
+    ck_assert(!v->joint || !nmt_model_tensor(m, "src_emb"));
     randomize(m, 77 + (uint64_t)v->h);
     nmt_batch b;
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, v->extra_pad);
@@ -234,9 +367,10 @@ static double check(const variant *v)
         ck_assert_msg(rel < 1e-6, "%s: %s relative error %g", v->name, t->name, rel);
         worst = fmax(worst, rel);
     }
-    /* <pad>, which only padding reads, gets nothing on the source side */
-    const nmt_tensor_info *se = nmt_model_tensor(m, "src_emb");
-    for (int e = 0; e < v->d; e++)
+    /* <pad>, which only padding reads, gets nothing on the source side (a
+     * joint table's: on either side, unless the tied projection reads it) */
+    const nmt_tensor_info *se = nmt_model_tensor(m, v->joint ? "tgt_emb" : "src_emb");
+    for (int e = 0; e < v->d && !(v->joint && v->tied); e++)
         ck_assert(m->grads[se->offset + (size_t)NMT_PAD * v->d + e] == 0);
     printf("transformer gradcheck %-34s worst relative error %.2e\n", v->name, worst);
     nmt_workspace_free(ws);
@@ -246,33 +380,44 @@ static double check(const variant *v)
 }
 
 static const variant variants[] = {
-    {"d 8 h 2 ff 6 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 0, 0},
-    {"d 8 h 1 ff 5 2+2 tied", 8, 1, 5, 2, 2, 1, 0, {.label_smoothing = 0}, 0, 0},
-    {"d 8 h 4 ff 6 1+2 untied, padding", 8, 4, 6, 1, 2, 0, 2, {.label_smoothing = 0}, 0, 0},
-    {"d 6 h 3 ff 4 2+1 tied, smoothing", 6, 3, 4, 2, 1, 1, 1, {.label_smoothing = 0.1f}, 0, 0},
-    {"dropout emb 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_emb = 0.3f}, 0, 0},
-    {"dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 0, 0},
-    {"dropout attention 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_att = 0.3f}, 0, 0},
-    {"dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 0, 0},
+    {"d 8 h 2 ff 6 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 0, 0, 0},
+    {"d 8 h 1 ff 5 2+2 tied", 8, 1, 5, 2, 2, 1, 0, {.label_smoothing = 0}, 0, 0, 0},
+    {"d 8 h 4 ff 6 1+2 untied, padding", 8, 4, 6, 1, 2, 0, 2, {.label_smoothing = 0}, 0, 0, 0},
+    {"d 6 h 3 ff 4 2+1 tied, smoothing", 6, 3, 4, 2, 1, 1, 1, {.label_smoothing = 0.1f}, 0, 0, 0},
+    {"dropout emb 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_emb = 0.3f}, 0, 0, 0},
+    {"dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 0, 0, 0},
+    {"dropout attention 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_att = 0.3f}, 0, 0, 0},
+    {"dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 0, 0, 0},
     {"all dropouts, smoothing, tied 2+2", 8, 2, 6, 2, 2, 1, 1,
      {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f,
-      .label_smoothing = 0.1f}, 0, 0},
+      .label_smoothing = 0.1f}, 0, 0, 0},
     /* the variants (docs/DESIGN.md, "The Transformer"): ScaleNorm, FixNorm
      * and both, tied and untied, padding, smoothing, each dropout site */
-    {"scale norm 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 1, 0},
-    {"scale norm 2+2 tied, padding", 8, 4, 6, 2, 2, 1, 2, {.label_smoothing = 0}, 1, 0},
-    {"fixnorm 2+1 tied", 8, 2, 6, 2, 1, 1, 0, {.label_smoothing = 0}, 0, 1},
+    {"scale norm 1+1 untied", 8, 2, 6, 1, 1, 0, 0, {.label_smoothing = 0}, 1, 0, 0},
+    {"scale norm 2+2 tied, padding", 8, 4, 6, 2, 2, 1, 2, {.label_smoothing = 0}, 1, 0, 0},
+    {"fixnorm 2+1 tied", 8, 2, 6, 2, 1, 1, 0, {.label_smoothing = 0}, 0, 1, 0},
     {"fixnorm 1+2 untied, padding, smoothing", 6, 3, 4, 1, 2, 0, 1, {.label_smoothing = 0.1f},
-     0, 1},
-    {"both tied, smoothing", 8, 2, 6, 1, 2, 1, 0, {.label_smoothing = 0.1f}, 1, 1},
-    {"both untied, padding", 8, 1, 5, 2, 1, 0, 2, {.label_smoothing = 0}, 1, 1},
-    {"both, dropout emb 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_emb = 0.3f}, 1, 1},
-    {"both, dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 1, 1},
-    {"both, dropout attention 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_att = 0.3f}, 1, 1},
-    {"both, dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 1, 1},
+     0, 1, 0},
+    {"both tied, smoothing", 8, 2, 6, 1, 2, 1, 0, {.label_smoothing = 0.1f}, 1, 1, 0},
+    {"both untied, padding", 8, 1, 5, 2, 1, 0, 2, {.label_smoothing = 0}, 1, 1, 0},
+    {"both, dropout emb 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_emb = 0.3f}, 1, 1, 0},
+    {"both, dropout residual 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_residual = 0.3f}, 1, 1, 0},
+    {"both, dropout attention 0.3", 8, 2, 6, 1, 1, 1, 0, {.dropout_att = 0.3f}, 1, 1, 0},
+    {"both, dropout ff 0.3", 8, 2, 6, 1, 1, 0, 0, {.dropout_ff = 0.3f}, 1, 1, 0},
     {"both, all dropouts, smoothing, tied 2+2", 8, 2, 6, 2, 2, 1, 1,
      {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f,
-      .label_smoothing = 0.1f}, 1, 1},
+      .label_smoothing = 0.1f}, 1, 1, 0},
+    /* a joint vocabulary: one table, tgt_emb, for both sides; with the
+     * other variants too */
+    {"joint vocabulary, untied, padding", 8, 2, 6, 1, 2, 0, 1, {.label_smoothing = 0}, 0, 0, 1},
+    {"joint vocabulary, tied 2+1, smoothing", 8, 4, 6, 2, 1, 1, 0, {.label_smoothing = 0.1f}, 0,
+     0, 1},
+    {"joint, tied, all dropouts", 6, 3, 4, 1, 1, 1, 1,
+     {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f, .dropout_ff = 0.2f},
+     0, 0, 1},
+    {"joint, fixnorm untied, padding", 8, 2, 6, 1, 1, 0, 2, {.label_smoothing = 0}, 0, 1, 1},
+    {"joint, scale norm and fixnorm, tied", 8, 2, 6, 2, 1, 1, 0, {.label_smoothing = 0.1f}, 1,
+     1, 1},
 };
 
 START_TEST(gradients_are_derivatives)
@@ -286,11 +431,14 @@ END_TEST
 /* Teacher-forced decoding with the cache gives the training forward's
  * log-probabilities, row by row, position by position, to float rounding;
  * after a reordering of the rows (a beam's), each row goes on from the
- * row it was copied from. Loops 0-7: tied (bit 0), ScaleNorm (bit 1),
- * FixNorm (bit 2). */
+ * row it was copied from. Loops 0-15: tied (bit 0), ScaleNorm (bit 1),
+ * FixNorm (bit 2), a joint vocabulary (bit 3). */
 START_TEST(decoding_matches_the_forward)
 {
     nmt_config cfg = tf_variant(tf_config(16, 4, 24, 2, 2, _i & 1), _i & 2, (_i & 4) != 0);
+    if (_i & 8)
+        cfg = joint(cfg);
+    const int V = cfg.tgt_vocab;
     nmt_model *m;
     ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
     randomize(m, 5);
@@ -304,7 +452,7 @@ START_TEST(decoding_matches_the_forward)
     ck_assert_int_eq(nmt_infer_create(&st, m, b.B, b.src_T, 6, b.tgt_T), NMT_OK);
     ck_assert_int_eq(nmt_infer_encode(m, st, b.src, b.src_len, b.B, b.src_T), NMT_OK);
     /* rows: 3 sentences; at step 2 row 1 is dropped and row 2 doubled */
-    float *logp = malloc((size_t)6 * VT * sizeof *logp);
+    float *logp = malloc((size_t)6 * V * sizeof *logp);
     double sum[3] = {0};
     int32_t prev[6];
     int rows = b.B, sent[6] = {0, 1, 2};
@@ -323,7 +471,7 @@ START_TEST(decoding_matches_the_forward)
             int s = sent[r];
             if (i >= b.tgt_len[s] || (i >= 2 && r == 2))
                 continue; /* padding; and the doubled row counts once */
-            sum[s] -= (double)logp[(size_t)r * VT + b.tgt_out[(size_t)i * b.B + s]];
+            sum[s] -= (double)logp[(size_t)r * V + b.tgt_out[(size_t)i * b.B + s]];
         }
     }
     for (int s = 0; s < 3; s++)
@@ -425,11 +573,13 @@ Suite *nmt_test_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, tensor_table_follows_design);
     tcase_add_test(tc, dropout_masks_are_seeded_and_fair);
+    tcase_add_test(tc, joint_vocabulary_has_one_table);
+    tcase_add_loop_test(tc, joint_gradient_is_both_sides, 0, 2);
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));
 #else
-    tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 8);
+    tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 16);
     tcase_add_test(tc, attention_maps_are_each_layers_heads);
 #endif
     suite_add_tcase(s, tc);

@@ -39,6 +39,10 @@ typedef struct nmt_config {
     nmt_transformer_config transformer; /* those of an NMT_ARCH_TRANSFORMER one */
     int src_vocab, tgt_vocab;           /* Vs, Vt */
     int tied;                           /* the output matrix is tgt_emb (no out.W) */
+    int joint_vocab;                    /* one vocabulary (Vs = Vt, the same tokens) and
+                                         * one embedding table, tgt_emb, for both
+                                         * sides (no src_emb): the Transformer's
+                                         * variant; the RNN refuses it */
     int lowercase;                      /* how sources were tokenized */
 } nmt_config;
 

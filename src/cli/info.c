@@ -14,6 +14,7 @@ static void help(void)
     printf("Usage: nmt info [OPTIONS] FILE\n\n"
            "A model file's settings, vocabulary sizes, parameter count and size, what\n"
            "text it reads (words, or the pieces of the SentencePiece model it carries),\n"
+           "a joint vocabulary (one list and one embedding table for both sides),\n"
            "and whether it is a resumable checkpoint (with its step and epoch). The whole\n"
            "file is checked as `nmt translate` would load it (header, shapes, crc32, the\n"
            "SentencePiece model).\n\n"
@@ -56,6 +57,9 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     for (int i = 0; nmt_config_setting(c, i, &setting, value, sizeof value); i++)
         printf("%-15s %s\n", setting, value);
     printf("tied            %s\n", c->tied ? "true (the output matrix is tgt_emb)" : "false");
+    /* said only of a joint model, so that every other model's lines stay */
+    if (c->joint_vocab)
+        printf("joint vocab     true (one vocabulary; tgt_emb embeds both sides)\n");
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
     const nmt_subwords *sw = m->subwords;
     if (sw) {
@@ -66,8 +70,12 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     } else {
         printf("units           words\n");
     }
-    printf("src vocab       %d\n", c->src_vocab);
-    printf("tgt vocab       %d\n", c->tgt_vocab);
+    if (c->joint_vocab) {
+        printf("vocab           %d (source and target)\n", c->tgt_vocab);
+    } else {
+        printf("src vocab       %d\n", c->src_vocab);
+        printf("tgt vocab       %d\n", c->tgt_vocab);
+    }
     printf("parameters      %zu\n", m->n_params);
 
     /* tensors beyond the parameters and the SentencePiece model */

@@ -26,7 +26,8 @@ struct nmt_file {
 /* The design's metadata keys of every model; each architecture adds its
  * own (nmt_arch_ops.meta_keys). Extras may reuse none of them. */
 static const char *const design_keys[] = {
-    "format", "arch", "tied", "lowercase", "src_vocab", "tgt_vocab", "crc32", NULL,
+    "format", "arch", "tied", "joint_vocab", "lowercase", "src_vocab", "tgt_vocab", "crc32",
+    NULL,
 };
 
 static int in_list(const char *const *list, const char *key)
@@ -100,11 +101,12 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
      * it is one, so that an RNN's file is what it was before there were
      * other architectures); the architecture's own; `tied` only when true
      * (absent means false), so that an untied model's file is what it was
-     * before tying existed; the subword model's bytes go last, after every
-     * float */
+     * before tying existed (and `joint_vocab` likewise); the subword
+     * model's bytes go last, after every float */
     enum { MAX_ARCH_KEYS = 16 };
     int rnn = m->cfg.arch == NMT_ARCH_RNN;
-    int n_design = 1 + !rnn + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0);
+    int n_design = 1 + !rnn + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0) +
+                   (m->cfg.joint_vocab != 0);
     int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
@@ -152,6 +154,8 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
         kv[n_kv++] = (nmt_meta){"tgt_vocab", tgt};
         if (m->cfg.tied)
             kv[n_kv++] = (nmt_meta){"tied", "true"};
+        if (m->cfg.joint_vocab)
+            kv[n_kv++] = (nmt_meta){"joint_vocab", "true"};
         for (int k = 0; k < n_meta; k++)
             kv[n_kv++] = meta[k];
         rc = nmt_st_write(path, t, n_t, kv, n_kv, "crc32");
@@ -285,6 +289,10 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
     /* absent means untied (files from before tying existed) */
     if (nmt_st_meta(&f->st, "tied") && (rc = nmt_meta_bool(&src, "tied", &cfg->tied)))
         return rc;
+    /* absent means two vocabularies (every file before it, and the RNN's) */
+    if (nmt_st_meta(&f->st, "joint_vocab") &&
+        (rc = nmt_meta_bool(&src, "joint_vocab", &cfg->joint_vocab)))
+        return rc;
     return ops->meta_read(cfg, &src);
 }
 
@@ -321,9 +329,12 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     const nmt_arch_ops *ops = nmt_arch_ops_of(cfg->arch);
     size_t total;
     int n = nmt_tensor_table(cfg, NULL, 0, &total);
-    if (n < 0)
+    if (n < 0) { /* the reason is copied first: the message is rewritten from itself */
+        char why[512];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
         return nmt_set_error(NMT_ERR_FORMAT, "%s: the settings do not fit together: %s", path,
-                             nmt_error_message());
+                             why);
+    }
     nmt_tensor_info *table = malloc((size_t)n * sizeof *table);
     if (!table)
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
@@ -337,6 +348,10 @@ static int check_tensors(const nmt_file *f, const nmt_config *cfg, const char *p
     else if (!cfg->tied && !nmt_st_find(&f->st, "out.W"))
         rc = nmt_set_error(NMT_ERR_FORMAT, "%s: tensor 'out.W' is missing and tied is not "
                            "true (a model with tied embeddings says so in its metadata)", path);
+    /* the source's table, said in the words of the joint vocabulary */
+    else if (cfg->joint_vocab && nmt_st_find(&f->st, "src_emb"))
+        rc = nmt_set_error(NMT_ERR_FORMAT, "%s: joint_vocab is true (tgt_emb embeds both "
+                           "sides) but the file has a 'src_emb'", path);
     for (int k = 0; k < n && !rc; k++) {
         const st_tensor *t = nmt_st_find(&f->st, table[k].name);
         int64_t want[NMT_MAX_NDIM];
@@ -461,6 +476,26 @@ static int load_subwords(nmt_subwords **out, const nmt_file *f, const char *cons
     return NMT_OK;
 }
 
+/* A joint vocabulary is one list, written under both keys: they must be
+ * equal, or one id would name two tokens. */
+static int check_joint(const nmt_config *cfg, const char *const *src_tok,
+                       const char *const *tgt_tok, const char *path)
+{
+    if (!cfg->joint_vocab)
+        return NMT_OK;
+    if (cfg->src_vocab != cfg->tgt_vocab)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: joint_vocab is true but src_vocab has %d "
+                             "tokens and tgt_vocab %d (a joint vocabulary is one list, written "
+                             "under both keys)", path, cfg->src_vocab, cfg->tgt_vocab);
+    for (int id = 0; id < cfg->src_vocab; id++)
+        if (strcmp(src_tok[id], tgt_tok[id]))
+            return nmt_set_error(NMT_ERR_FORMAT, "%s: joint_vocab is true but src_vocab and "
+                                 "tgt_vocab differ at id %d ('%s' and '%s'; a joint vocabulary "
+                                 "is one list, written under both keys)", path, id, src_tok[id],
+                                 tgt_tok[id]);
+    return NMT_OK;
+}
+
 /* Puts "PATH: what: " before the message another module has just set (a
  * copy first: the message buffer is the one being written). */
 static int prefix_error(int rc, const char *path, const char *what)
@@ -513,6 +548,7 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
         return rc;
     if (!(rc = split_vocab(f, "src_vocab", &src_copy, &src_tok, &cfg.src_vocab, path)) &&
         !(rc = split_vocab(f, "tgt_vocab", &tgt_copy, &tgt_tok, &cfg.tgt_vocab, path)) &&
+        !(rc = check_joint(&cfg, src_tok, tgt_tok, path)) &&
         !(rc = check_tensors(f, &cfg, path)) &&
         !(rc = check_finite(f, path)) &&
         !(rc = load_subwords(&sw, f, src_tok, tgt_tok, &cfg, path)) &&

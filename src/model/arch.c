@@ -116,12 +116,20 @@ int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_voca
     if (tgt_vocab)
         c.tgt_vocab = nmt_vocab_size(tgt_vocab);
     c.tied = c.tied != 0;
+    c.joint_vocab = c.joint_vocab != 0;
     const nmt_arch_ops *ops = nmt_arch_ops_of(c.arch);
     if (ops && ops->normalize)
         ops->normalize(&c);
     int rc = nmt_config_check(&c);
     if (rc)
         return rc;
+    /* one table embeds both sides' ids: an id must name one token on both */
+    for (int id = 0; c.joint_vocab && src_vocab && tgt_vocab && id < c.src_vocab; id++)
+        if (strcmp(nmt_vocab_token(src_vocab, id), nmt_vocab_token(tgt_vocab, id)))
+            return nmt_set_error(NMT_ERR_ARG, "a joint vocabulary is one list for both sides, "
+                                 "but id %d is '%s' on the source side and '%s' on the target "
+                                 "side", id, nmt_vocab_token(src_vocab, id),
+                                 nmt_vocab_token(tgt_vocab, id));
     nmt_model *m = calloc(1, sizeof *m);
     if (!m)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the model");

@@ -100,6 +100,12 @@ static int rnn_check(const nmt_config *cfg)
         return nmt_set_error(NMT_ERR_ARG, "tied embeddings need out_dim (%d) equal to emb (%d): "
                              "the output matrix is the target embedding table",
                              c->out_dim, c->emb);
+    /* the encoder's input (E) and the decoder's have the one size, but the
+     * shared table is a Transformer's variant, which no RNN file has */
+    if (cfg->joint_vocab)
+        return nmt_set_error(NMT_ERR_ARG, "a joint vocabulary (one embedding table for both "
+                             "sides) is a Transformer's: the RNN has a source and a target "
+                             "embedding table (--arch transformer for --joint-vocab)");
     return NMT_OK;
 }
 

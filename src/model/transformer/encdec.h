@@ -23,7 +23,7 @@ typedef struct tf_layer {
 } tf_layer;
 
 typedef struct tf_weights {
-    real *src_emb, *tgt_emb;      /* [Vs, d], [Vt, d] */
+    real *src_emb, *tgt_emb;      /* [Vs, d], [Vt, d]; a joint vocabulary: both tgt_emb */
     tf_layer *enc, *dec;          /* [L_e], [L_d] (into tf_model.layers) */
     real *enc_ln_g, *enc_ln_b;    /* [d] */
     real *dec_ln_g, *dec_ln_b;    /* [d] */

@@ -36,6 +36,10 @@ static int tf_check(const nmt_config *cfg)
         return nmt_set_error(NMT_ERR_ARG, "norm %d is neither layer norm nor ScaleNorm", c->norm);
     if (c->fixnorm != 0 && c->fixnorm != 1)
         return nmt_set_error(NMT_ERR_ARG, "fixnorm is %d (0 or 1)", c->fixnorm);
+    if (cfg->joint_vocab && cfg->src_vocab != cfg->tgt_vocab)
+        return nmt_set_error(NMT_ERR_ARG, "a joint vocabulary is one list for both sides, but "
+                             "the source has %d entries and the target %d", cfg->src_vocab,
+                             cfg->tgt_vocab);
     return NMT_OK;
 }
 
@@ -132,12 +136,14 @@ int nmt_tf_layout(const nmt_config *cfg, nmt_tensor_info *table, int max, size_t
     int d = c->d_model, F = c->ff, scale = c->norm == NMT_TF_NORM_SCALE;
     walker w = {.table = table, .max = max, .base = tw ? base : NULL};
     tf_layer scratch;
-    real *p = add(&w, "src_emb", cfg->src_vocab, d);
-    if (tw)
-        tw->src_emb = p;
-    p = add(&w, "tgt_emb", cfg->tgt_vocab, d);
-    if (tw)
-        tw->tgt_emb = p;
+    /* a joint vocabulary: one table, tgt_emb, read (and its gradient added
+     * into) by both sides, so that the encoder's pointer is the decoder's */
+    real *p = cfg->joint_vocab ? NULL : add(&w, "src_emb", cfg->src_vocab, d);
+    real *q = add(&w, "tgt_emb", cfg->tgt_vocab, d);
+    if (tw) {
+        tw->src_emb = cfg->joint_vocab ? q : p;
+        tw->tgt_emb = q;
+    }
     for (int l = 0; l < c->enc_layers; l++) {
         tf_layer *L = tw ? &tw->enc[l] : &scratch;
         memset(L, 0, sizeof *L);
@@ -199,9 +205,14 @@ static void tf_settings_text(const nmt_config *cfg, int brief, char *buf, size_t
     const nmt_transformer_config *c = &cfg->transformer;
     /* the variants only when on: a plain model's text is what it was */
     const char *norm = c->norm == NMT_TF_NORM_SCALE ? ", norm scale" : "";
+    const char *joint = cfg->joint_vocab ? ", joint vocabulary" : "";
     if (brief)
-        snprintf(buf, size, "arch transformer, %d + %d layers%s", c->enc_layers, c->dec_layers,
-                 norm);
+        snprintf(buf, size, "arch transformer, %d + %d layers%s%s", c->enc_layers, c->dec_layers,
+                 norm, joint);
+    else if (cfg->joint_vocab)
+        snprintf(buf, size, "arch transformer, d_model %d, heads %d, ff %d, %d + %d layers, "
+                 "a joint vocabulary of %d%s%s", c->d_model, c->heads, c->ff, c->enc_layers,
+                 c->dec_layers, cfg->tgt_vocab, norm, c->fixnorm ? ", fixnorm" : "");
     else
         snprintf(buf, size, "arch transformer, d_model %d, heads %d, ff %d, %d + %d layers, "
                  "vocabularies %d and %d%s%s", c->d_model, c->heads, c->ff, c->enc_layers,
