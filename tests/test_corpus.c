@@ -109,6 +109,69 @@ START_TEST(reads_and_builds_vocabularies)
 }
 END_TEST
 
+/* A joint vocabulary (--joint-vocab): one list of both sides' tokens, each
+ * counted on both sides together, ordered by that count then bytes, with
+ * --min-count on that count and --max-vocab on the one list; both sides'
+ * ids index it, and both places get it (two copies of one list). With no
+ * minimum and no cap it is the union of the two sides' words. */
+START_TEST(joint_vocabulary_counts_both_sides)
+{
+    make_tmpdir();
+    const char *src = write_text("s.txt", "Ein Mann.\nZwei Männer.\nDrei.\nEin Hund.\n"
+                                          "a b c d e f\n\nÄrger, Mann!\n");
+    const char *tgt = write_text("t.txt", "A man.\nTwo men.\n\nA dog.\nx\n\nTrouble, man!\n");
+    nmt_corpus c;
+    nmt_vocab *sv = NULL, *tv = NULL;
+    nmt_corpus_opts o = {.lowercase = 1, .max_len = 5, .skip_empty = 1, .min_count = 2,
+                         .joint_vocab = 1};
+    ck_assert_msg(nmt_corpus_read(&c, src, tgt, &o, &sv, &tv) == 0, "%s", nmt_error_message());
+    ck_assert_uint_eq(c.n, 4);
+    /* . 6 times, then twice each (by bytes): ! , a ein man mann; "," and
+     * "!" occur once a side, which two vocabularies of --min-count 2 drop */
+    static const char *const want[] = {"<pad>", "<unk>", "<s>", "</s>", ".", "!", ",", "a",
+                                       "ein", "man", "mann"};
+    ck_assert_int_eq(nmt_vocab_size(sv), 11);
+    ck_assert_int_eq(nmt_vocab_size(tv), 11);
+    ck_assert_ptr_ne(sv, tv);
+    for (int id = 0; id < 11; id++) {
+        ck_assert_str_eq(nmt_vocab_token(sv, id), want[id]);
+        ck_assert_str_eq(nmt_vocab_token(tv, id), want[id]);
+    }
+    ck_assert_str_eq(side_text(&c, sv, 0, 0), "ein mann .");
+    ck_assert_str_eq(side_text(&c, sv, 0, 3), "<unk> , mann !");
+    ck_assert_str_eq(side_text(&c, tv, 1, 0), "a man .");
+    ck_assert_str_eq(side_text(&c, tv, 1, 3), "<unk> , man !");
+    nmt_corpus_free(&c);
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    /* --max-vocab 6 caps the one list */
+    sv = tv = NULL;
+    o.max_vocab = 6;
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, &o, &sv, &tv), 0);
+    ck_assert_int_eq(nmt_vocab_size(sv), 6);
+    ck_assert_str_eq(nmt_vocab_token(tv, 5), "!");
+    ck_assert_str_eq(side_text(&c, tv, 1, 3), "<unk> <unk> <unk> !");
+    nmt_corpus_free(&c);
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    /* no minimum, no cap: the union (9 words a side, 3 of them shared) */
+    sv = tv = NULL;
+    o.max_vocab = 0;
+    o.min_count = 1;
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, &o, &sv, &tv), 0);
+    ck_assert_int_eq(nmt_vocab_size(sv), 4 + 15);
+    size_t unk[2], total[2];
+    nmt_corpus_count_unk(&c, unk, total);
+    ck_assert_uint_eq(unk[0] + unk[1], 0);
+    ck_assert_str_eq(side_text(&c, sv, 0, 1), "zwei männer .");
+    ck_assert_str_eq(side_text(&c, tv, 1, 2), "a dog .");
+    nmt_corpus_free(&c);
+    nmt_vocab_free(sv);
+    nmt_vocab_free(tv);
+    remove_tmpdir();
+}
+END_TEST
+
 /* Reading src/tgt must fail with code `code` and a message containing each
  * of the given pieces; nothing may be returned. */
 static void assert_refused(const char *src, const char *tgt, int code, const char *a, const char *b,
@@ -371,6 +434,7 @@ Suite *nmt_test_suite(void)
     Suite *s = suite_create("corpus");
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, reads_and_builds_vocabularies);
+    tcase_add_test(tc, joint_vocabulary_counts_both_sides);
     tcase_add_test(tc, reads_multi30k_train);
     tcase_add_test(tc, prints_files);
     tcase_set_timeout(tc, 60);

@@ -156,9 +156,9 @@ START_TEST(counting_pass_builds_the_same_vocabularies)
     make_corpus(&s, &t, 300);
     const char *sp = write_gzip("s.gz", s), *tp = write_gzip("t.gz", t);
     const int min_counts[] = {1, 3, 30};
-    for (int m = 0; m < 3; m++) {
-        nmt_corpus_opts o = {.max_len = 8, .skip_empty = 1, .min_count = min_counts[m],
-                             .max_vocab = m == 1 ? 10 : 0};
+    for (int m = 0; m < 6; m++) { /* 3..5: a joint vocabulary */
+        nmt_corpus_opts o = {.max_len = 8, .skip_empty = 1, .min_count = min_counts[m % 3],
+                             .max_vocab = m % 3 == 1 ? 10 : 0, .joint_vocab = m >= 3};
         nmt_corpus whole;
         nmt_vocab *sv = NULL, *tv = NULL, *cs, *ct;
         ck_assert_int_eq(nmt_corpus_read(&whole, sp, tp, &o, &sv, &tv), NMT_OK);
@@ -171,6 +171,10 @@ START_TEST(counting_pass_builds_the_same_vocabularies)
         ck_assert_uint_eq(k.types[0], 13);
         ck_assert_uint_eq(k.types[1], 17);
         const nmt_vocab *pair[2][2] = {{sv, cs}, {tv, ct}};
+        if (m >= 3) /* one list, of more tokens than either side has */
+            ck_assert_int_eq(nmt_vocab_size(cs), nmt_vocab_size(ct));
+        if (m == 3)
+            ck_assert_int_gt(nmt_vocab_size(cs), 4 + 17);
         for (int side = 0; side < 2; side++) {
             ck_assert_int_eq(nmt_vocab_size(pair[side][0]), nmt_vocab_size(pair[side][1]));
             for (int id = 0; id < nmt_vocab_size(pair[side][0]); id++)

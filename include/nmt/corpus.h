@@ -14,6 +14,9 @@ typedef struct nmt_corpus_opts {
     int skip_empty;  /* skip pairs with an empty side (training); else keep them */
     int min_count;   /* when building vocabularies: keep tokens seen this often */
     int max_vocab;   /* when building vocabularies: at most this many ids in all; 0: no limit */
+    int joint_vocab; /* when building vocabularies: one of both sides' tokens, each
+                      * counted on both sides together (min_count and max_vocab
+                      * apply to it), returned in both places (two copies) */
     /* Subwords: with a SentencePiece model each line (lowercased first when
      * asked) becomes its piece ids, which are the vocabulary's ids: no
      * vocabulary is used or built (min_count and max_vocab do not apply) and

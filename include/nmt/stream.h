@@ -63,7 +63,7 @@ typedef struct nmt_stream_counts {
  * that opts keeps (lowercase, max_len, skip_empty) in one pass over the
  * files, holding one line at a time and the counts, never the ids, and
  * builds each side's vocabulary as nmt_corpus_read would (opts->min_count,
- * max_vocab): the same vocabularies. sv and tv may be NULL for the counts
+ * max_vocab, joint_vocab): the same vocabularies. sv and tv may be NULL for the counts
  * alone. With opts->subwords nothing is counted but the pairs (and the
  * vocabularies are not built). An empty corpus is no error here: counts
  * say it. */

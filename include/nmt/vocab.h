@@ -14,6 +14,9 @@ typedef struct nmt_vocab nmt_vocab;
 /* A vocabulary made of the given tokens in id order; tokens[0..3] must be the
  * four specials. Used by the model loader. */
 int nmt_vocab_from_tokens(nmt_vocab **out, const char *const *tokens, size_t n);
+/* A copy of v (its tokens in id order), for a second owner: a joint
+ * vocabulary's two sides. */
+int nmt_vocab_copy(nmt_vocab **out, const nmt_vocab *v);
 int nmt_vocab_size(const nmt_vocab *v);
 const char *nmt_vocab_token(const nmt_vocab *v, int32_t id);
 /* The id of a token, or NMT_UNK. */

@@ -23,6 +23,7 @@ typedef struct side {
     const nmt_pair_side *in;     /* the line just read, split (pair_reader.h) */
     const nmt_vocab *vocab;      /* given: map directly */
     nmt_vocab_counter *counter;  /* or: count, remap at the end */
+    int shared;                  /* counter is the other side's (a joint vocabulary) */
     const nmt_subwords *subwords; /* or: the line's pieces, in */
     int32_t *ids;                /* growing copy of the corpus ids */
     size_t n_ids, cap_ids;
@@ -86,8 +87,9 @@ static int reserve_pairs(nmt_corpus *c, side *s, side *t, size_t n, size_t *cap)
     return NMT_OK;
 }
 
-/* Builds the vocabulary of a counted side and rewrites its ids. */
-static int finish_vocab(side *s, const nmt_corpus_opts *o, nmt_vocab **out)
+/* Builds the vocabulary of a counted side and rewrites its ids (and those
+ * of `also`, a joint vocabulary's other side, which shares the counter). */
+static int finish_vocab(side *s, side *also, const nmt_corpus_opts *o, nmt_vocab **out)
 {
     int32_t *remap;
     int rc = nmt_vocab_counter_build(s->counter, o->min_count, o->max_vocab, out, &remap);
@@ -95,17 +97,25 @@ static int finish_vocab(side *s, const nmt_corpus_opts *o, nmt_vocab **out)
         return rc;
     for (size_t i = 0; i < s->n_ids; i++)
         s->ids[i] = remap[s->ids[i]];
+    for (size_t i = 0; also && i < also->n_ids; i++)
+        also->ids[i] = remap[also->ids[i]];
     free(remap);
     return NMT_OK;
 }
 
+/* shared: the other side's counter, when a joint vocabulary is counted */
 static int open_side(side *s, const nmt_pair_side *in, nmt_vocab *const *vocab,
-                     const nmt_corpus_opts *o)
+                     const nmt_corpus_opts *o, nmt_vocab_counter *shared)
 {
     memset(s, 0, sizeof *s);
     s->in = in;
     s->subwords = o->subwords;
     s->vocab = s->subwords ? NULL : *vocab;
+    if (!s->vocab && !s->subwords && shared) {
+        s->counter = shared;
+        s->shared = 1;
+        return NMT_OK;
+    }
     if (!s->vocab && !s->subwords)
         return nmt_vocab_counter_new(&s->counter);
     return NMT_OK;
@@ -113,7 +123,8 @@ static int open_side(side *s, const nmt_pair_side *in, nmt_vocab *const *vocab,
 
 static void close_side(side *s)
 {
-    nmt_vocab_counter_free(s->counter);
+    if (!s->shared)
+        nmt_vocab_counter_free(s->counter);
     free(s->ids);
     free(s->off);
 }
@@ -201,8 +212,10 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
     if (rc)
         goto fail;
     r.alpha = o.subword_alpha;
-    if ((rc = open_side(&s, &r.side[0], src_vocab, &o)) ||
-        (rc = open_side(&t, &r.side[1], tgt_vocab, &o)))
+    /* a joint vocabulary is counted when neither side's is given */
+    int joint = o.joint_vocab && !o.subwords && !*src_vocab && !*tgt_vocab;
+    if ((rc = open_side(&s, &r.side[0], src_vocab, &o, NULL)) ||
+        (rc = open_side(&t, &r.side[1], tgt_vocab, &o, joint ? s.counter : NULL)))
         goto fail;
     if ((rc = read_pairs(c, &r, &s, &t, &o)))
         goto fail;
@@ -217,9 +230,10 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
                                c->skipped_empty);
         goto fail;
     }
-    if (s.counter && (rc = finish_vocab(&s, &o, &sv)))
+    if (s.counter && (rc = finish_vocab(&s, joint ? &t : NULL, &o, &sv)))
         goto fail;
-    if (t.counter && (rc = finish_vocab(&t, &o, &tv))) {
+    if (joint ? (rc = nmt_vocab_copy(&tv, sv)) != NMT_OK
+              : t.counter && (rc = finish_vocab(&t, NULL, &o, &tv))) {
         nmt_vocab_free(sv);
         goto fail;
     }

@@ -34,11 +34,14 @@ int nmt_stream_count(const char *src_path, const char *tgt_path, const nmt_corpu
     if (o.max_len < 0 || o.min_count < 0 || o.max_vocab < 0)
         return nmt_set_error(NMT_ERR_ARG, "corpus options must not be negative");
     nmt_pair_reader in;
-    nmt_vocab_counter *c[2] = {NULL, NULL};
+    /* each side's types (the units' choice counts them), and both sides'
+     * tokens together for a joint vocabulary */
+    nmt_vocab_counter *c[3] = {NULL, NULL, NULL};
+    int joint = o.joint_vocab && !o.subwords;
     int rc = nmt_pair_reader_open(&in, src_path, tgt_path, o.subwords, o.lowercase);
     if (rc)
         return rc;
-    for (int k = 0; !rc && !o.subwords && k < 2; k++)
+    for (int k = 0; !rc && !o.subwords && k < 2 + joint; k++)
         rc = nmt_vocab_counter_new(&c[k]);
     while (!rc && (rc = nmt_pair_reader_next(&in, 1)) == 1) {
         rc = NMT_OK;
@@ -54,20 +57,28 @@ int nmt_stream_count(const char *src_path, const char *tgt_path, const nmt_corpu
         counts->pairs++;
         for (int k = 0; !rc && k < 2 && c[k]; k++)
             rc = count_line(c[k], &in.side[k].tokens);
+        for (int k = 0; !rc && k < 2 && c[2]; k++)
+            rc = count_line(c[2], &in.side[k].tokens);
     }
     counts->lines = in.lines;
     nmt_pair_reader_close(&in);
     for (int k = 0; k < 2; k++)
         counts->types[k] = c[k] ? nmt_vocab_counter_types(c[k]) : 0;
+    nmt_vocab *joint_v = NULL;
+    if (!rc && c[2] && (sv || tv))
+        rc = nmt_vocab_counter_build(c[2], o.min_count, o.max_vocab, &joint_v, NULL);
     if (!rc && c[0] && sv)
-        rc = nmt_vocab_counter_build(c[0], o.min_count, o.max_vocab, sv, NULL);
+        rc = joint ? nmt_vocab_copy(sv, joint_v)
+                   : nmt_vocab_counter_build(c[0], o.min_count, o.max_vocab, sv, NULL);
     if (!rc && c[1] && tv)
-        rc = nmt_vocab_counter_build(c[1], o.min_count, o.max_vocab, tv, NULL);
+        rc = joint ? nmt_vocab_copy(tv, joint_v)
+                   : nmt_vocab_counter_build(c[1], o.min_count, o.max_vocab, tv, NULL);
     if (rc && sv) {
         nmt_vocab_free(*sv);
         *sv = NULL;
     }
-    nmt_vocab_counter_free(c[0]);
-    nmt_vocab_counter_free(c[1]);
+    nmt_vocab_free(joint_v);
+    for (int k = 0; k < 3; k++)
+        nmt_vocab_counter_free(c[k]);
     return rc;
 }

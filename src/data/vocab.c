@@ -211,6 +211,20 @@ int nmt_vocab_from_tokens(nmt_vocab **out, const char *const *tokens, size_t n)
     return NMT_OK;
 }
 
+int nmt_vocab_copy(nmt_vocab **out, const nmt_vocab *v)
+{
+    *out = NULL;
+    size_t n = v->t.n;
+    const char **tok = malloc((n ? n : 1) * sizeof *tok);
+    if (!tok)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory for a vocabulary of %zu tokens", n);
+    for (size_t i = 0; i < n; i++)
+        tok[i] = v->t.bytes + v->t.off[i];
+    int rc = nmt_vocab_from_tokens(out, tok, n);
+    free(tok);
+    return rc;
+}
+
 int nmt_vocab_size(const nmt_vocab *v)
 {
     return (int)v->t.n;
