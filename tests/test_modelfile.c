@@ -3,8 +3,9 @@
  * trips through both loaders, a checkpoint's extras and metadata, the crc32,
  * truncation; settings, shapes and tensors that disagree are refused, naming
  * the file and the tensor (attention kinds, tied output embeddings, a
- * joint vocabulary's lists and tables, byte tensors). Numbers that are not finite (step 8 of "Loading" in
- * docs/DESIGN.md): a NaN, +Inf or -Inf anywhere in a model's weights is
+ * joint vocabulary's lists and tables, byte tensors). Numbers that are not
+ * finite (step 8 of "Loading" in docs/DESIGN.md): a NaN, +Inf or -Inf
+ * anywhere in a model's weights is
  * refused with the file, the tensor and the index of the first one; in a
  * checkpoint's optimizer moments when they are held (a resume), and not when
  * only the model is wanted. The file's CRC is right in every case:

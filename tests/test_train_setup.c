@@ -172,7 +172,10 @@ START_TEST(a_fresh_run_comes_back_ready)
 END_TEST
 
 /* --dropout sets every site of the model's architecture, each site's own
- * option overrides it, and --dropout 0 turns every kind off. */
+ * option overrides it, and --dropout 0 turns every kind off. Word dropout:
+ * --word-dropout sets both sides, a side's own option overrides it,
+ * --dropout 0 turns it off unless it is given, --dropout above 0 does not
+ * set it; the rates are the checkpoint's on resume. */
 START_TEST(dropout_follows_the_architecture)
 {
     make_tmpdir();
@@ -184,13 +187,40 @@ START_TEST(dropout_follows_the_architecture)
     q.dropout = 0.1f;
     q.s.dropout_out = 0.25f;
     q.given.dropout_out = 1;
+    q.given.word_dropout = 1;
+    q.word_dropout = 0.2f;
+    q.given.word_dropout_tgt = 1;
+    q.s.word_dropout_tgt = 0.15f;
     nmt_train_run *r;
     ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
     ck_assert(r->s.dropout_emb == 0.1f && r->s.dropout_enc == 0.1f);
     ck_assert(r->s.dropout_out == 0.25f);
     ck_assert(r->s.dropout_residual == 0 && r->s.dropout_att == 0 && r->s.dropout_ff == 0);
+    ck_assert(r->s.word_dropout_src == 0.2f && r->s.word_dropout_tgt == 0.15f);
     ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
     nmt_train_run_free(r);
+    nmt_train_request back;
+    nmt_train_request_default(&back);
+    back.resume_dir = in_tmp("d1");
+    ck_assert_msg(setup_silently(&r, &back, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert(r->s.word_dropout_src == 0.2f && r->s.word_dropout_tgt == 0.15f);
+    nmt_train_run_free(r);
+    /* --dropout 0.5 drops units, not words; with 0 a given word dropout stays */
+    const float all[2] = {0.5f, 0};
+    for (int k = 0; k < 2; k++) {
+        small_request(&q, k ? "d6" : "d5");
+        q.s.max_steps = 0;
+        q.given.dropout = 1;
+        q.dropout = all[k];
+        q.given.word_dropout_src = k;
+        q.s.word_dropout_src = 0.3f;
+        ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+        ck_assert(r->s.dropout_emb == all[k]);
+        float unset = nmt_train_default_word_dropout(NMT_ARCH_RNN);
+        ck_assert(r->s.word_dropout_src == (k ? 0.3f : unset));
+        ck_assert(r->s.word_dropout_tgt == (k ? 0 : unset));
+        nmt_train_run_free(r);
+    }
 
     /* --init-from takes the architecture from the file: its dropouts are
      * chosen after it is read, and a site it has not is refused */
@@ -294,6 +324,34 @@ START_TEST(refusals_say_why)
                                               "nmt");
         ck_assert(!exists(q.out_dir));
     }
+    /* a joint vocabulary: one list of both sides' words, made a Transformer's
+     * one table; refused for the RNN, saying why */
+    small_request(&q, "joint");
+    q.s.model.arch = NMT_ARCH_TRANSFORMER;
+    q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
+                                                     .enc_layers = 1, .dec_layers = 1};
+    q.s.model.joint_vocab = 1;
+    q.s.max_steps = 0;
+    if (nmt_arch_available(NMT_ARCH_TRANSFORMER)) {
+        ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+        const nmt_model *m = r->model;
+        ck_assert_int_eq(m->cfg.joint_vocab, 1);
+        ck_assert_ptr_null(nmt_model_tensor(m, "src_emb"));
+        /* 4 specials, 14 source words and 14 target words, "." shared */
+        ck_assert_int_eq(nmt_vocab_size(m->src_vocab), 4 + 14 + 14 - 1);
+        ck_assert_int_eq(nmt_vocab_size(m->tgt_vocab), nmt_vocab_size(m->src_vocab));
+        for (int id = 0; id < nmt_vocab_size(m->src_vocab); id++)
+            ck_assert_str_eq(nmt_vocab_token(m->src_vocab, id),
+                             nmt_vocab_token(m->tgt_vocab, id));
+        ck_assert_str_eq(nmt_vocab_token(m->src_vocab, 4), "."); /* 3 + 3 times */
+        nmt_train_run_free(r);
+    }
+    small_request(&q, "joint-rnn");
+    q.s.model.joint_vocab = 1;
+    ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(nmt_error_message(), "a joint vocabulary (one embedding table "
+                                                      "for both sides) is a Transformer's"));
+    ck_assert(!exists(q.out_dir));
     /* a folder that holds a run */
     small_request(&q, "twice");
     q.s.max_steps = 0; /* the run writes its initial model */

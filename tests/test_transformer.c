@@ -217,7 +217,8 @@ START_TEST(joint_gradient_is_both_sides)
         const nmt_tensor_info *tj = &j->tensors[i], *tp = nmt_model_tensor(p, tj->name);
         memcpy(p->params + tp->offset, j->params + tj->offset, tj->size * sizeof *p->params);
     }
-    const nmt_tensor_info *ps = nmt_model_tensor(p, "src_emb"), *pt = nmt_model_tensor(p, "tgt_emb");
+    const nmt_tensor_info *ps = nmt_model_tensor(p, "src_emb");
+    const nmt_tensor_info *pt = nmt_model_tensor(p, "tgt_emb");
     memcpy(p->params + ps->offset, p->params + pt->offset, ps->size * sizeof *p->params);
     nmt_batch b;
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);

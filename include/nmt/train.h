@@ -78,6 +78,12 @@ typedef struct nmt_train_settings {
     float dropout_att;   /* transformer: the attention weights */
     float dropout_ff;    /* transformer: the feed-forward network's inner layer */
     float label_smoothing; /* of the training loss only: what is reported stays -log p */
+    /* word dropout, each rate in [0, 1): each real source token (not </s>)
+     * and each token y1..ym of the decoder's input (not <s>) is replaced by
+     * <unk> with the side's probability before the forward pass; the labels
+     * are never replaced (nmt_word_dropout; docs/DESIGN.md, "Word
+     * dropout"). 0: none */
+    float word_dropout_src, word_dropout_tgt;
     int epochs;          /* 0: no limit (a --max-time run) */
     int64_t max_steps;   /* < 0: no limit; 0 writes the initial model */
     double max_time;     /* seconds of wall-clock time, counted across resumes
@@ -125,6 +131,9 @@ void nmt_train_settings_default(nmt_train_settings *s);
  * for: the RNN's 0.3 (measured on Multi30k), the Transformer's 0.1
  * (Vaswani et al.'s P_drop). */
 float nmt_train_default_dropout(nmt_arch a);
+/* The word dropout rate of each side when none is asked for (and --dropout
+ * is not 0): 0, not yet measured here. */
+float nmt_train_default_word_dropout(nmt_arch a);
 /* Whether the architecture has that dropout site: the field's name
  * without "dropout_" ("emb", "enc", "out", "residual", "att", "ff"). */
 int nmt_arch_has_dropout(nmt_arch a, const char *site);
@@ -157,6 +166,18 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
  * program that wrote it. */
 int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
                                  const nmt_config *model);
+
+/* Word dropout on a filled batch (docs/DESIGN.md, "Word dropout"): each
+ * real source token (not </s>) at rate p_src, and each token y1..ym of the
+ * decoder's input (not <s>) at rate p_tgt, becomes <unk>; the labels
+ * (tgt_out), </s>, <s> and padding are left alone. Token j of side s (0
+ * source, 1 decoder input) of the batch's pair i is replaced when output
+ * c = ((2 (first + i) + s) << 32) + j + 1 of splitmix64 seeded with key,
+ * as a 24-bit uniform, is below the rate: a function of key and the
+ * token's place alone, so that the pairs first.. of a batch shared out
+ * among processes are replaced as in the whole batch. Returns the number
+ * of tokens replaced. */
+size_t nmt_word_dropout(nmt_batch *b, float p_src, float p_tgt, uint64_t key, size_t first);
 
 /* The learning rate of step `step` (1 for the first) under a warmup of
  * `warmup` steps to the peak lr: lr * step / warmup, then

@@ -69,6 +69,9 @@ typedef struct nmt_train_given {
            NMT_SCHEDULE_LINEAR } schedule;
     /* each dropout site's own rate (the settings' dropout_*) */
     int dropout_emb, dropout_enc, dropout_out, dropout_residual, dropout_att, dropout_ff;
+    /* word dropout: both sides' rate (nmt_train_request's word_dropout), and
+     * each side's own (the settings' word_dropout_src, word_dropout_tgt) */
+    int word_dropout, word_dropout_src, word_dropout_tgt;
 } nmt_train_given;
 
 /* What the set-up tells its caller as it goes (nothing it says is needed
@@ -112,8 +115,13 @@ typedef struct nmt_train_request {
     nmt_init_scheme init;
     double init_scale;
     /* given: every dropout site of the model's architecture at this rate,
-     * but those given one by one */
+     * but those given one by one; a rate of 0 turns word dropout off too,
+     * but for a side given its own (a rate above 0 is a dropout of units,
+     * not of words: it sets no word dropout) */
     float dropout;
+    /* given: word dropout on both sides at this rate, but a side given its
+     * own */
+    float word_dropout;
 } nmt_train_request;
 
 /* A request with nothing given: s the defaults, init_scale 0.1. */

@@ -111,7 +111,12 @@ static void help(void)
         "                         norm, initially sqrt(d-model) (Nguyen and Salazar)\n"
         "  --fixnorm              read every embedding row at unit length (and with\n"
         "                         tied embeddings project onto the normalised table;\n"
-        "                         default off)\n\n"
+        "                         default off)\n"
+        "  --joint-vocab          one vocabulary for both sides (the subword pieces,\n"
+        "                         or the words of both sides counted together, with\n"
+        "                         --min-count and --max-vocab on that count) and one\n"
+        "                         embedding table, read by the encoder, the decoder\n"
+        "                         and the tied output (default: one of each a side)\n\n"
         "Optimisation:\n"
         "  --optimizer sgd|adam|adadelta\n"
         "                         (default adam; adadelta: rho 0.95, eps 1e-6)\n"
@@ -121,7 +126,9 @@ static void help(void)
         "  --clip X               clip the global gradient norm to X (default 5; 0 off)\n"
         "  --dropout X            sets every dropout rate of the architecture below at\n"
         "                         once (each one's own option overrides it); 0 turns\n"
-        "                         every kind of dropout off\n"
+        "                         every kind of dropout off, word dropout too (a rate\n"
+        "                         above 0 sets no word dropout: it drops units, not\n"
+        "                         words)\n"
         "  --dropout-emb X        on the source and target embeddings (default 0.3; a\n"
         "                         Transformer's, with their positions: 0.1)\n"
         "  --dropout-enc X        rnn: on the encoder's annotations h_j, as the\n"
@@ -134,6 +141,11 @@ static void help(void)
         "  --dropout-att X        transformer: on the attention weights (default 0.1)\n"
         "  --dropout-ff X         transformer: on the feed-forward network's inner layer\n"
         "                         (default 0.1)\n"
+        "  --word-dropout X       replace each source token (not </s>) and each token\n"
+        "                         the decoder reads (not <s>) by <unk> with probability\n"
+        "                         X while training; the labels stay (default 0)\n"
+        "  --word-dropout-src X, --word-dropout-tgt X\n"
+        "                         one side's rate (over --word-dropout)\n"
         "  --label-smoothing X    train on (1-X)(-log p[y]) + X * mean over the target\n"
         "                         vocabulary of -log p (default 0.1); the loss in log.tsv,\n"
         "                         the perplexities and nmt score stay -log p[y]\n"
@@ -259,7 +271,7 @@ enum {
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
     O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_NORM,
-    O_FIXNORM, O_END
+    O_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC, O_WORD_DROPOUT_TGT, O_END
 };
 
 static const struct option long_options[] = {
@@ -333,6 +345,10 @@ static const struct option long_options[] = {
     {"warmup", required_argument, 0, O_WARMUP},
     {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
     {"decay-from", required_argument, 0, O_DECAY_FROM},
+    {"joint-vocab", no_argument, 0, O_JOINT_VOCAB},
+    {"word-dropout", required_argument, 0, O_WORD_DROPOUT},
+    {"word-dropout-src", required_argument, 0, O_WORD_DROPOUT_SRC},
+    {"word-dropout-tgt", required_argument, 0, O_WORD_DROPOUT_TGT},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -537,6 +553,10 @@ static int parse_value(train_args *a, int c, const char *v)
         tf->norm = i ? NMT_TF_NORM_SCALE : NMT_TF_NORM_LAYER;
         return 0;
     }
+    case O_WORD_DROPOUT: return opt_rate(name, v, &q->word_dropout);
+    case O_WORD_DROPOUT_SRC: return opt_rate(name, v, &s->word_dropout_src);
+    case O_WORD_DROPOUT_TGT: return opt_rate(name, v, &s->word_dropout_tgt);
+    case O_JOINT_VOCAB: s->model.joint_vocab = 1; return 0;
     case O_TIED: s->model.tied = 1; return 0;
     case O_UNTIED: s->model.tied = 0; return 0;
     case O_ARCH: {
@@ -588,6 +608,12 @@ static int check_architecture(const train_args *a)
 {
     const nmt_config *m = &a->q.s.model;
     int rnn = m->arch == NMT_ARCH_RNN;
+    if (rnn && a->given[O_JOINT_VOCAB]) {
+        cli_error("--joint-vocab shares one embedding table between the encoder and the "
+                  "decoder, a Transformer's variant: the RNN has a table for each side "
+                  "(--arch transformer)");
+        return -1;
+    }
     const int *other = rnn ? transformer_options : rnn_options;
     size_t n_other = rnn ? COUNT(transformer_options) : COUNT(rnn_options);
     for (size_t i = 0; i < n_other; i++)
@@ -625,7 +651,7 @@ static int check_combinations(const train_args *a)
                                O_ATT_DIM, O_OUT_DIM, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
                                O_ENC_LAYERS, O_DEC_LAYERS, O_NORM, O_FIXNORM, O_TIED,
                                O_UNTIED, O_LOWERCASE,
-                               O_MIN_COUNT, O_MAX_VOCAB, O_SUBWORDS, O_SPM};
+                               O_MIN_COUNT, O_MAX_VOCAB, O_SUBWORDS, O_SPM, O_JOINT_VOCAB};
     const nmt_train_request *q = &a->q;
     const nmt_train_settings *s = &q->s;
     if (q->resume_dir) {
@@ -780,6 +806,8 @@ static nmt_train_given given_of(const train_args *a)
         .dropout_emb = g[O_DROPOUT_EMB], .dropout_enc = g[O_DROPOUT_ENC],
         .dropout_out = g[O_DROPOUT_OUT], .dropout_residual = g[O_DROPOUT_RESIDUAL],
         .dropout_att = g[O_DROPOUT_ATT], .dropout_ff = g[O_DROPOUT_FF],
+        .word_dropout = g[O_WORD_DROPOUT], .word_dropout_src = g[O_WORD_DROPOUT_SRC],
+        .word_dropout_tgt = g[O_WORD_DROPOUT_TGT],
         .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
         .average_snapshots = g[O_AVERAGE_SNAPSHOTS],
     };

@@ -46,28 +46,47 @@ int nmt_batch_log_start(nmt_trainer *t)
     return NMT_OK;
 }
 
+/* The rows [k][first, len) of a time-major [T, B] id matrix as a JSON list
+ * of lists, after `name`. */
+static void put_rows(FILE *f, const char *name, const int32_t *ids, const int *len, int B,
+                     int first, int drop_last)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (int k = 0; k < B; k++) {
+        fputs(k ? ",[" : "[", f);
+        for (int j = first; j < len[k] - drop_last; j++)
+            fprintf(f, j > first ? ",%d" : "%d", (int)ids[(size_t)j * B + k]);
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
 /* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
  * (the one its optimizer update uses, after any decay) and pairs as token
- * ids, without </s> and <s> (docs/DESIGN.md's batches add them). */
+ * ids, without </s> and <s> (docs/DESIGN.md's batches add them): the
+ * source the encoder read (after word dropout) and the target, the labels
+ * (never dropped). With word dropout on the target side also
+ * "tgt_in":[[ids]], the decoder's input y1..ym as it read them (without
+ * <s>); without it that is "tgt", and a run without word dropout writes
+ * the log it did before there was any. */
 int nmt_batch_log_step(nmt_trainer *t)
 {
     FILE *f = t->batch_log;
     const nmt_corpus *c = t->train;
     const nmt_batch *b = &t->batch;
     fprintf(f, "{\"step\":%lld,\"lr\":%.17g", (long long)t->st.step + 1, t->opt.lr);
-    for (int side = 0; side < 2; side++) {
-        const int32_t *ids = side ? c->tgt : c->src;
-        const size_t *off = side ? c->tgt_off : c->src_off;
-        fputs(side ? ",\"tgt\":[" : ",\"src\":[", f);
-        for (int k = 0; k < b->B; k++) {
-            size_t p = b->pair[k];
-            fputs(k ? ",[" : "[", f);
-            for (size_t i = off[p]; i < off[p + 1]; i++)
-                fprintf(f, i > off[p] ? ",%d" : "%d", (int)ids[i]);
-            fputc(']', f);
-        }
+    put_rows(f, "src", b->src, b->src_len, b->B, 0, 1);
+    fputs(",\"tgt\":[", f);
+    for (int k = 0; k < b->B; k++) {
+        size_t p = b->pair[k];
+        fputs(k ? ",[" : "[", f);
+        for (size_t i = c->tgt_off[p]; i < c->tgt_off[p + 1]; i++)
+            fprintf(f, i > c->tgt_off[p] ? ",%d" : "%d", (int)c->tgt[i]);
         fputc(']', f);
     }
+    fputc(']', f);
+    if (t->s.word_dropout_tgt > 0)
+        put_rows(f, "tgt_in", b->tgt_in, b->tgt_len, b->B, 1, 0);
     fputs("}\n", f);
     if (ferror(f))
         return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);

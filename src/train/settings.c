@@ -56,6 +56,12 @@ float nmt_train_default_dropout(nmt_arch a)
     return a == NMT_ARCH_TRANSFORMER ? 0.1f : 0.3f;
 }
 
+float nmt_train_default_word_dropout(nmt_arch a)
+{
+    (void)a;
+    return 0;
+}
+
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k)
 {
     return a == NMT_ARCH_TRANSFORMER && k == NMT_OPTIM_ADAM ? 3e-3 : nmt_optim_default_lr(k);
@@ -193,6 +199,10 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
         nmt_ckpt_put(w, "train.accumulate", "%d", s->accumulate);
     if (s->shuffle_buffer > 0)
         nmt_ckpt_put(w, "train.shuffle_buffer", "%" PRId64, s->shuffle_buffer);
+    if (s->word_dropout_src > 0)
+        nmt_ckpt_put(w, "train.word_dropout_src", "%.9g", (double)s->word_dropout_src);
+    if (s->word_dropout_tgt > 0)
+        nmt_ckpt_put(w, "train.word_dropout_tgt", "%.9g", (double)s->word_dropout_tgt);
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
@@ -314,6 +324,11 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->accumulate = nmt_ckpt_get_int(&r, "train.accumulate", 1, 1 << 20);
     if (nmt_ckpt_has(&r, "train.shuffle_buffer"))
         s->shuffle_buffer = nmt_ckpt_get_i64(&r, "train.shuffle_buffer", 1, INT64_MAX);
+    /* absent: no word dropout on that side */
+    if (nmt_ckpt_has(&r, "train.word_dropout_src"))
+        s->word_dropout_src = (float)nmt_ckpt_get_double_in(&r, "train.word_dropout_src", 0, 1);
+    if (nmt_ckpt_has(&r, "train.word_dropout_tgt"))
+        s->word_dropout_tgt = (float)nmt_ckpt_get_double_in(&r, "train.word_dropout_tgt", 0, 1);
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");
     return r.rc;

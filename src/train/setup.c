@@ -211,7 +211,9 @@ static int check_early_stop_ahead(const nmt_train_run *r, const nmt_train_reques
 
 /* The dropout of every site of the model's architecture: its own option,
  * else --dropout, else the architecture's default. A site the architecture
- * does not have is 0, and asking for it is refused. */
+ * does not have is 0, and asking for it is refused. Word dropout likewise:
+ * a side's own option, else --word-dropout, else 0 with --dropout 0, else
+ * the default. */
 static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
 {
     static const char *const sites[6] = {"emb", "enc", "out", "residual", "att", "ff"};
@@ -235,6 +237,15 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
         if (!given[k])
             *rate[k] = has ? all : 0;
     }
+    /* word dropout replaces words, where --dropout drops units: --dropout 0
+     * turns it off (every kind of dropout off, as the reference checks
+     * need), a rate above 0 leaves it at its default */
+    float words = g->word_dropout ? q->word_dropout
+                  : g->dropout && q->dropout == 0 ? 0 : nmt_train_default_word_dropout(a);
+    if (!g->word_dropout_src)
+        s->word_dropout_src = words;
+    if (!g->word_dropout_tgt)
+        s->word_dropout_tgt = words;
     return NMT_OK;
 }
 
@@ -381,7 +392,8 @@ static int count_streamed(nmt_train_run *r, const nmt_subwords *sw, nmt_vocab **
     const nmt_train_settings *s = &r->s;
     nmt_corpus_opts o = {.lowercase = s->model.lowercase, .max_len = s->max_len,
                          .skip_empty = 1, .min_count = s->min_count,
-                         .max_vocab = s->max_vocab, .subwords = sw};
+                         .max_vocab = s->max_vocab, .joint_vocab = s->model.joint_vocab,
+                         .subwords = sw};
     nmt_stream_counts k;
     int rc = nmt_stream_count(s->src_path, s->tgt_path, &o, sv, tv, &k);
     if (rc)
@@ -544,7 +556,8 @@ static int read_corpora(nmt_train_run *r, const nmt_train_request *q)
         return rc;
     const nmt_subwords *sw = r->model ? r->model->subwords : fresh_sw;
     nmt_corpus_opts o = {.lowercase = s->model.lowercase, .max_len = s->max_len, .skip_empty = 1,
-                         .min_count = s->min_count, .max_vocab = s->max_vocab, .subwords = sw};
+                         .min_count = s->min_count, .max_vocab = s->max_vocab,
+                         .joint_vocab = s->model.joint_vocab, .subwords = sw};
     nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
     nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
     if ((rc = check_sampling(r, sw))) {

@@ -65,8 +65,10 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (s->accumulate < 1 || s->batch_tokens < 0)
         return nmt_set_error(NMT_ERR_ARG, "accumulate must be at least 1 and batch tokens at "
                              "least 0, not %d and %d", s->accumulate, s->batch_tokens);
-    if (s->shuffle_buffer < 0)
-        return nmt_set_error(NMT_ERR_ARG, "the shuffle buffer must be 0 (off) or more pairs");
+    if (s->shuffle_buffer < 0 || !(s->word_dropout_src >= 0 && s->word_dropout_src < 1) ||
+        !(s->word_dropout_tgt >= 0 && s->word_dropout_tgt < 1))
+        return nmt_set_error(NMT_ERR_ARG, "the shuffle buffer must be 0 (off) or more pairs, "
+                             "word dropout rates in [0, 1)");
     /* a streamed corpus is read by the trainer (blocks.c): no corpus is given */
     if (s->shuffle_buffer == 0 && (!train || train->n == 0))
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
@@ -398,57 +400,12 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int sche
     return NMT_OK;
 }
 
-/* This process's share of a batch's pairs[n] in a run of t->size: a run of
- * consecutive pairs, cut so that the processes get about the same number of
- * target tokens (each pair goes where the middle of its tokens falls). */
-static void my_share(const nmt_trainer *t, const size_t *pairs, int n, int *lo, int *hi)
-{
-    const nmt_corpus *c = t->train;
-    double total = 0;
-    for (int i = 0; i < n; i++)
-        total += (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
-    double before = 0;
-    *lo = *hi = 0;
-    int found = 0;
-    for (int i = 0; i < n; i++) {
-        double len = (double)(c->tgt_off[pairs[i] + 1] - c->tgt_off[pairs[i]] + 1);
-        int owner = (int)((before + len / 2) * t->size / total);
-        owner = owner < t->size ? owner : t->size - 1;
-        if (owner == t->rank) {
-            if (!found)
-                *lo = i, found = 1;
-            *hi = i + 1;
-        }
-        before += len;
-    }
-}
-
-/* Dropout's masks in a run of several processes: each step and process its
- * own stream, made from (seed, step, rank), so that no state must be kept
- * per process and a resumed run draws what the uninterrupted one drew. */
-static void step_rng(const nmt_trainer *t, size_t batch_of_step, nmt_rng *r)
-{
-    uint64_t z = t->s.seed ^ 0x94d049bb133111ebULL ^ ((uint64_t)t->st.step * 0x9e3779b97f4a7c15ULL) ^
-                 ((uint64_t)(t->rank + 1) * 0xbf58476d1ce4e5b9ULL) ^
-                 ((uint64_t)batch_of_step * 0xd6e8feb86659fd93ULL); /* --accumulate's k-th */
-    nmt_rng_seed(r, z);
-}
-
 /* The batches the step at the current position takes: `accumulate` of
  * them, fewer at the end of an epoch. */
 static size_t step_batches(const nmt_trainer *t)
 {
     size_t left = t->st.n_batches - t->st.batch, k = (size_t)t->s.accumulate;
     return left < k ? left : k;
-}
-
-/* The pairs of the epoch's batch b: the one place that reads the plan for
- * summed_forward_backward. */
-static void plan_batch(const nmt_trainer *t, size_t b, const size_t **pairs, int *n)
-{
-    b -= t->block_first; /* a streamed corpus's block (0 in memory) */
-    *pairs = t->plan.index + t->plan.start[b];
-    *n = (int)(t->plan.start[b + 1] - t->plan.start[b]);
 }
 
 /* The gradient and loss of the step's batches (--accumulate), or of this
@@ -482,19 +439,17 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
             break;
         }
         t->step_took = k + 1;
-        plan_batch(t, t->st.batch + k, &pairs, &n);
+        nmt_plan_batch(t, t->st.batch + k, &pairs, &n);
         hi = n;
         if (t->size > 1)
-            my_share(t, pairs, n, &lo, &hi);
+            nmt_step_share(t, pairs, n, &lo, &hi);
         if (hi <= lo)
             continue; /* adds a zero gradient */
-        if ((rc = nmt_batch_fill(&t->batch, t->train, pairs + lo, hi - lo)))
-            return rc;
-        if (t->batch_log && (rc = nmt_batch_log_step(t)))
-            return rc;
         nmt_rng own, *r = &t->rng;
         if (t->size > 1) /* one process's stream goes on from batch to batch */
-            step_rng(t, k, r = &own);
+            nmt_step_rng(t, k, t->rank, r = &own);
+        if ((rc = nmt_step_batch(t, k, pairs, lo, hi, r)))
+            return rc;
         if (k > 0)
             nmt_model_zero_grad(t->m);
         nmt_real l;
@@ -610,11 +565,8 @@ static int train_step(nmt_trainer *t)
     } else { /* one batch, one process: its own gradient, as it comes */
         const size_t *pairs;
         int n;
-        plan_batch(t, t->st.batch, &pairs, &n);
-        rc = nmt_batch_fill(&t->batch, t->train, pairs, n);
-        if (!rc && t->batch_log)
-            rc = nmt_batch_log_step(t);
-        if (rc)
+        nmt_plan_batch(t, t->st.batch, &pairs, &n);
+        if ((rc = nmt_step_batch(t, 0, pairs, 0, n, &t->rng)))
             return rc;
         nmt_real step_loss;
         if ((rc = nmt_forward_backward(&step_loss, t->m, t->ws, &t->batch, &reg, &t->rng)))

@@ -101,6 +101,26 @@ int nmt_valid_bleu(nmt_bleu **b, const nmt_model *m);
 int nmt_batch_log_start(nmt_trainer *t);
 int nmt_batch_log_step(nmt_trainer *t);
 
+/* step_batch.c: a step's batches. The pairs of the epoch's batch b (the one
+ * place that reads the plan for a step). */
+void nmt_plan_batch(const nmt_trainer *t, size_t b, const size_t **pairs, int *n);
+/* This process's share of a batch's pairs[n] in a run of t->size: a run of
+ * consecutive pairs [lo, hi), cut so that the processes get about the same
+ * number of target tokens (each pair goes where the middle of its tokens
+ * falls). */
+void nmt_step_share(const nmt_trainer *t, const size_t *pairs, int n, int *lo, int *hi);
+/* Dropout's stream in a run of several processes: each step, batch of the
+ * step (--accumulate's k-th) and process its own, made from (seed, step,
+ * rank), so that no state must be kept per process and a resumed run draws
+ * what the uninterrupted one drew. */
+void nmt_step_rng(const nmt_trainer *t, size_t batch_of_step, int rank, nmt_rng *r);
+/* Fills t->batch with pairs[lo, hi) (pairs the whole batch k of the step),
+ * drops out its words at the settings' rates with a key drawn first from r,
+ * the batch's dropout stream (several processes: rank 0's key on every
+ * process, and rank 0's r goes on past it), and writes it to the batch
+ * log. */
+int nmt_step_batch(nmt_trainer *t, size_t k, const size_t *pairs, int lo, int hi, nmt_rng *r);
+
 /* blocks.c: a streamed corpus. Opens the stream over settings' files in
  * the model's units. */
 int nmt_blocks_open(nmt_trainer *t);
