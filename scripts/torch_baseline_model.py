@@ -406,20 +406,27 @@ def forward_nll(cfg, P, src, src_len, tgt_in, tgt_out, tgt_len, noise=PLAIN):
 
 
 def make_batch(pairs, device="cpu"):
-    """pairs: [(src ids, tgt ids)] without specials. Returns time-major
+    """pairs: [(src ids, tgt ids)] without specials, or [(src ids, tgt ids,
+    the decoder's input ids)] when nmt's word dropout replaced some of what
+    the decoder read (its batch log's tgt_in). Returns time-major
     (src, src_len, tgt_in, tgt_out, tgt_len) as docs/DESIGN.md lays them out:
     src = x + </s>, tgt_in = <s> y, tgt_out = y </s>, padding 0."""
     B = len(pairs)
-    sl = [len(s) + 1 for s, _ in pairs]
-    tl = [len(t) + 1 for _, t in pairs]
+    sl = [len(p[0]) + 1 for p in pairs]
+    tl = [len(p[1]) + 1 for p in pairs]
     src = torch.zeros(max(sl), B, dtype=torch.long)
     tin = torch.zeros(max(tl), B, dtype=torch.long)
     tout = torch.zeros(max(tl), B, dtype=torch.long)
-    for b, (s, t) in enumerate(pairs):
+    for b, p in enumerate(pairs):
+        s, t = p[0], p[1]
+        y_in = p[2] if len(p) > 2 else t
+        if len(y_in) != len(t):
+            raise ValueError("pair %d: %d decoder inputs for %d target tokens"
+                             % (b, len(y_in), len(t)))
         src[:len(s), b] = torch.tensor(s, dtype=torch.long)
         src[len(s), b] = EOS
         tin[0, b] = BOS
-        tin[1:len(t) + 1, b] = torch.tensor(t, dtype=torch.long)
+        tin[1:len(t) + 1, b] = torch.tensor(y_in, dtype=torch.long)
         tout[:len(t), b] = torch.tensor(t, dtype=torch.long)
         tout[len(t), b] = EOS
     to = lambda x: x.to(device)
@@ -438,11 +445,12 @@ def batch_loss(cfg, P, pairs, noise=PLAIN):
 
 def check_ids(cfg, pairs):
     Vs, Vt = len(cfg.src_vocab), len(cfg.tgt_vocab)
-    for k, (s, t) in enumerate(pairs):
+    for k, p in enumerate(pairs):
+        s, t = p[0], p[1]
         for x in s:
             if not 0 < x < Vs or x in (BOS, EOS):
                 raise ValueError("pair %d: source id %d is not a token id (Vs=%d)" % (k, x, Vs))
-        for y in t:
+        for y in list(t) + list(p[2] if len(p) > 2 else []):
             if not 0 < y < Vt or y in (BOS, EOS):
                 raise ValueError("pair %d: target id %d is not a token id (Vt=%d)" % (k, y, Vt))
 

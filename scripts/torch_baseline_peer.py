@@ -107,7 +107,10 @@ def open_batch_log(path):
     """The batch log of `nmt train --batch-log`: (its first line's record of
     the weights the steps start from, or None for a log without one; an
     iterator of (step, lr or None, pairs), each step's pairs as token ids
-    without </s> and <s>)."""
+    without </s> and <s>: (source, target), or (source, target, the
+    decoder's input) in a log of a run with word dropout on the target side
+    (its tgt_in; the source is the one the encoder read, after word
+    dropout, in every log))."""
     opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
     f = opener(path, "rt")
     first = f.readline()
@@ -120,16 +123,21 @@ def open_batch_log(path):
         else:
             start = j
 
+    def pairs(j):
+        if "tgt_in" in j:
+            return list(zip(j["src"], j["tgt"], j["tgt_in"]))
+        return list(zip(j["src"], j["tgt"]))
+
     def steps():
         with f:
             for j in head:
-                yield j["step"], j.get("lr"), list(zip(j["src"], j["tgt"]))
+                yield j["step"], j.get("lr"), pairs(j)
             for k, line in enumerate(f, 2):
                 try:
                     j = json.loads(line)
                 except ValueError:  # a log cut short by a killed run
                     raise ValueError("%s: line %d is not JSON (a log cut short?)" % (path, k))
-                yield j["step"], j.get("lr"), list(zip(j["src"], j["tgt"]))
+                yield j["step"], j.get("lr"), pairs(j)
     return start, steps()
 
 
@@ -188,6 +196,9 @@ RECIPE_FOLLOWED = ("optimizer", "lr", "clip", "dropout_emb", "dropout_enc", "dro
                    "label_smoothing", "seed", "threads", "max_time")  # taken over here
 RECIPE_IN_BATCHES = ("src", "tgt", "batch_size", "max_len", "min_count", "max_vocab",
                      "shuffle", "subword_alpha", "epochs", "max_steps",
+                     # word dropout replaced ids before the log took them: it holds the
+                     # source and decoder input the model read (and the labels)
+                     "word_dropout_src", "word_dropout_tgt",
                      # where the corpus files lie from the run folder, and their prints
                      # (nmt train --resume finds them and checks them)
                      "src_from_run", "src_bytes", "src_hash",
@@ -408,7 +419,7 @@ def cmd_train(a):
         norm = torch.nn.utils.clip_grad_norm_(params, a.clip if a.clip > 0 else float("inf"))
         opt.step()
         step += 1
-        toks += sum(len(t) + 1 for _, t in batch)
+        toks += sum(len(p[1]) + 1 for p in batch)
         if log:
             log.write("%d\t%.6f\t%.6f\t%.9g\t%.3f\n" % (step, loss.item(), float(norm), lr_now,
                                                        train_s()))

@@ -135,8 +135,10 @@ class Model(nn.Module):
         Le, Ld = int(meta["enc_layers"]), int(meta["dec_layers"])
         self.d, self.tied = d, meta.get("tied") == "true"
         self.scale, self.fixnorm = variants(meta)
-        self.src_emb = nn.Parameter(P["src_emb"].clone())
+        # a joint vocabulary: one table, tgt_emb, that the encoder reads too
+        self.joint = meta.get("joint_vocab") == "true"
         self.tgt_emb = nn.Parameter(P["tgt_emb"].clone())
+        self.src_emb = self.tgt_emb if self.joint else nn.Parameter(P["src_emb"].clone())
         kw = dict(d_model=d, nhead=h, dim_feedforward=F, dropout=dropout, activation="relu",
                   norm_first=True, batch_first=True)
         self.enc = nn.ModuleList([nn.TransformerEncoderLayer(**kw) for _ in range(Le)])
@@ -208,7 +210,9 @@ class Model(nn.Module):
     @torch.no_grad()
     def export(self):
         """{nmt tensor name: tensor}: the inverse of the loading above."""
-        d, P = self.d, {"src_emb": self.src_emb, "tgt_emb": self.tgt_emb, "out.b": self.out_b}
+        d, P = self.d, {"tgt_emb": self.tgt_emb, "out.b": self.out_b}
+        if not self.joint:
+            P["src_emb"] = self.src_emb
         if not self.tied:
             P["out.W"] = self.out_W
 
@@ -273,6 +277,17 @@ def pad(lists, lead=None, tail=None):
     return ids, ids == PAD
 
 
+def batch_ids(b):
+    """A batch log line's (src, src_pad, tgt_in, tgt_pad, tgt_out): the
+    source and the decoder's input as nmt's model read them (after word
+    dropout: the log's src, and its tgt_in when the target side had word
+    dropout, else tgt), the labels its tgt."""
+    src, src_pad = pad(b["src"], tail=EOS)
+    tgt_in, tgt_pad = pad(b.get("tgt_in", b["tgt"]), lead=BOS)
+    tgt_out, _ = pad(b["tgt"], tail=EOS)
+    return src, src_pad, tgt_in, tgt_pad, tgt_out
+
+
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -287,9 +302,7 @@ def cmd_train(a):
     losses, times = [], []
     for line in lines[:a.steps]:
         b = json.loads(line)
-        src, src_pad = pad(b["src"], tail=EOS)
-        tgt_in, tgt_pad = pad(b["tgt"], lead=BOS)
-        tgt_out, _ = pad(b["tgt"], tail=EOS)
+        src, src_pad, tgt_in, tgt_pad, tgt_out = batch_ids(b)
         t0 = time.perf_counter()
         opt.zero_grad()
         logits = model.decode(model.encode(src, src_pad), src_pad, tgt_in, tgt_pad)
@@ -332,9 +345,9 @@ def read_recipe(path, meta):
     if m.get("arch") != "transformer" or meta.get("arch") != "transformer":
         raise ValueError("%s and the initial model must both be Transformers (arch %s, %s)"
                          % (path, m.get("arch"), meta.get("arch")))
-    absent = {"tied": "false", "fixnorm": "false", "norm": "layer"}
+    absent = {"tied": "false", "fixnorm": "false", "norm": "layer", "joint_vocab": "false"}
     for k in ("d_model", "heads", "ff", "enc_layers", "dec_layers", "tied", "lowercase", "norm",
-              "fixnorm"):
+              "fixnorm", "joint_vocab"):
         if m.get(k, absent.get(k)) != meta.get(k, absent.get(k)):
             raise ValueError("%s: %s = %s, but the initial model has %s"
                              % (path, k, m.get(k), meta.get(k)))
@@ -488,9 +501,7 @@ def cmd_follow(a):
             for g in opt.param_groups:
                 g["lr"] = b["lr"]
             lr_now = b["lr"]
-        src, src_pad = pad(b["src"], tail=EOS)
-        tgt_in, tgt_pad = pad(b["tgt"], lead=BOS)
-        tgt_out, _ = pad(b["tgt"], tail=EOS)
+        src, src_pad, tgt_in, tgt_pad, tgt_out = batch_ids(b)
         opt.zero_grad(set_to_none=True)
         logits = model.decode(model.encode(src, src_pad), src_pad, tgt_in, tgt_pad)
         V = logits.shape[-1]

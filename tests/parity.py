@@ -180,8 +180,11 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     score` must give torch's loss, and one step of `nmt train --optimizer sgd
     --lr 1 --clip 0` must change every weight by minus torch's gradient, and
     with --label-smoothing 0.1 and --clip at half that gradient's norm by
-    minus half of the smoothed loss's gradient (the checkpoints, written by
-    nmt, read back here). Returns (errors, loss rel, worst step error)."""
+    minus half of the smoothed loss's gradient, and with --word-dropout 0.3
+    (every other dropout 0) by minus the gradient of the ids its --batch-log
+    recorded (the source and decoder input the model read, the labels as
+    they were) (the checkpoints, written by nmt, read back here). Returns
+    (errors, loss rel, worst step error)."""
     errors = []
     src = os.path.join(tmp, "e2e.src")
     tgt = os.path.join(tmp, "e2e.tgt")
@@ -191,9 +194,9 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
         f.writelines(as_text(t, cfg.tgt_vocab, "qqq") + "\n" for _, t in pairs)
     P64 = {k: v.to(torch.float64) for k, v in tb.load_model(model)[1].items()}
 
-    def gradient(ls):
+    def gradient(ls, batch=pairs):
         P = {k: v.clone().requires_grad_(True) for k, v in P64.items()}
-        objective, _, loss = tb.batch_loss(cfg, P, pairs, tb.Noise(label_smoothing=ls))
+        objective, _, loss = tb.batch_loss(cfg, P, batch, tb.Noise(label_smoothing=ls))
         objective.backward()
         return loss, {n: P[n].grad.numpy() for n in P}
     loss, grad = gradient(0.0)
@@ -212,17 +215,31 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     # is then the gradient times clip / norm)
     gnorm_ls = math.sqrt(sum(float((g ** 2).sum()) for g in grad_ls.values()))
     worst = 0.0
-    for clip, factor, ls, G in ((0.0, 1.0, 0.0, grad), (gnorm_ls / 2, 0.5, 0.1, grad_ls)):
-        out = os.path.join(tmp, "run-%s-%g" % (tag.replace("/", "-"), factor))
+    for clip, factor, ls, G in ((0.0, 1.0, 0.0, grad), (gnorm_ls / 2, 0.5, 0.1, grad_ls),
+                                (0.0, 1.0, 0.0, None)):
+        wd = G is None  # word dropout: the gradient of the ids the batch log holds
+        out = os.path.join(tmp, "run-%s-%g%s" % (tag.replace("/", "-"), factor,
+                                                 "-wd" if wd else ""))
         r = subprocess.run([nmt, "train", "--init-from", model, "--src", src, "--tgt", tgt,
                             "--out", out, "--optimizer", "sgd", "--lr", "1", "--clip",
                             repr(clip), "--dropout", "0", "--label-smoothing", repr(ls),
                             "--no-shuffle", "--batch-size", str(len(pairs)), "--max-steps", "1",
-                            "--threads", "1"],
+                            "--threads", "1"] +
+                           (["--word-dropout", "0.3", "--batch-log", out + ".log"] if wd else []),
                            capture_output=True, text=True)
         if r.returncode != 0:
             errors.append("nmt train exit %d: %s" % (r.returncode, r.stderr.strip()[:300]))
             continue
+        if wd:
+            steps = [b for _, _, b in tb.open_batch_log(out + ".log")[1]]
+            read = steps[0] if len(steps) == 1 else []
+            if [list(p[1]) for p in read] != [list(t) for _, t in pairs]:
+                errors.append("word dropout: the batch log's labels are not the targets")
+                continue
+            if not any(list(p[0]) + list(p[2]) != list(s) + list(t)
+                       for p, (s, t) in zip(read, pairs)):
+                errors.append("word dropout 0.3 replaced nothing: the check proves nothing")
+            G = gradient(0.0, read)[1]
         try:
             _, new = tb.load_model(os.path.join(out, "checkpoint.safetensors"), torch.float64)
         except (ValueError, KeyError, OSError) as e:

@@ -6,10 +6,11 @@ equations ("The Transformer") and nothing else.
     parity_transformer.py [CONFIG...]
 
 For each configuration (heads, layers, tied or not, label smoothing, and
-the variants: ScaleNorm for every norm, FixNorm's unit embedding rows) a
-random model file is written here (safetensors, the design's names and
-metadata: what a reader of the contract would write), and then, through
-nmt's own command line as the contract's reference checks run it:
+the variants: ScaleNorm for every norm, FixNorm's unit embedding rows, a
+joint vocabulary or two; word dropout) a random model file is written here
+(safetensors, the design's names and metadata: what a reader of the
+contract would write), and then, through nmt's own command line as the
+contract's reference checks run it:
   * `nmt score` must print the mean -log p of the corpus that torch
     computes (relative 1e-5);
   * one step of `nmt train --init-from FILE --optimizer sgd --lr LR --clip 0
@@ -17,6 +18,14 @@ nmt's own command line as the contract's reference checks run it:
     --max-steps 1 --threads 1` over all N pairs must move every weight by
     exactly -LR times torch's gradient of the (smoothed) loss: per tensor
     max|g_nmt - g_torch| / max|g_torch| <= 1e-4.
+    With word dropout (--word-dropout X --batch-log LOG, every other
+    dropout 0) torch's gradient is taken on the ids the log recorded: the
+    source and the decoder's input as nmt's model read them, the labels
+    as they were (the log's labels must be the corpus's, and some ids must
+    have been replaced, or the check would prove nothing).
+A joint vocabulary's file has joint_vocab = true, no src_emb, and one list
+under src_vocab and tgt_vocab; the reference then embeds both sides with
+tgt_emb, and its gradient gathers all three uses.
 The reference runs each sentence alone (no padding, no masks but the causal
 one), in float64, so it also checks that padding changes nothing. nmt's
 checkpoint after the step must also read back as the same model here.
@@ -98,10 +107,11 @@ def read_model(path):
     return out, meta
 
 
-def tensor_names(d, F, Le, Ld, Vs, Vt, tied, scale=False):
+def tensor_names(d, F, Le, Ld, Vs, Vt, tied, scale=False, joint=False):
     """The design's tensors and shapes (any order: readers go by name);
-    scale: ScaleNorm's norms, a gain of shape [1] and no bias."""
-    t = [("src_emb", (Vs, d)), ("tgt_emb", (Vt, d))]
+    scale: ScaleNorm's norms, a gain of shape [1] and no bias; a joint
+    vocabulary has no src_emb."""
+    t = ([] if joint else [("src_emb", (Vs, d))]) + [("tgt_emb", (Vt, d))]
 
     def mha(p):
         return [(p + w, (d, d)) for w in ("W_q", "W_k", "W_v", "W_o")] + \
@@ -177,19 +187,21 @@ def ffn(P, p, u):
     return torch.relu(u @ P[p + "W_1"].T + P[p + "b_1"]) @ P[p + "W_2"].T + P[p + "b_2"]
 
 
-def sentence_loss(P, cfg, src, tgt, eps):
+def sentence_loss(P, cfg, src, tgt, eps, tgt_in=None):
     """(sum of -log p[y], sum of the smoothed per-token loss) of one pair;
-    src and tgt without </s> and <s>."""
+    src and tgt without </s> and <s>; tgt_in, the decoder's input without
+    <s>, is tgt unless word dropout replaced some of it."""
     d, h = cfg["d"], cfg["h"]
     x_ids = torch.tensor(src + [EOS])
-    y_in = torch.tensor([BOS] + tgt)
+    y_in = torch.tensor([BOS] + (tgt if tgt_in is None else tgt_in))
     y_out = torch.tensor(tgt + [EOS])
 
     def norm(u, p):  # p: "enc.0.ln1." ...
         if cfg.get("scale"):
             return scale_norm(u, P[p + "g"])
         return layer_norm(u, P[p + "g"], P[p + "b"])
-    src_emb, tgt_emb = P["src_emb"], P["tgt_emb"]
+    # a joint vocabulary: the encoder reads tgt_emb too
+    src_emb, tgt_emb = P["tgt_emb"] if cfg.get("joint") else P["src_emb"], P["tgt_emb"]
     if cfg.get("fixnorm"):
         src_emb, tgt_emb = unit_rows(src_emb), unit_rows(tgt_emb)
     x = math.sqrt(d) * src_emb[x_ids] + positions(len(x_ids), d)
@@ -224,12 +236,25 @@ def run(nmt, args, **kw):
     return r.stdout
 
 
+def read_log(path):
+    """The steps of nmt train's --batch-log (its first line names the
+    weights): [(src, tgt, tgt_in)] of each step."""
+    lines = open(path).read().splitlines()[1:]
+    steps = []
+    for line in lines:
+        b = json.loads(line)
+        steps.append(list(zip(b["src"], b["tgt"], b.get("tgt_in", b["tgt"]))))
+    return steps
+
+
 def check(nmt, tmp, name, cfg, rng):
-    d, F, Le, Ld, Vs, Vt = cfg["d"], cfg["F"], cfg["Le"], cfg["Ld"], 13, 11
+    joint, wd = cfg.get("joint", False), cfg.get("wd", 0.0)
+    d, F, Le, Ld = cfg["d"], cfg["F"], cfg["Le"], cfg["Ld"]
+    Vs, Vt = (13, 13) if joint else (13, 11)
     src_vocab = SPECIALS + ["s%d" % i for i in range(4, Vs)]
-    tgt_vocab = SPECIALS + ["t%d" % i for i in range(4, Vt)]
+    tgt_vocab = src_vocab if joint else SPECIALS + ["t%d" % i for i in range(4, Vt)]
     params = []
-    for n, shape in tensor_names(d, F, Le, Ld, Vs, Vt, cfg["tied"], cfg.get("scale")):
+    for n, shape in tensor_names(d, F, Le, Ld, Vs, Vt, cfg["tied"], cfg.get("scale"), joint):
         if n.endswith(".g"):
             # ScaleNorm's scalar gains near sqrt(d), the norm of LN(u)
             g0 = math.sqrt(d) if cfg.get("scale") else 1
@@ -248,6 +273,8 @@ def check(nmt, tmp, name, cfg, rng):
         meta["norm"] = "scale"
     if cfg.get("fixnorm"):
         meta["fixnorm"] = "true"
+    if joint:
+        meta["joint_vocab"] = "true"
     model = os.path.join(tmp, name + ".safetensors")
     write_model(model, params, meta)
     # sentences of different lengths, <unk> (an unknown word) and repeats
@@ -261,14 +288,19 @@ def check(nmt, tmp, name, cfg, rng):
         f.writelines(" ".join("qqq" if i == 1 else tgt_vocab[i] for i in t) + "\n"
                      for _, t in pairs)
     P0 = {n: torch.tensor(a, dtype=torch.float64) for n, a in params}
-    P = {n: v.clone().requires_grad_(True) for n, v in P0.items()}
     eps = cfg["ls"]
-    tot_nll, tot_obj, n_tok = 0, 0, 0
-    for s, t in pairs:
-        a, b, n = sentence_loss(P, cfg, s, t, eps)
-        tot_nll, tot_obj, n_tok = tot_nll + a, tot_obj + b, n_tok + n
-    (tot_obj / n_tok).backward()
-    loss = float(tot_nll) / n_tok
+
+    def gradient(steps):
+        """(mean -log p, {name: gradient of the (smoothed) mean loss}) over
+        (src, tgt, decoder input) triples."""
+        P = {n: v.clone().requires_grad_(True) for n, v in P0.items()}
+        tot_nll, tot_obj, n_tok = 0, 0, 0
+        for s, t, t_in in steps:
+            a, b, n = sentence_loss(P, cfg, list(s), list(t), eps, list(t_in))
+            tot_nll, tot_obj, n_tok = tot_nll + a, tot_obj + b, n_tok + n
+        (tot_obj / n_tok).backward()
+        return float(tot_nll) / n_tok, {n: P[n].grad.numpy() for n in P}
+    loss, grads = gradient([(s, t, t) for s, t in pairs])
     errors = []
     # nmt score: the plain mean -log p
     out = run(nmt, ["score", "-m", model, "--src", src, "--tgt", tgt, "--threads", "1"])
@@ -282,19 +314,37 @@ def check(nmt, tmp, name, cfg, rng):
     # one SGD step of nmt train: w1 = w0 - lr * g
     lr = 1000.0
     run_dir = os.path.join(tmp, name + ".run")
+    log = os.path.join(tmp, name + ".log")
     run(nmt, ["train", "--init-from", model, "--src", src, "--tgt", tgt, "--out", run_dir,
               "--optimizer", "sgd", "--lr", "%g" % lr, "--clip", "0", "--dropout", "0",
               "--label-smoothing", "%g" % eps, "--warmup", "0", "--no-shuffle",
               "--batch-size", str(len(pairs)), "--max-steps", "1", "--max-len", "100",
-              "--threads", "1", "-q"])
+              "--threads", "1", "-q"] + (["--word-dropout", "%g" % wd, "--batch-log", log]
+                                         if wd else []))
+    if wd:
+        # the gradient of the ids the model read; the labels are the corpus's
+        logged = read_log(log)
+        if len(logged) != 1 or [list(t) for _, t, _ in logged[0]] != [t for _, t in pairs]:
+            errors.append("the batch log's labels are not the corpus's targets")
+        else:
+            replaced = sum(x != y for (s, t, t_in), (s0, t0) in zip(logged[0], pairs)
+                           for x, y in zip(list(s) + list(t_in), s0 + t0))
+            if replaced == 0:
+                errors.append("word dropout %g replaced nothing: the check proves nothing" % wd)
+            grads = gradient(logged[0])[1]
+            print("%-34s word dropout %g: %d of %d ids read as <unk>"
+                  % (name, wd, replaced, sum(len(s) + len(t) for s, t in pairs)))
     after, ameta = read_model(os.path.join(run_dir, "checkpoint.safetensors"))
-    for key in ("arch", "d_model", "heads", "ff", "enc_layers", "dec_layers", "norm", "fixnorm"):
+    for key in ("arch", "d_model", "heads", "ff", "enc_layers", "dec_layers", "norm", "fixnorm",
+                "joint_vocab"):
         if ameta.get(key) != meta.get(key):
-            errors.append("checkpoint %s = %r, model %r" % (key, ameta.get(key), meta[key]))
+            errors.append("checkpoint %s = %r, model %r" % (key, ameta.get(key), meta.get(key)))
+    if joint and ("src_emb" in after or ameta.get("src_vocab") != ameta.get("tgt_vocab")):
+        errors.append("a joint model's checkpoint has a src_emb or two lists")
     worst, worst_name = 0.0, ""
-    overall = max(np.abs(P[n].grad.numpy()).max() for n, _ in params)
+    overall = max(np.abs(grads[n]).max() for n, _ in params)
     for n, a in params:
-        truth = P[n].grad.numpy()
+        truth = grads[n]
         g = (a.astype(np.float64) - after[n].astype(np.float64)) / lr
         scale = np.abs(truth).max()
         # b_k moves every score of a query alike, which the softmax ignores:
@@ -343,6 +393,13 @@ CONFIGS = {
                                          scale=True, fixnorm=True),
     "scale-fixnorm-h3-1+1-untied": dict(d=12, h=3, F=8, Le=1, Ld=1, tied=False, ls=0.0,
                                         scale=True, fixnorm=True),
+    "h2-1+2-joint": dict(d=8, h=2, F=12, Le=1, Ld=2, tied=False, ls=0.0, joint=True),
+    "h4-2+1-joint-tied-ls": dict(d=8, h=4, F=6, Le=2, Ld=1, tied=True, ls=0.1, joint=True),
+    "h2-1+1-wd": dict(d=8, h=2, F=12, Le=1, Ld=1, tied=False, ls=0.0, wd=0.3),
+    "h2-2+2-joint-tied-ls-wd": dict(d=8, h=2, F=10, Le=2, Ld=2, tied=True, ls=0.1, joint=True,
+                                    wd=0.3),
+    "scale-fixnorm-h2-1+2-joint-tied-wd": dict(d=8, h=2, F=6, Le=1, Ld=2, tied=True, ls=0.1,
+                                               scale=True, fixnorm=True, joint=True, wd=0.2),
 }
 
 
