@@ -184,7 +184,7 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     (every other dropout 0) by minus the gradient of the ids its --batch-log
     recorded (the source and decoder input the model read, the labels as
     they were) (the checkpoints, written by nmt, read back here). Returns
-    (errors, loss rel, worst step error)."""
+    (errors, loss rel, worst step error, worst word dropout step error)."""
     errors = []
     src = os.path.join(tmp, "e2e.src")
     tgt = os.path.join(tmp, "e2e.tgt")
@@ -214,7 +214,7 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
     # one step unclipped, one clipped to half the gradient's norm (the step
     # is then the gradient times clip / norm)
     gnorm_ls = math.sqrt(sum(float((g ** 2).sum()) for g in grad_ls.values()))
-    worst = 0.0
+    worst, worst_wd = 0.0, 0.0
     for clip, factor, ls, G in ((0.0, 1.0, 0.0, grad), (gnorm_ls / 2, 0.5, 0.1, grad_ls),
                                 (0.0, 1.0, 0.0, None)):
         wd = G is None  # word dropout: the gradient of the ids the batch log holds
@@ -251,11 +251,15 @@ def end_to_end(nmt, model, cfg, pairs, tmp, tag):
             # (old - new) is exact in float64; nmt's float update rounds once
             diff = np.maximum(np.abs((old - nw) - g) - ulp_half(nw), 0).max()
             err = diff / max(np.abs(g).max(), 1e-30)
-            worst = max(worst, err)
+            if wd:
+                worst_wd = max(worst_wd, err)
+            else:
+                worst = max(worst, err)
             if err > GRAD_TOL:
-                errors.append("SGD step (clip %g, label smoothing %g) on %s: max|(old - new) - "
-                              "step| %.3g = %.2e of max|step|" % (clip, ls, name, diff, err))
-    return errors, score_err, worst
+                errors.append("SGD step (clip %g, label smoothing %g%s) on %s: max|(old - new) - "
+                              "step| %.3g = %.2e of max|step|"
+                              % (clip, ls, ", word dropout 0.3" if wd else "", name, diff, err))
+    return errors, score_err, worst, worst_wd
 
 
 def adam_run(nmt, tmp, tied=False, ls=0.0, attention="bahdanau", bi=True, steps=30):
@@ -471,8 +475,8 @@ def run(argv):
                 worst[case] = 0.0
             e2e_pairs = [(a, b) for bn in ("lengths", "repeats")
                          for a, b in zip(BATCHES[bn]["src"], BATCHES[bn]["tgt"])]
-            errors, worst["score"], worst["sgd"] = end_to_end(nmt, model, cfg, e2e_pairs,
-                                                              tmp, tag)
+            errors, worst["score"], worst["sgd"], worst["wd"] = end_to_end(
+                nmt, model, cfg, e2e_pairs, tmp, tag)
             for e in errors:
                 print("FAIL %s end to end: %s" % (tag, e))
             failures += len(errors)
@@ -514,13 +518,15 @@ def run(argv):
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print("%-24s %8s %8s %8s %8s %8s  %-30s %8s %8s %8s %12s" % (
+    print("%-24s %8s %8s %8s %8s %8s  %-30s %8s %8s %8s %8s %12s" % (
         "configuration", "loss rel", "sent rel", "plain", "ls 0.1", "dropout",
-        "worst in tensor (batch, case)", "torch f32", "score rel", "sgd step", "greedy"))
+        "worst in tensor (batch, case)", "torch f32", "score rel", "sgd step", "wd step",
+        "greedy"))
     for tag, w in rows:
-        print("%-24s %8.1e %8.1e %8.1e %8.1e %8.1e  %-30s %8.1e %8.1e %8.1e %8.1e %d/%d"
+        print("%-24s %8.1e %8.1e %8.1e %8.1e %8.1e  %-30s %8.1e %8.1e %8.1e %8.1e %8.1e %d/%d"
               % (tag, w["loss"], w["sent"], w["plain"], w["ls"], w["dropout"], w["name"],
-                 w["t32"], w["score"], w["sgd"], w["greedy"], w["ended"], len(e2e_pairs)))
+                 w["t32"], w["score"], w["sgd"], w["wd"], w["greedy"], w["ended"],
+                 len(e2e_pairs)))
     print("loss rel: the plain loss and the objective (label-smoothed), C against torch64; "
           "plain, ls 0.1, dropout: worst max|C - torch64| / max|torch64| per tensor of the "
           "gradients (limit %.0e) of the plain loss, with label smoothing 0.1, and with "
@@ -528,7 +534,8 @@ def run(argv):
           "torch f32: the same for torch in float32, for scale; score rel: `nmt score` "
           "against the torch loss; sgd step: one `nmt train --optimizer sgd --lr 1` step "
           "against minus the torch gradient, unclipped, and clipped to half its norm with "
-          "--label-smoothing 0.1, per tensor (limit %.0e);\n"
+          "--label-smoothing 0.1, per tensor (limit %.0e); wd step: the same step with "
+          "--word-dropout 0.3 against the torch gradient of the ids its batch log recorded;\n"
           "greedy: `nmt translate --beam 1` tokens equal torch's, worst score rel (limit %.0e); "
           "n/8 ended with </s> before the length limit"
           % (GRAD_TOL, GRAD_TOL, LOSS_TOL * 10))
