@@ -13,6 +13,8 @@
 # --accumulate and --batch-tokens share out the same global batch; only
 # rank 0 writes files and speaks. The Transformer too: 2 and 3 processes
 # within 1e-4 of one after 5 Adam steps, the same bits twice with dropout.
+# Word dropout replaces the same ids on 2 and 3 processes (and after a
+# resume on another number), other ids than one process's.
 . "$(dirname "$0")/lib.sh"
 if [ "${NMT_HAVE_MPI:-0}" != 1 ]; then
     echo "SKIP: this build has no MPI (tests/test_dist.c checks its refusal under mpirun)" >&2
@@ -176,6 +178,25 @@ TOK=("${C[@]}" --optimizer adam --lr 0.003 --max-steps 5 --batch-size 30 --batch
 expect_ok "--batch-tokens: one process" "$NMT" "${TOK[@]}" --out tok-1
 expect_ok "--batch-tokens: 2 processes" "${MPI[@]}" -np 2 "$NMT" "${TOK[@]}" --out tok-2
 within "--batch-tokens, 2 processes against one, 5 steps" tok-1 tok-2 1e-4
+
+# word dropout: every process takes rank 0's key, and a token's draw depends
+# on the key and its place in the batch alone, so 2 and 3 processes replace
+# the same ids (their weights agree within the SGD bound after 5 steps), and
+# a resume after a kill -9 draws them again; one process draws its own key
+# (from the run's stream): other ids, weights beyond the bound
+WD=("${C[@]}" --optimizer sgd --lr 0.5 --max-steps 5 --word-dropout 0.3)
+for np in 1 2 3; do
+    if [ $np = 1 ]; then RUNNER=("$NMT"); else RUNNER=("${MPI[@]}" -np $np "$NMT"); fi
+    expect_ok "word dropout: $np processes" "${RUNNER[@]}" "${WD[@]}" --out wd-$np
+done
+within "word dropout, 3 processes against 2, 5 steps" wd-2 wd-3 1e-5
+if out=$("${DIFF[@]}" wd-1/checkpoint.safetensors wd-2/checkpoint.safetensors 1e-5); then
+    fail "word dropout: one process replaced what 2 processes replaced ($out): the test cannot tell"
+else pass; fi
+expect_ok "word dropout: 2 processes, 3 steps" "${MPI[@]}" -np 2 "$NMT" "${WD[@]}" \
+    --max-steps 3 --out wd-r
+expect_ok "word dropout: resumed on 3" "${MPI[@]}" -np 3 "$NMT" train -q --resume wd-r --max-steps 5
+within "word dropout, 2 then 3 processes against 2" wd-2 wd-r 1e-5
 
 # the checkpoint does not depend on the number of processes: 2 then 3
 expect_ok "3 steps on 2 processes" "${MPI[@]}" -np 2 "$NMT" "${C[@]}" --optimizer adam --lr 0.003 \
