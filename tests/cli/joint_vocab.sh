@@ -36,6 +36,9 @@ header() { $PY -c 'import json, struct, sys
 f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
 print(f.read(n).decode())' "$1"; }
 
+expect_ok "help" "$NMT" train --help
+grep -q -- "--joint-vocab  " "$TMP/out" && pass || fail "help lacks --joint-vocab"
+
 # --- words ---------------------------------------------------------------------------------------
 expect_ok "joint run" "${TF[@]}" --joint-vocab --max-steps 40 --valid-every 10 --out "$TMP/joint"
 expect_ok "two vocabularies" "${TF[@]}" --max-steps 0 --out "$TMP/two"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Word dropout (--word-dropout, --word-dropout-src, --word-dropout-tgt) from
 # the command line, on the RNN and the Transformer:
+# - --help lists the options and says that --dropout above 0 sets none;
 # - bad rates are refused by the strict parser (exit 2, one line, the
 #   option named, no folder), and so is the option on --resume;
 # - the batch log holds what the model read: the same batches and labels as
@@ -33,6 +34,14 @@ RNN=("$NMT" train -q "${DATA[@]}" --emb 16 --hidden 16 --att-dim 16 --batch-size
      --threads 1 --seed 3)
 TF=("$NMT" train -q "${DATA[@]}" --arch transformer --d-model 16 --heads 2 --ff 32 --layers 1
     --batch-size 16 --threads 1 --seed 3)
+
+# --- help: the options, and that --dropout above 0 sets no word dropout --------------------
+expect_ok "help" "$NMT" train --help
+for opt in word-dropout word-dropout-src word-dropout-tgt; do
+    grep -q -- "--$opt X" "$TMP/out" && pass || fail "help lacks --$opt"
+done
+tr -s ' \n' ' ' <"$TMP/out" | grep -q "rate above 0 sets no word dropout" && pass ||
+    fail "help does not say what --dropout does to word dropout"
 
 # --- refusals: one line, exit 2, the option named, nothing made -------------------------
 refused() { # refused NAME PATTERN ARGS...
