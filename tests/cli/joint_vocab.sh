@@ -12,6 +12,7 @@
 #   joint model; averaging it with a model of two vocabularies is refused;
 # - --init-from keeps it (and refuses --joint-vocab given again), --resume
 #   keeps it;
+# - with ScaleNorm and FixNorm: its keys and theirs, and it translates;
 # - on subwords (--subwords 60): the pieces, one table, raw text in and out;
 # - refused with exit 2, one line and no folder: with the RNN (saying why)
 #   and with --init-from.
@@ -154,6 +155,18 @@ expect_ok "--init-from a joint model" "$NMT" train -q --src "$TMP/s" --tgt "$TMP
 expect_ok "--resume" "$NMT" train -q --resume "$TMP/init" --max-steps 5
 "$NMT" info "$TMP/init/checkpoint.safetensors" | grep -q "^joint vocab  *true" && pass ||
     fail "--resume lost the joint vocabulary"
+
+# --- with the other variants: ScaleNorm and FixNorm ------------------------------------------------
+expect_ok "joint, ScaleNorm, FixNorm" "${TF[@]}" --joint-vocab --norm scale --fixnorm --max-steps 10 \
+    --out "$TMP/variants"
+header "$TMP/variants/checkpoint.safetensors" >"$TMP/v.json"
+$PY -c 'import json, sys
+h = json.load(open(sys.argv[1])); m = h["__metadata__"]
+assert m["joint_vocab"] == "true" and m["norm"] == "scale" and m["fixnorm"] == "true"
+assert "src_emb" not in h' "$TMP/v.json" && pass || fail "joint with the variants: its keys"
+expect_ok "joint with the variants translates" "$NMT" translate -m \
+    "$TMP/variants/checkpoint.safetensors" -q -i "$TMP/vs" -o "$TMP/v.out"
+[ "$(wc -l <"$TMP/v.out")" = 20 ] && pass || fail "joint with the variants: 20 translations"
 
 # --- subwords ---------------------------------------------------------------------------------------
 expect_ok "joint subwords" "${TF[@]}" --joint-vocab --subwords 60 --max-steps 10 --out "$TMP/sw"
