@@ -168,6 +168,45 @@ START_TEST(pharaoh_parse_lines)
 }
 END_TEST
 
+START_TEST(links_outside_their_pair)
+{
+    /* a pair of 3 source and 2 target words: indices 0..2 and 0..1 */
+    static const nmt_link inside[] = {{0, 0}, {2, 1}, {1, 0}};
+    ck_assert_int_eq(nmt_links_outside(inside, 3, 3, 2), -1);
+    ck_assert_int_eq(nmt_links_outside(NULL, 0, 0, 0), -1);
+    static const nmt_link past_src[] = {{0, 0}, {3, 1}}, past_tgt[] = {{2, 2}, {9, 9}};
+    static const nmt_link huge[] = {{0, 1}, {99, 99}}, negative[] = {{-1, 0}};
+    ck_assert_int_eq(nmt_links_outside(past_src, 2, 3, 2), 1); /* on </s> */
+    ck_assert_int_eq(nmt_links_outside(past_tgt, 2, 3, 2), 0); /* the first bad one */
+    ck_assert_int_eq(nmt_links_outside(huge, 2, 3, 2), 1);
+    ck_assert_int_eq(nmt_links_outside(negative, 1, 3, 2), 0);
+    /* the target side unchecked (a translation's): only the source counts */
+    ck_assert_int_eq(nmt_links_outside(past_tgt, 1, 3, -1), -1);
+    ck_assert_int_eq(nmt_links_outside(past_src, 2, 3, -1), 1);
+}
+END_TEST
+
+START_TEST(words_counted_as_grouped)
+{
+    /* the words nmt_align_words makes, without the "</s>" it adds */
+    static const char *const pieces[] = {"▁Fuß", "ball", "▁spielen", "▁", "(", "x", ")"};
+    ck_assert_int_eq(nmt_align_word_count(pieces, 7, 1), 3);
+    ck_assert_int_eq(nmt_align_word_count(pieces + 1, 1, 1), 1); /* a first piece begins one */
+    ck_assert_int_eq(nmt_align_word_count(pieces, 0, 1), 0);
+    ck_assert_int_eq(nmt_align_word_count(pieces, 7, 0), 7); /* a word model's tokens */
+    /* and what nmt_align_words makes of them with "</s>" */
+    static const char *const with_end[] = {"▁Fuß", "ball", "▁spielen", "▁", "(", "x", ")",
+                                           "</s>"};
+    float att[8] = {0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f};
+    static const char *const one[] = {"</s>"};
+    nmt_alignment a = {8, 1, with_end, one, att};
+    nmt_word_alignment w;
+    ck_assert_int_eq(nmt_align_words(&a, &w), NMT_OK);
+    ck_assert_int_eq(w.a.n_src - 1, nmt_align_word_count(with_end, 7, 1));
+    nmt_word_alignment_free(&w);
+}
+END_TEST
+
 /* ---- hard links ----------------------------------------------------------- */
 
 START_TEST(hard_links_take_the_argmax)
@@ -820,6 +859,8 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, aer_empty_cases);
     tcase_add_test(tc, aer_counts_duplicates_once);
     tcase_add_test(tc, pharaoh_parse_lines);
+    tcase_add_test(tc, links_outside_their_pair);
+    tcase_add_test(tc, words_counted_as_grouped);
     suite_add_tcase(s, tc);
     tc = tcase_create("forced");
     tcase_add_test(tc, forced_attention_rows_are_causal_distributions);

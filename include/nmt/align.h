@@ -104,6 +104,12 @@ typedef struct nmt_word_alignment {
     int *tgt_word;        /* [pieces' n_tgt] the word of each target piece */
 } nmt_word_alignment;
 
+/* How many words nmt_align_words makes of n units that do not end in
+ * "</s>": n when they are a word model's tokens (pieces == 0), and for a
+ * subword model's pieces those that begin a word. A gold link's indices
+ * count these words. */
+int nmt_align_word_count(const char *const *units, int n, int pieces);
+
 /* Fills w (free it with nmt_word_alignment_free, also after a failure).
  * NMT_OK, NMT_ERR_ARG for a malformed alignment, or NMT_ERR_NOMEM. */
 int nmt_align_words(const nmt_alignment *pieces, nmt_word_alignment *w);
@@ -147,6 +153,12 @@ int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a);
  * removed. *links is malloc'ed (NULL when *n is 0) and belongs to the caller.
  * NMT_ERR_FORMAT with a message naming the bad token otherwise. */
 int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n);
+
+/* The index of the first of links[n] that is not inside a pair of n_src
+ * source and n_tgt target words (indices from 0, below each count, so
+ * never on "</s>"; n_tgt < 0 leaves the target side unchecked), or -1 when
+ * every link is inside. */
+long nmt_links_outside(const nmt_link *links, size_t n, int n_src, int n_tgt);
 
 /* Alignment quality accumulated over a corpus. Every gold link is counted as
  * sure (S = P), so with A the hypothesis links:

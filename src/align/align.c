@@ -105,6 +105,17 @@ static int group_words(const char *const *pieces, int n, int *word_of)
     return words;
 }
 
+int nmt_align_word_count(const char *const *units, int n, int pieces)
+{
+    if (!pieces || n <= 0)
+        return n > 0 ? n : 0;
+    int words = 1; /* the first piece begins one, as in group_words */
+    for (int k = 1; k < n; k++)
+        words += nmt_piece_starts_word(units[k]) || !strcmp(units[k], "</s>") ||
+                 !strcmp(units[k - 1], "</s>");
+    return words;
+}
+
 /* The words' strings: their pieces joined, each piece's leading mark
  * dropped (a word that was only a mark keeps it, so that it shows). */
 static int join_words(const char *const *pieces, int n, const int *word_of, char **words)
@@ -411,6 +422,15 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
     *links = out;
     *n = kept;
     return NMT_OK;
+}
+
+long nmt_links_outside(const nmt_link *links, size_t n, int n_src, int n_tgt)
+{
+    for (size_t k = 0; k < n; k++)
+        if (links[k].src < 0 || links[k].src >= n_src ||
+            (n_tgt >= 0 && (links[k].tgt < 0 || links[k].tgt >= n_tgt)))
+            return (long)k;
+    return -1;
 }
 
 static int link_cmp(const void *x, const void *y)

@@ -681,6 +681,12 @@ static int run(const align_args *a)
         nmt_model *m = load_model(a->model[mi], a, &map);
         if (!m)
             goto done;
+        /* gold links of words the pair does not have, refused before the
+         * first output (words are the model's: each model is checked) */
+        if (a->gold && align_check_gold(&files, &in, m, a->n_models > 1 ? a->model[mi] : NULL)) {
+            nmt_model_free(m);
+            goto done;
+        }
         /* the output only once a model loaded: a refused model leaves nothing */
         if (mi == 0 && open_outputs(a, &out)) {
             nmt_model_free(m);

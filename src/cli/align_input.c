@@ -8,6 +8,7 @@
 #include "opts.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
+#include "nmt/units.h"
 
 static void lines_free(lines *l)
 {
@@ -174,3 +175,50 @@ int align_read_inputs(const align_files *a, inputs *in)
     return 0;
 }
 
+
+/* The words of one side of a pair under model m (what gold indices count),
+ * or -1 after an error said. */
+static int words_of(const nmt_model *m, const char *line, nmt_tokens *tok)
+{
+    if (nmt_units_split(m, line, strlen(line), tok)) {
+        cli_lib_error();
+        return -1;
+    }
+    if (tok->n > 100000) { /* as nmt align refuses it */
+        cli_error("a line of %zu %s is too long to align", tok->n, nmt_units_name(m));
+        return -1;
+    }
+    return nmt_align_word_count((const char *const *)tok->tok, (int)tok->n, m->subwords != NULL);
+}
+
+int align_check_gold(const align_files *f, const inputs *in, const nmt_model *m,
+                     const char *whose)
+{
+    nmt_tokens tok = {0};
+    int rc = 0;
+    for (size_t k = 0; k < in->n && !rc; k++) {
+        if (!in->n_gold[k])
+            continue;
+        size_t line = in->sel[k];
+        int n_src = words_of(m, in->src.line[line], &tok);
+        int n_tgt = n_src < 0 || !f->tgt ? -1 : words_of(m, in->tgt.line[line], &tok);
+        if (n_src < 0 || (f->tgt && n_tgt < 0)) {
+            rc = -1;
+            break;
+        }
+        long bad = nmt_links_outside(in->gold_links[k], in->n_gold[k], n_src, n_tgt);
+        if (bad < 0)
+            continue;
+        const nmt_link *l = &in->gold_links[k][bad];
+        char target[64] = "";
+        if (f->tgt)
+            snprintf(target, sizeof target, " and its target %d", n_tgt);
+        cli_error("%s, line %zu: the link %d-%d is outside the pair: its source has %d "
+                  "words%s (indices from 0%s%s%s)", f->gold, line + 1, l->src, l->tgt, n_src,
+                  target, whose ? "; words as " : "", whose ? whose : "",
+                  whose ? " splits them" : "");
+        rc = -1;
+    }
+    nmt_tokens_free(&tok);
+    return rc;
+}

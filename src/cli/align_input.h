@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "nmt/align.h"
+#include "nmt/model.h"
 
 /* Every line of a file (plain or gzip), kept: pictures and pages need the
  * number of pairs before the first is written. */
@@ -36,5 +37,14 @@ typedef struct inputs {
  * the chosen pairs. Returns 0, or -1 after saying what is wrong on stderr. */
 int align_read_inputs(const align_files *f, inputs *in);
 void align_inputs_free(inputs *in);
+
+/* Refuses gold links that are not inside their pair as model m splits it
+ * into words: past the source's words, or past the given target's (with
+ * f->tgt; without it the target is the model's translation, and a link
+ * past it counts as one the model missed). The message names the gold
+ * file, the line and the link, and the model when `whose` is not NULL
+ * (several models may split a line into different words). 0, or -1 after saying what is wrong on stderr. */
+int align_check_gold(const align_files *f, const inputs *in, const nmt_model *m,
+                     const char *whose);
 
 #endif

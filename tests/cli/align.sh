@@ -203,14 +203,15 @@ EOF
 [ $? -eq 0 ] && pass || fail "pictures: $(tail -3 "$TMP/py.err")"
 
 # --- AER against gold ---------------------------------------------------------
-# The model's own links as gold: AER 0. The same links moved one source word
-# along (none can match): AER 1.
+# The model's own links as gold: AER 0. The same links moved to another
+# source word (word 1 for word 0, else word 0: each target word has one model
+# link, so none can match): AER 1.
 expect_ok "gold = own links" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" \
     --gold "$TMP/forced.align"
 grep -q "^AER 0.0000  precision 1.0000  recall 1.0000  (5 pairs" "$TMP/out" \
     && pass || fail "AER with own links: $(cat "$TMP/out")"
 [ ! -s "$TMP/err" ] && pass || fail "gold alone writes no alignments to stderr"
-awk '{ for (k = 1; k <= NF; k++) { split($k, a, "-"); $k = (a[1] + 100) "-" a[2] } print }' \
+awk '{ for (k = 1; k <= NF; k++) { split($k, a, "-"); $k = (a[1] == 0 ? 1 : 0) "-" a[2] } print }' \
     "$TMP/forced.align" >"$TMP/shifted.align"
 expect_ok "gold disjoint" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" \
     --gold "$TMP/shifted.align"
@@ -229,6 +230,40 @@ expect_ok "gold and pharaoh" "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP
     --gold "$TMP/forced.align" --format pharaoh
 cmp -s "$TMP/out" "$TMP/forced.align" && pass || fail "gold + pharaoh: stdout"
 grep -q "^AER 0.0000" "$TMP/err" && pass || fail "gold + pharaoh: stderr"
+# A gold link must name a word on each side of its pair (from 0; "</s>" is
+# no word): one past either side, or 99-99, is refused naming the file, the
+# line and the link, and nothing is written. Without --tgt the target is the
+# model's own translation, which may be shorter than the sentence the gold
+# was made for: only the source side is checked there, and a link past the
+# translation counts as a gold link the model missed.
+read -r ns nt < <("$PY" -c 'import json, sys
+l = json.loads(open(sys.argv[1]).readlines()[1])
+print(len(l["source"]) - 1, len(l["target"]) - 1)' "$TMP/forced.json")
+gold_line2() { # gold_line2 FILE LINKS: LINKS on line 2 of 5
+    printf '0-0\n%s\n0-0\n0-0\n0-0\n' "$2" >"$TMP/$1"
+}
+gold_line2 last.align "0-0 $((ns - 1))-$((nt - 1))"
+expect_ok "gold links on the last words" "$NMT" align -m "$M" --src "$TMP/s5.de" \
+    --tgt "$TMP/s5.en" --gold "$TMP/last.align"
+for link in 99-99 "$ns-0" "0-$nt"; do
+    gold_line2 outside.align "0-0 $link 1-1"
+    rm -f "$TMP/outside.json"
+    expect_fail "gold link $link outside line 2's pair of $ns and $nt words" \
+        "^nmt align: .*outside.align, line 2: the link $link is outside the pair: its source has $ns words and its target $nt \(indices from 0\)$" \
+        "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" --gold "$TMP/outside.align" \
+        --format json -o "$TMP/outside.json"
+    [ ! -e "$TMP/outside.json" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass ||
+        fail "gold link $link refused, but left an output or said more: $(cat "$TMP/err")"
+done
+gold_line2 outside.align "$ns-0"
+expect_fail "gold link past the source, translating" \
+    "outside.align, line 2: the link $ns-0 is outside the pair: its source has $ns words \(indices from 0\)$" \
+    "$NMT" align -m "$M" --src "$TMP/s5.de" --gold "$TMP/outside.align"
+gold_line2 outside.align "0-99"
+expect_ok "gold link past the translation" "$NMT" align -m "$M" --src "$TMP/s5.de" \
+    --gold "$TMP/outside.align"
+grep -q "(5 pairs, [0-9]* model links, 5 gold links" "$TMP/out" && pass ||
+    fail "a gold link past the translation is not counted: $(cat "$TMP/out")"
 printf '0-0\n1-x\n0-0\n0-0\n0-0\n' >"$TMP/bad.align"
 expect_fail "bad gold" "bad.align, line 2: '1-x' is not an alignment link" \
     "$NMT" align -m "$M" --src "$TMP/s5.de" --tgt "$TMP/s5.en" --gold "$TMP/bad.align"

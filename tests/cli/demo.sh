@@ -39,9 +39,11 @@ expect_ok "align --gold" "$NMT" align -m "$MODEL" --src "$TMP/src" --tgt "$TMP/r
 aer=$(awk '$1 == "AER" { print $2 }' "$TMP/out")
 [ -n "$aer" ] && awk -v a="$aer" 'BEGIN { exit !(a <= 0.15) }' && pass ||
     fail "AER ${aer:-missing} > 0.15: $(cat "$TMP/out")"
-# The same pairs with every target word moved one place on: far worse.
-awk '{ out = ""; for (i = 1; i <= NF; i++) { split($i, p, "-"); out = out (i > 1 ? " " : "") p[1] "-" (p[2] + 1) } print out }' \
-    "$TMP/gold" >"$TMP/shifted"
+# The same pairs with every target word moved one place on (the last to the
+# first: a link must stay inside its pair): far worse.
+awk 'NR == FNR { n[FNR] = NF; next }
+     { out = ""; for (i = 1; i <= NF; i++) { split($i, p, "-"); out = out (i > 1 ? " " : "") p[1] "-" (p[2] + 1) % n[FNR] } print out }' \
+    "$TMP/ref" "$TMP/gold" >"$TMP/shifted"
 expect_ok "align --gold shifted" "$NMT" align -m "$MODEL" --src "$TMP/src" --tgt "$TMP/ref" --gold "$TMP/shifted"
 aer2=$(awk '$1 == "AER" { print $2 }' "$TMP/out")
 awk -v a="$aer" -v b="$aer2" 'BEGIN { exit !(b > a + 0.5) }' && pass ||
