@@ -452,6 +452,25 @@ START_TEST(units_of_a_subword_model)
     text = nmt_units_join_ids(m, ids, t.n + 2);
     ck_assert_str_eq(text, "zwei männer spielen. \xe2\x81\x87 ");
     free(text);
+    /* a prefix's pieces written as its text: capitals the model lowered and
+     * doubled spaces SentencePiece dropped come back, and the pieces after
+     * it follow as they would */
+    nmt_tokens p = {0};
+    const char *head = "ZWEI  Männer";
+    ck_assert_int_eq(nmt_units_split(m, head, strlen(head), &p), NMT_OK);
+    const char *units[64];
+    ck_assert_uint_lt(p.n + t.n, 64);
+    for (size_t k = 0; k < p.n; k++)
+        units[k] = p.tok[k];
+    for (size_t k = 0; k < t.n; k++)
+        units[p.n + k] = t.tok[k];
+    text = nmt_units_join_prefixed(m, units, p.n + t.n, p.n, head);
+    ck_assert_str_eq(text, "ZWEI  Männer zwei männer spielen.");
+    free(text);
+    text = nmt_units_join_prefixed(m, units, p.n + t.n, 0, head);
+    ck_assert_str_eq(text, "zwei männer zwei männer spielen.");
+    free(text);
+    nmt_tokens_free(&p);
     nmt_tokens_free(&t);
     nmt_model_free(m);
 }

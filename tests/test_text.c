@@ -431,6 +431,38 @@ START_TEST(detokenizes)
 }
 END_TEST
 
+/* detok with the first k of the spaced tokens written as head */
+static void assert_detok_head(const char *spaced, size_t k, const char *head, const char *want)
+{
+    static char buf[1024];
+    const char *tok[128];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", spaced);
+    for (char *p = strtok(buf, " "); p; p = strtok(NULL, " "))
+        tok[n++] = p;
+    char *s = nmt_detokenize_head(tok, n, k, head);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, want);
+    free(s);
+}
+
+START_TEST(detokenizes_after_a_head)
+{
+    /* the head's tokens would not come back as written ("</s >", "(kon") */
+    assert_detok("< / s > be", "</s > be");
+    assert_detok_head("< / s > be re .", 4, "</s>", "</s> be re.");
+    assert_detok_head("dud ( kon ) re", 3, "dud ( kon", "dud ( kon) re");
+    assert_detok_head("be  re", 2, "be  re", "be  re"); /* the head alone */
+    /* the rest joins the head as it joins the head's last token: a
+     * closing mark glues, a quote the head opened is closed by the rest */
+    assert_detok_head("he said \" hi \" .", 4, "he said \"hi", "he said \"hi\".");
+    assert_detok_head("the dogs ' bowls", 2, "The dogs", "The dogs' bowls");
+    /* k 0, or no head: nmt_detokenize */
+    assert_detok_head("( yes ) no", 0, "x", "(yes) no");
+    assert_detok_head("( yes ) no", 2, NULL, "(yes) no");
+}
+END_TEST
+
 /* The share of lines of a Multi30k file for which detok(tok(line)) == line,
  * and for which tok(detok(tok(line))) == tok(line). */
 static void round_trip(const char *name, double *exact, double *stable)
@@ -501,6 +533,7 @@ Suite *nmt_test_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("detokenizer");
     tcase_add_test(tc, detokenizes);
+    tcase_add_test(tc, detokenizes_after_a_head);
     tcase_add_test(tc, round_trips_multi30k_references);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

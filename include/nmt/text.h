@@ -64,6 +64,12 @@ size_t nmt_lowercase(char *out, const char *text, size_t len);
  * Returns a malloc'ed string (NULL on allocation failure). */
 char *nmt_detokenize(const char *const *tokens, size_t n);
 
+/* nmt_detokenize with the first k tokens written as `head`, byte for byte,
+ * in their place (a target prefix as its writer wrote it); the tokens after
+ * them are joined to it as nmt_detokenize joins them to those k tokens. k 0
+ * or head NULL: nmt_detokenize. */
+char *nmt_detokenize_head(const char *const *tokens, size_t n, size_t k, const char *head);
+
 /* Reads the lines of a text file (plain or gzip) into a malloc'ed array of
  * malloc'ed strings. */
 int nmt_read_lines(const char *path, char ***lines, size_t *n);

@@ -77,8 +77,10 @@ int nmt_translator_run(nmt_translator *t, const char *const *lines, size_t n, nm
                    void (*progress)(void *ctx, size_t done), void *ctx);
 
 /* nmt_translator_run with a target prefix per line (prefixes[n]; NULL or ""
- * for none): each line's translations start with its prefix's units (split
- * as the model splits text), decoded from there on (nmt_decode_input). An
+ * for none): each line's translations are forced through its prefix's
+ * units (split as the model splits text), decoded from there on
+ * (nmt_decode_input), and their text starts with the prefix exactly as
+ * given but for the whitespace at its ends (nmt_units_join_prefixed). An
  * empty source line still gives an empty translation. */
 int nmt_translator_run_prefixed(nmt_translator *t, const char *const *lines,
                                 const char *const *prefixes, size_t n, nmt_translated *out,

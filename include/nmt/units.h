@@ -23,6 +23,16 @@ int nmt_units_split(const nmt_model *m, const char *line, size_t len, nmt_tokens
  * string, or NULL with the error set. */
 char *nmt_units_join(const nmt_model *m, const char *const *units, size_t n);
 
+/* nmt_units_join with the first k units written as `head` (a target
+ * prefix as its writer wrote it, which those units were split from), byte
+ * for byte, and the units after them joined to it as nmt_units_join joins
+ * them: so the text starts with head whatever the units make of it ("</s>"
+ * is four words to the tokenizer, which would join them as "</s >";
+ * SentencePiece would drop doubled spaces, and a lowercasing model the
+ * capitals). k 0 or head NULL: nmt_units_join. */
+char *nmt_units_join_prefixed(const nmt_model *m, const char *const *units, size_t n, size_t k,
+                              const char *head);
+
 /* The same for target ids (a translation without </s>). */
 char *nmt_units_join_ids(const nmt_model *m, const int32_t *ids, size_t n);
 

@@ -554,8 +554,14 @@ static int glue_quote(const char *t, const char *prev, quote_state *q)
 
 char *nmt_detokenize(const char *const *tokens, size_t n)
 {
-    size_t total = 1;
-    for (size_t i = 0; i < n; i++)
+    return nmt_detokenize_head(tokens, n, 0, NULL);
+}
+
+char *nmt_detokenize_head(const char *const *tokens, size_t n, size_t k, const char *head)
+{
+    k = head && k <= n ? k : 0;
+    size_t total = 1 + (k ? strlen(head) : 0);
+    for (size_t i = k; i < n; i++)
         total += strlen(tokens[i]) + 1;
     char *out = malloc(total);
     if (!out)
@@ -568,11 +574,18 @@ char *nmt_detokenize(const char *const *tokens, size_t n)
     char *w = out;
     int glue_next = 1; /* nothing before the first token */
     for (size_t i = 0; i < n; i++) {
+        /* the head's tokens still pass through glue: the quotes they open
+         * and whether the next token joins the last of them are theirs */
         int g = glue(tokens[i], i ? tokens[i - 1] : NULL, &q);
-        if (!glue_next && !(g & GLUE_LEFT))
+        const char *t = i + 1 == k ? head : tokens[i];
+        if (i + 1 < k) {
+            glue_next = g & GLUE_RIGHT;
+            continue;
+        }
+        if (!glue_next && !(g & GLUE_LEFT) && i >= k)
             *w++ = ' ';
-        size_t len = strlen(tokens[i]);
-        memcpy(w, tokens[i], len);
+        size_t len = strlen(t);
+        memcpy(w, t, len);
         w += len;
         glue_next = g & GLUE_RIGHT;
     }

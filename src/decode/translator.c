@@ -8,6 +8,7 @@
 #include "nmt/error.h"
 #include "nmt/text.h"
 #include "nmt/units.h"
+#include "nmt/utf8.h"
 #include "nmt/vocab.h"
 
 struct nmt_translator {
@@ -187,11 +188,13 @@ static int keep_alignment(nmt_translated *out, const nmt_tokens *src, const nmt_
     return ok ? NMT_OK : nmt_set_error(NMT_ERR_NOMEM, "out of memory for alignments");
 }
 
-/* A line's forced target prefix: its units and their ids. */
+/* A line's forced target prefix: its units and their ids, and its text
+ * without the whitespace at its ends, which the output starts with. */
 typedef struct prefix_ids {
     nmt_tokens units;
     int32_t *ids;
     int n;
+    char *head;
 } prefix_ids;
 
 /* The decoder's hypotheses of batch row b (source tokens src, forced prefix
@@ -218,8 +221,7 @@ static int fill_result(nmt_translator *t, nmt_translated *out, int b, const nmt_
              * producing it (the source has one: empty lines are not
              * decoded); a source piece the model does not know is its
              * text, which decoding keeps as it is */
-            /* a forced unit is written as the prefix had it, even when
-             * the vocabulary lacks it: the output starts with the prefix */
+            /* the forced units are written as the prefix's text (below) */
             if (pre && i < pre->n)
                 t->words[i] = pre->units.tok[i];
             else if (h->ids[i] == NMT_UNK && t->opts.replace_unk && h->att)
@@ -228,7 +230,13 @@ static int fill_result(nmt_translator *t, nmt_translated *out, int b, const nmt_
                 t->words[i] = nmt_vocab_token(tv, h->ids[i]);
         }
         nmt_translated_hyp *r = &out->hyp[k];
-        r->text = nmt_units_join(t->model, t->words, (size_t)h->len);
+        /* the prefix as its writer wrote it, even where the units could not
+         * spell it back (nmt_units_join_prefixed): every translation
+         * starts with it */
+        int forced = !pre ? 0 : pre->n < h->len ? pre->n : h->len;
+        r->text = forced ? nmt_units_join_prefixed(t->model, t->words, (size_t)h->len,
+                                                   (size_t)forced, pre->head)
+                         : nmt_units_join(t->model, t->words, (size_t)h->len);
         r->score = h->score;
         r->norm_score = h->norm_score;
         out->n_hyp = k + 1;
@@ -338,6 +346,29 @@ int nmt_translator_run(nmt_translator *t, const char *const *lines, size_t n, nm
     return nmt_translator_run_prefixed(t, lines, NULL, n, out, progress, ctx);
 }
 
+/* A copy of s without the whitespace (as the tokenizer sees it) at its
+ * ends, or NULL when out of memory. */
+static char *trimmed(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), start = n, end = 0, l;
+    for (size_t i = 0; i < n; i += l) {
+        uint32_t c = nmt_utf8_decode(p + i, n - i, &l);
+        if (nmt_utf8_is_token_space(c))
+            continue;
+        start = start < i ? start : i;
+        end = i + l;
+    }
+    if (end < start)
+        start = end = 0;
+    char *c = malloc(end - start + 1);
+    if (c) {
+        memcpy(c, s + start, end - start);
+        c[end - start] = '\0';
+    }
+    return c;
+}
+
 /* The prefixes of n lines as target ids (none when prefixes is NULL). */
 static int prefix_ids_of(nmt_translator *t, const char *const *prefixes, size_t n,
                          prefix_ids *pre)
@@ -345,6 +376,8 @@ static int prefix_ids_of(nmt_translator *t, const char *const *prefixes, size_t 
     for (size_t i = 0; i < n; i++) {
         if (!prefixes[i] || !*prefixes[i])
             continue;
+        if (!(pre[i].head = trimmed(prefixes[i])))
+            return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
         nmt_tokens *u = &pre[i].units; /* freed by the caller, like ids */
         int rc = nmt_units_split(t->model, prefixes[i], strlen(prefixes[i]), u);
         if (rc)
@@ -405,6 +438,7 @@ int nmt_translator_run_prefixed(nmt_translator *t, const char *const *lines,
     for (size_t i = 0; pre && i < n; i++) {
         nmt_tokens_free(&pre[i].units);
         free(pre[i].ids);
+        free(pre[i].head);
     }
     free(pre);
     t->lines_done += n;

@@ -3,6 +3,7 @@
 #include "nmt/units.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "nmt/error.h"
 
@@ -27,6 +28,38 @@ char *nmt_units_join(const nmt_model *m, const char *const *units, size_t n)
                              : nmt_detokenize(units, n);
     if (!text && !m->subwords)
         nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    return text;
+}
+
+char *nmt_units_join_prefixed(const nmt_model *m, const char *const *units, size_t n, size_t k,
+                              const char *head)
+{
+    if (!head || k == 0 || k > n)
+        return nmt_units_join(m, units, n);
+    if (!m->subwords) {
+        char *text = nmt_detokenize_head(units, n, k, head);
+        if (!text)
+            nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        return text;
+    }
+    /* SentencePiece decodes piece by piece, so the first k pieces' text
+     * begins the whole's; the head takes its place */
+    char *all = nmt_units_join(m, units, n), *first = all ? nmt_units_join(m, units, k) : NULL;
+    char *text = NULL;
+    if (first) {
+        size_t lf = strlen(first), lh = strlen(head);
+        if (strncmp(all, first, lf) != 0) { /* cannot be; the model's text, then */
+            text = all;
+            all = NULL;
+        } else if ((text = malloc(lh + strlen(all + lf) + 1))) {
+            memcpy(text, head, lh);
+            strcpy(text + lh, all + lf);
+        } else {
+            nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        }
+    }
+    free(all);
+    free(first);
     return text;
 }
 

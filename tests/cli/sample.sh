@@ -78,6 +78,31 @@ for arch in tf rnn; do
     done
 done
 
+# a prefix is text, written back exactly as given (but for the whitespace at
+# its ends), whatever the model's units make of it: text that looks like the
+# model's special tokens (a word model reads "</s>" as four tokens, which
+# its detokenizer would join as "</s >"), markup, spaces around brackets,
+# doubled spaces, quotes, capitals a lowercasing model would lower
+expect_ok "train a small subword model (lowercase)" "$NMT" train -q --src s --tgt t --emb 8 \
+    --hidden 8 --att-dim 8 --out-dim 8 --max-steps 20 --threads 1 --subwords 60 --lowercase \
+    --out sw
+printf '%s\n' '</s> be' '<unk> ofu' '<s>' '<pad> re' '<b> be </b>' 'be ( ofu ) re' \
+    "\"be 're' ofu" 'be  re   ofu' "   be re	" 'Be RE Ofu' 'be , re .' '' >p_text
+for arch in tf rnn sw; do
+    for o in "-b 1" "-b 4 --n-best 2" "--sample --n-best 3 --seed 5"; do
+        if ! "$NMT" translate -q -m $arch/checkpoint.safetensors -i ts $o --prefix p_text \
+            >pout 2>err; then
+            fail "$arch: --prefix with $o: $(head -c 300 err)"; continue
+        fi
+        awk -F' [|][|][|] ' -v nb="$(case $o in *n-best*) echo 1;; esac)" '
+            NR == FNR { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, ""); pre[NR - 1] = $0; next }
+            { i = nb ? $1 : FNR - 1; text = nb ? $2 : $0
+              if (substr(text, 1, length(pre[i])) != pre[i]) { print i ": " text; bad = 1 } }
+            END { exit bad }' p_text pout >bad &&
+            pass || fail "$arch: --prefix with $o: not the prefix as written: $(head -n 3 bad)"
+    done
+done
+
 T=("$NMT" translate -q -m tf/checkpoint.safetensors -i ts)
 # a prefix longer than the line's length limit (2 x 3 words + 10) is kept
 # whole, and the decoder goes on after it
