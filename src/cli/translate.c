@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,13 +69,19 @@ static void help(void)
            "                       whose probability reaches P, in (0, 1] (default 1: all)\n"
            "      --seed S         seeds the samples: sentence i (0-based line) draws from a\n"
            "                       generator seeded by (S, i) (default 0)\n"
-           "      --prefix FILE    one target prefix per input line (plain or gzip, as many\n"
-           "                       lines as the input): each translation is forced\n"
-           "                       through its prefix's units, then continues freely\n"
-           "                       (greedy, beam or sampling), and starts with the prefix\n"
-           "                       exactly as written (but for the whitespace at its\n"
-           "                       ends; text such as </s> is text, split into units);\n"
-           "                       an empty line means no prefix\n"
+           "      --prefix FILE    one target prefix per input line (plain or gzip): each\n"
+           "                       translation is forced through its prefix's units,\n"
+           "                       then continues freely (greedy, beam or sampling), and\n"
+           "                       starts with the prefix exactly as written (but for the\n"
+           "                       whitespace at its ends; text such as </s> is text,\n"
+           "                       split into units); an empty line means no prefix.\n"
+           "                       FILE must have as many lines as the input: when both\n"
+           "                       are files they are counted first, and a mismatch\n"
+           "                       writes nothing; an input on standard input or a pipe\n"
+           "                       is counted as it is read, so the translations made\n"
+           "                       before the shorter one ended are on standard output\n"
+           "                       when the mismatch is refused (a -o file is left as it\n"
+           "                       was)\n"
            "      --replace-unk    replace each <unk> in the output by the source word the\n"
            "                       model attended to most (attention models only; an\n"
            "                       ensemble: the mean of its models' attention)\n"
@@ -340,6 +347,56 @@ static int read_prefixes(nmt_reader *pre, nmt_reader *in, char **out, size_t n, 
     return 0;
 }
 
+/* Whether path names a regular file (not standard input, a FIFO or a
+ * device): one that can be read twice. */
+static int regular_file(const char *path)
+{
+    struct stat st;
+    return path && strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The lines of a file (plain or gzip), or -1 after an error said. */
+static long long count_lines(const char *path)
+{
+    nmt_reader *r;
+    if (nmt_reader_open(&r, path)) {
+        cli_lib_error();
+        return -1;
+    }
+    const char *line;
+    size_t len;
+    long long n = 0;
+    int rc;
+    while ((rc = nmt_reader_next(r, &line, &len)) == 1)
+        n++;
+    if (rc < 0) {
+        cli_lib_error();
+        n = -1;
+    }
+    nmt_reader_close(r);
+    return n;
+}
+
+/* With the input and the prefixes both in files, their line counts are
+ * compared before anything is translated, so that a mismatch writes
+ * nothing, to standard output either. Input from standard input or a FIFO
+ * is read once only: its count is checked as it is read (read_prefixes,
+ * and at the end), after the translations before the mismatch went out.
+ * 0, or 1 after saying what is wrong. */
+static int check_prefix_count(const translate_args *a, const nmt_reader *pre)
+{
+    if (!regular_file(a->input) || !regular_file(a->prefix))
+        return 0;
+    long long inputs = count_lines(a->input), prefixes = inputs < 0 ? -1 : count_lines(a->prefix);
+    if (inputs < 0 || prefixes < 0)
+        return 1;
+    if (inputs == prefixes)
+        return 0;
+    cli_error("--prefix: %s has %lld lines, the input %lld", nmt_reader_path(pre), prefixes,
+              inputs);
+    return 1;
+}
+
 /* Loads every -m into models[] and checks that they can translate together
  * (the message names the two files that differ); NMT_OK or the error. */
 static int load_models(const translate_args *a, nmt_model **models)
@@ -381,6 +438,8 @@ int cmd_translate(int argc, char **argv)
         cli_lib_error();
         goto done;
     }
+    if (pre && check_prefix_count(&a, pre))
+        goto done;
     if (cli_out_open(&out, a.output) || (a.alignments && cli_out_open(&align, a.alignments)))
         goto done;
     t_loaded = now_seconds() - t_start;

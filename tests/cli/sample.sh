@@ -118,6 +118,26 @@ head -n 5 p.tf >p5
 expect_fail "fewer prefixes than lines" "--prefix: p5 has 5 lines, the input 12" "${T[@]}" --prefix p5
 (cat p.tf; echo extra) >p13
 expect_fail "more prefixes than lines" "--prefix: p13 has 13 lines, the input 12" "${T[@]}" --prefix p13
+# both files: counted before anything is translated, so standard output gets
+# nothing (the translations of 12 lines, then the refusal, before) and -o
+# leaves no file; gzip counts its lines
+gzip -c p13 >p13.gz
+for p in p5 p13 p13.gz; do
+    rm -f never.txt
+    expect_fail "$p: a count mismatch refused first" "--prefix: $p has (5|13) lines, the input 12" \
+        "${T[@]}" --prefix $p
+    [ ! -s "$TMP/out" ] && pass || fail "$p: a count mismatch wrote $(wc -l <"$TMP/out") lines first"
+    expect_fail "$p: a count mismatch with -o" "--prefix: $p has" "${T[@]}" --prefix $p -o never.txt
+    [ ! -e never.txt ] && pass || fail "$p: a count mismatch left -o's file"
+done
+# the input on standard input cannot be counted first: the translations go
+# out as they are made, and the surplus prefix is found at the end (--help
+# and docs/decoding.md say so)
+"$NMT" translate -q -m tf/checkpoint.safetensors --prefix p13 <ts >piped 2>err
+rc=$?
+[ $rc -eq 1 ] && grep -q -- "--prefix: p13 has 13 lines, the input 12" err &&
+    [ "$(wc -l <piped)" -eq 12 ] && pass ||
+    fail "surplus prefixes for standard input: exit $rc, $(wc -l <piped) lines, $(cat err)"
 expect_fail "a missing prefix file" "nope" "${T[@]}" --prefix nope
 expect_fail "prefixes and input both on stdin" "--prefix: standard input is already the input" \
     "$NMT" translate -q -m tf/checkpoint.safetensors --prefix - <ts
