@@ -3,7 +3,8 @@
  * ready to train, with its stages reported in order; the dropout and the
  * learning-rate schedule follow from what was given; refusals say why,
  * print nothing and write nothing; a resumed run takes its model from the
- * checkpoint and only the settings that may change. */
+ * checkpoint and only the settings that may change, and one with nothing
+ * left to do writes no file. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -167,6 +168,81 @@ START_TEST(a_fresh_run_comes_back_ready)
     ck_assert_int_eq(setup_silently(&r, &back, NULL), NMT_ERR_ARG);
     ck_assert_ptr_null(r);
     ck_assert_ptr_nonnull(strstr(nmt_error_message(), "at step 2 already"));
+    remove_tmpdir();
+}
+END_TEST
+
+/* A file's bytes, size and modification time, to compare. */
+typedef struct file_state {
+    struct stat st;
+    char *bytes;
+} file_state;
+
+static void file_state_of(file_state *f, const char *path)
+{
+    ck_assert_int_eq(stat(path, &f->st), 0);
+    f->bytes = malloc((size_t)f->st.st_size + 1);
+    FILE *in = fopen(path, "rb");
+    ck_assert(f->bytes && in);
+    ck_assert_uint_eq(fread(f->bytes, 1, (size_t)f->st.st_size, in), (size_t)f->st.st_size);
+    fclose(in);
+}
+
+static int same_file_state(const file_state *a, const file_state *b)
+{
+    return a->st.st_size == b->st.st_size && a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
+           a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec &&
+           !memcmp(a->bytes, b->bytes, (size_t)a->st.st_size);
+}
+
+/* A run resumed at its --max-steps has nothing to do: nmt_trainer_run says
+ * so and writes no file (the checkpoint would differ in its elapsed time
+ * alone); with a larger limit it trains and writes them. */
+START_TEST(a_finished_run_resumed_writes_nothing)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    small_request(&q, "run");
+    q.s.max_steps = 2;
+    char dir[512]; /* in_tmp's buffers are reused */
+    snprintf(dir, sizeof dir, "%s", q.out_dir);
+    nmt_train_run *r;
+    ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->nothing_to_do, 0);
+    nmt_train_run_free(r);
+    static const char *const files[] = {"run/checkpoint.safetensors", "run/log.tsv"};
+    file_state before[2], after[2];
+    for (int k = 0; k < 2; k++)
+        file_state_of(&before[k], in_tmp(files[k]));
+    usleep(20000); /* a file written now would have another time */
+    nmt_train_request back;
+    nmt_train_request_default(&back);
+    back.resume_dir = dir;
+    ck_assert_msg(setup_silently(&r, &back, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->nothing_to_do, 1);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->step, 2);
+    nmt_train_run_free(r);
+    for (int k = 0; k < 2; k++) {
+        file_state_of(&after[k], in_tmp(files[k]));
+        ck_assert_msg(same_file_state(&before[k], &after[k]), "%s changed", files[k]);
+        free(after[k].bytes);
+    }
+    /* one step more: trained, and the checkpoint written */
+    back.s.max_steps = 3;
+    back.given.max_steps = 1;
+    ck_assert_msg(setup_silently(&r, &back, NULL) == NMT_OK, "%s", nmt_error_message());
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->nothing_to_do, 0);
+    ck_assert_int_eq(nmt_trainer_status(r->trainer)->step, 3);
+    nmt_train_run_free(r);
+    file_state_of(&after[0], in_tmp(files[0]));
+    ck_assert(!same_file_state(&before[0], &after[0]));
+    free(after[0].bytes);
+    for (int k = 0; k < 2; k++)
+        free(before[k].bytes);
     remove_tmpdir();
 }
 END_TEST
@@ -382,6 +458,7 @@ Suite *nmt_test_suite(void)
     TCase *tc = tcase_create("train-setup");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_fresh_run_comes_back_ready);
+    tcase_add_test(tc, a_finished_run_resumed_writes_nothing);
     tcase_add_test(tc, dropout_follows_the_architecture);
     tcase_add_test(tc, warmup_turns_plateau_decay_off);
     tcase_add_test(tc, refusals_say_why);

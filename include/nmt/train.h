@@ -237,7 +237,10 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
  * the settings ask for it, the last keep_snapshots snapshots are averaged
  * into average.safetensors and validated, and the mean replaces
  * best.safetensors if it is better by best_metric (once per step: a resumed
- * run that has nothing left to do does not average again).
+ * run that has nothing left to do does not average again). A restored run
+ * that is past its limits (steps, epochs, time used, early stopped) with
+ * its end's validation, log row and average done does nothing and writes
+ * no file, not even the checkpoint: the status's nothing_to_do says so.
  * Returns NMT_OK, NMT_ERR_INTERRUPTED (stopped by *stop, state saved),
  * NMT_ERR_NUMERIC (NaN/Inf: nothing saved, the last checkpoint stays) or
  * another error. */

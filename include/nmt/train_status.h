@@ -44,6 +44,10 @@ typedef struct nmt_train_status {
     int early_stopped;       /* the run ended by early stopping (saved: a resumed
                               * run stays ended unless early_stop is now 0 or
                               * above bad_validations) */
+    int nothing_to_do;       /* a resumed run was past its limits with its end's
+                              * work done: it trained nothing and wrote no
+                              * file (early_stopped or time_up say which
+                              * limit, when neither the steps or epochs) */
     int stop_signal;         /* the run was stopped by *stop: its value, the
                               * largest over the processes of an MPI run */
     int average_of;          /* with NMT_TRAIN_AVERAGE: how many snapshots */

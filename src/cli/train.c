@@ -287,15 +287,33 @@ static void summary(const nmt_train_run *r, const view *v, const nmt_train_statu
                 (long long)st->best_step, what, r->dir);
 }
 
-/* A resumed run that early stopping had ended, and that stayed ended. */
-static void early_stop_note(const nmt_train_run *r, const nmt_train_status *st)
+/* A resumed run that was already past its limits, and the limit to raise
+ * to train on (it trained nothing and changed no file). */
+static void nothing_note(const nmt_train_run *r, const nmt_train_status *st)
 {
     if (cli_verbosity == 0)
         return;
-    fprintf(stderr, "the run in %s ended by early stopping at step %lld (%d validations without "
-            "improvement, --early-stop %d): nothing to do. To train on, resume it with "
-            "--early-stop 0 (off) or a larger --early-stop\n", r->dir, (long long)st->step,
-            st->bad_validations, r->s.early_stop);
+    const nmt_train_settings *s = &r->s;
+    const char *unchanged = "nothing to do (no file was changed)";
+    if (st->early_stopped) {
+        fprintf(stderr, "the run in %s ended by early stopping at step %lld (%d validations "
+                "without improvement, --early-stop %d): %s. To train on, resume it with "
+                "--early-stop 0 (off) or a larger --early-stop\n", r->dir, (long long)st->step,
+                st->bad_validations, s->early_stop, unchanged);
+    } else if (s->max_steps >= 0 && st->step >= s->max_steps) {
+        fprintf(stderr, "the run in %s is at its --max-steps %lld: %s. To train on, resume it "
+                "with a larger --max-steps\n", r->dir, (long long)s->max_steps, unchanged);
+    } else if (s->epochs > 0 && st->epoch > s->epochs) {
+        fprintf(stderr, "the run in %s has trained its --epochs %d (step %lld): %s. To train "
+                "on, resume it with a larger --epochs\n", r->dir, s->epochs,
+                (long long)st->step, unchanged);
+    } else {
+        char used[32], limit[32];
+        nmt_format_duration(used, sizeof used, st->elapsed_s);
+        nmt_format_duration(limit, sizeof limit, s->max_time);
+        fprintf(stderr, "the run in %s has used its --max-time %s (%s): %s. To train on, "
+                "resume it with a larger --max-time\n", r->dir, limit, used, unchanged);
+    }
 }
 
 /* ---- signals ------------------------------------------------------------------ */
@@ -374,8 +392,8 @@ static int train_main(int argc, char **argv)
     clear_live(&v);
     const nmt_train_status *st = nmt_trainer_status(t);
     if (rc == NMT_OK) {
-        if (r->resumed && st->early_stopped && v.steps_run == 0)
-            early_stop_note(r, st);
+        if (st->nothing_to_do)
+            nothing_note(r, st);
         summary(r, &v, st, 0);
         code = 0;
     } else if (rc == NMT_ERR_INTERRUPTED) {

@@ -153,89 +153,6 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     return NMT_OK;
 }
 
-/* ---- log.tsv ------------------------------------------------------------------ */
-
-static size_t count_tabs(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += *s == '\t';
-    return n;
-}
-
-/* Drops rows past the restored step (written after the checkpoint by a run
- * that was then killed), so that the resumed run's rows follow on. A log
- * written before a column was added gets today's header, and its rows empty
- * cells for the new columns. */
-static int log_trim(const char *path, int64_t step)
-{
-    char **lines;
-    size_t n;
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
-        return NMT_OK;
-    fclose(probe);
-    int rc = nmt_read_lines(path, &lines, &n);
-    if (rc)
-        return rc;
-    size_t keep = n > 0 ? 1 : 0;
-    while (keep < n && strtoll(lines[keep], NULL, 10) <= step)
-        keep++;
-    char head[256];
-    nmt_log_header(head, sizeof head);
-    head[strcspn(head, "\n")] = '\0';
-    int old_header = n > 0 && strcmp(lines[0], head) != 0;
-    if (keep < n || old_header) {
-        /* Into a temporary file renamed over the log, so that a kill during
-         * the rewrite leaves the old rows rather than a cut log. */
-        size_t len = strlen(path) + 8;
-        char *tmp = malloc(len);
-        FILE *f = tmp ? (snprintf(tmp, len, "%s.trim", path), fopen(tmp, "wb")) : NULL;
-        if (!f)
-            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot rewrite: %s", path, strerror(errno));
-        for (size_t i = 0; f && i < keep; i++) {
-            fputs(i == 0 ? head : lines[i], f);
-            for (size_t c = count_tabs(lines[i]); i > 0 && c < count_tabs(head); c++)
-                fputc('\t', f);
-            fputc('\n', f);
-        }
-        if (f) {
-            int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-            bad |= fclose(f) != 0;
-            if (bad || rename(tmp, path)) {
-                rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-                remove(tmp);
-            }
-        }
-        free(tmp);
-    }
-    nmt_free_lines(lines, n);
-    return rc;
-}
-
-static int log_open(nmt_trainer *t)
-{
-    if (t->rank != 0) /* rank 0 writes the run's files */
-        return NMT_OK;
-    char *path = nmt_path_join(t->dir, "log.tsv");
-    if (!path)
-        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    int rc = t->restored ? log_trim(path, t->st.step) : NMT_OK;
-    if (!rc) {
-        t->log = fopen(path, t->restored ? "ab" : "wb");
-        if (!t->log)
-            rc = nmt_set_error(NMT_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    }
-    if (!rc && ftell(t->log) == 0) {
-        char head[256];
-        nmt_log_header(head, sizeof head);
-        fputs(head, t->log);
-        fflush(t->log);
-    }
-    free(path);
-    return rc;
-}
-
 /* ---- the loop ------------------------------------------------------------------- */
 
 static void emit(const nmt_train_callbacks *cb, nmt_train_event ev, const nmt_train_status *st)
@@ -674,6 +591,22 @@ static int finished(const nmt_trainer *t)
            (t->s.max_steps >= 0 && t->st.step >= t->s.max_steps);
 }
 
+/* Whether a restored run has nothing left to do: it is past a limit
+ * (finished, or its --max-time used up), and the work of its end was done
+ * before its checkpoint was written (the last step validated, the log row
+ * since the last one written, the snapshots averaged), so that the run
+ * would only write its checkpoint again. Every process decides alike, from
+ * the checkpoint's state and the settings (no clock). */
+static int nothing_left(const nmt_trainer *t)
+{
+    const nmt_train_status *st = &t->st;
+    int valid = t->valid.corpus || t->validates_elsewhere;
+    int time_used = t->s.max_time > 0 && t->elapsed_base >= t->s.max_time;
+    return t->restored && (finished(t) || time_used) && t->acc_steps == 0 &&
+           !(valid && st->step > 0 && t->last_valid_step != st->step) &&
+           !(valid && t->s.average_snapshots && t->averaged_step != st->step);
+}
+
 /* --max-time counts the run's wall time across resumes. */
 /* Rank 0's answer, on every process (its clock decides --max-time). */
 static int agreed(const nmt_trainer *t, int v)
@@ -766,7 +699,19 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
 {
     nmt_train_status *st = &t->st;
     t->t_start = t->t_report = nmt_now();
-    int rc = log_open(t);
+    /* a run that ended by early stopping stays ended, unless its settings
+     * now allow more validations without improvement */
+    if (t->s.early_stop == 0 || st->bad_validations < t->s.early_stop)
+        st->early_stopped = 0;
+    /* a run resumed after its end changes no file: the checkpoint written
+     * again would differ in its elapsed time alone, and the log, the
+     * snapshots and the observers' files are left unopened */
+    if (nothing_left(t)) {
+        st->time_up = !finished(t);
+        st->nothing_to_do = 1;
+        return NMT_OK;
+    }
+    int rc = nmt_trainer_log_open(t);
     if (rc)
         return rc;
     if (t->rank == 0 && t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
@@ -787,10 +732,6 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
     /* a run always has a checkpoint to fall back on, even if step 1 diverges */
     if (!t->restored && (rc = nmt_trainer_save_checkpoint(t)))
         return rc;
-    /* a run that ended by early stopping stays ended, unless its settings
-     * now allow more validations without improvement */
-    if (t->s.early_stop == 0 || st->bad_validations < t->s.early_stop)
-        st->early_stopped = 0;
     int stop_run = 0, interrupted = 0;
     while (!finished(t) && !stop_run) {
         if ((rc = ensure_plan(t)))
