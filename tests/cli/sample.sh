@@ -48,7 +48,8 @@ for arch in tf rnn; do
         END { for (i in n) if (n[i] != 5) bad = 1; if (length(n) != 12) bad = 1; exit bad }' nb.$arch &&
         pass || fail "$arch: n-best samples are not 5 a line, best score first: $(head -n 6 nb.$arch)"
     # the same samples in the same order; the scores' last digits may differ
-    # with the batch size (the model's pass rounds differently), as the beam's do
+    # with the batch size (OpenBLAS rounds a product's rows by their number:
+    # batch_size.sh), as the beam's do
     cut -d'|' -f1-4 nb.$arch >nbt.$arch
     "${T[@]}" --sample --n-best 5 --seed 1 --batch-size 1 --threads 2 | cut -d'|' -f1-4 >nbt1.$arch
     cmp -s nbt.$arch nbt1.$arch && pass || fail "$arch: n-best samples differ at batch size 1"
