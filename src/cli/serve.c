@@ -1,13 +1,14 @@
 /* nmt serve: translations over HTTP (serve.h says which file does what).
  * This file is the command: its options, the models, the page put
  * together, and the signals that stop it. */
+#include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
 #include "heatmap.h"
@@ -218,13 +219,54 @@ static char *make_page(const char *info)
     return page;
 }
 
-/* The signals wait here; the other threads never take them. */
-static sigset_t stop_signals;
+/* SIGINT and SIGTERM are caught by a handler, not waited for with a mask:
+ * the kernel hands a process's signal to any thread that does not block
+ * it, and OpenBLAS starts its threads when the library loads, before main,
+ * so no mask set here reaches them (nor could one reach a library's
+ * threads started later). The handler, on whichever thread it runs, counts
+ * the signal and wakes the main thread (sem_post is async-signal-safe). */
+static atomic_int stop_count, stop_first;
+static sem_t stop_sem;
+/* a handler may only touch lock-free atomics */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int is lock-free");
 
+static void on_stop_signal(int sig)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&stop_first, &none, sig);
+    atomic_fetch_add(&stop_count, 1);
+    sem_post(&stop_sem);
+}
+
+static int catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART; /* the other threads' system calls carry on */
+    sigemptyset(&sa.sa_mask);
+    if (sem_init(&stop_sem, 0, 0) || sigaction(SIGINT, &sa, NULL) ||
+        sigaction(SIGTERM, &sa, NULL)) {
+        cli_error("cannot catch SIGINT and SIGTERM: %s", strerror(errno));
+        return -1;
+    }
+    /* a client that goes away mid-answer must not kill the server */
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* Until the first signal. */
+static int wait_stop_signal(void)
+{
+    while (sem_wait(&stop_sem) && errno == EINTR)
+        ;
+    return atomic_load(&stop_first);
+}
+
+/* The drain's give_up: a second signal came. */
 static int signalled_again(void)
 {
-    struct timespec zero = {0, 0};
-    return sigtimedwait(&stop_signals, NULL, &zero) > 0;
+    return atomic_load(&stop_count) > 1;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -233,14 +275,8 @@ int cmd_serve(int argc, char **argv)
     int rc = parse_args(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
-    /* blocked before any thread starts, so that every thread inherits it
-     * and only sigwait below sees them; a client that goes away mid-answer
-     * must not kill the server */
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    if (catch_stop_signals())
+        return 1;
     /* the workers decode side by side: each pass runs on its caller alone
      * (the library's pool is one per process and runs one job at a time) */
     nmt_set_threads(1);
@@ -284,17 +320,20 @@ int cmd_serve(int argc, char **argv)
                 a.threads == 1 ? "" : "s", a.batch);
         fflush(stderr);
     }
-    int sig;
-    while (sigwait(&stop_signals, &sig))
-        ;
+    int sig = wait_stop_signal();
     if (!a.quiet)
         fprintf(stderr, "nmt serve: %s: answering the requests in flight, then stopping\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM");
     serve_http_drain(http, signalled_again);
     status = 0;
 done:
-    serve_queue_stop(q); /* answers what was not decoded (503) */
+    /* in this order: the queue answers what it holds and its workers end;
+     * the HTTP side sends those answers and its thread ends; only then is
+     * the queue, which that thread reads (GET /stats, POST /translate),
+     * freed */
+    serve_queue_close(q);
     serve_http_stop(http);
+    serve_queue_free(q);
     free(info);
     free(page);
     for (int k = 0; k < a.n_models; k++)

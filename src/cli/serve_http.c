@@ -10,12 +10,12 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "opts.h"
 #include "serve_json.h"
@@ -25,9 +25,9 @@ struct serve_http {
     serve_queue *q;
     const serve_models *models;
     serve_http_opts o;
-    atomic_int stopping;
     pthread_mutex_t lock;
     pthread_cond_t idle;
+    int stopping; /* under lock: translations are refused (503) */
     int inflight; /* accepted translations not yet answered (under lock) */
 };
 
@@ -120,6 +120,33 @@ static void job_done(serve_job *j, void *ctx)
     MHD_resume_connection(x->c);
 }
 
+/* Admits a parsed request and hands it to the queue, or says why not:
+ * 503 once the server is stopping, 429 past --max-inflight, or the
+ * queue's refusal. One decision under s->lock, which serve_http_drain
+ * takes to set `stopping`: a request is either counted in flight before
+ * the drain starts (and the drain waits for its answer) or refused; none
+ * slips into a queue that is closing. 0 when queued. */
+static int admit(serve_http *s, conn *x, char *err, size_t size)
+{
+    int status = 0;
+    pthread_mutex_lock(&s->lock);
+    if (s->stopping) {
+        status = 503;
+        snprintf(err, size, "the server is shutting down");
+    } else if (s->inflight >= s->o.limits.max_inflight) {
+        status = 429;
+        snprintf(err, size, "%d requests are being translated, the most this server takes",
+                 s->o.limits.max_inflight);
+    } else if ((status = serve_queue_submit(s->q, &x->job))) {
+        snprintf(err, size, "%s", x->job.error);
+    } else {
+        s->inflight++;
+        x->counted = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
 static enum MHD_Result start_translation(serve_http *s, conn *x)
 {
     char err[512];
@@ -134,19 +161,15 @@ static enum MHD_Result start_translation(serve_http *s, conn *x)
     x->body = NULL;
     if (status)
         return send_error(x->c, status, err, NULL);
-    if (atomic_load(&s->stopping))
-        return send_error(x->c, 503, "the server is shutting down", NULL);
-    pthread_mutex_lock(&s->lock);
-    int busy = s->inflight >= s->o.limits.max_inflight;
-    if (!busy) {
-        s->inflight++;
-        x->counted = 1;
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (busy) {
-        snprintf(err, sizeof err, "%d requests are being translated, the most this server takes",
-                 s->o.limits.max_inflight);
-        return send_error(x->c, 429, err, NULL);
+    if (x->job.req.n == 0) { /* nothing to translate: answered here */
+        pthread_mutex_lock(&s->lock);
+        int stopping = s->stopping;
+        pthread_mutex_unlock(&s->lock);
+        if (stopping)
+            return send_error(x->c, 503, "the server is shutting down", NULL);
+        x->answer = serve_response_json(&x->job, s->models);
+        x->state = ANSWERED;
+        return send_json(x->c, 200, x->answer);
     }
     x->job.done = job_done;
     x->job.ctx = x;
@@ -154,10 +177,10 @@ static enum MHD_Result start_translation(serve_http *s, conn *x)
     /* suspended before the job is queued, so that a worker cannot resume
      * it before it is suspended */
     MHD_suspend_connection(x->c);
-    if (serve_queue_submit(s->q, &x->job)) {
-        x->status = 503;
-        x->answer = serve_error_json(503, "the server is shutting down");
+    if ((status = admit(s, x, err, sizeof err))) {
         serve_job_clear(&x->job);
+        x->status = status;
+        x->answer = serve_error_json(status, err);
         x->state = ANSWERED;
         MHD_resume_connection(x->c);
     }
@@ -330,11 +353,12 @@ int serve_http_port(const serve_http *s)
     return i ? i->port : -1;
 }
 
-void serve_http_drain(serve_http *s, int (*give_up)(void))
+/* Waits on s->idle (s->lock held) until no request is in flight, or
+ * give_up() (if not NULL) says not to wait any more, or after `polls`
+ * polls (-1: no limit), polled ten times a second. */
+static void wait_idle(serve_http *s, int (*give_up)(void), int polls)
 {
-    atomic_store(&s->stopping, 1);
-    pthread_mutex_lock(&s->lock);
-    while (s->inflight > 0 && !give_up()) {
+    for (; s->inflight > 0 && polls != 0 && !(give_up && give_up()); polls -= polls > 0) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_nsec += 100000000;
@@ -344,14 +368,36 @@ void serve_http_drain(serve_http *s, int (*give_up)(void))
         }
         pthread_cond_timedwait(&s->idle, &s->lock, &t);
     }
+}
+
+void serve_http_drain(serve_http *s, int (*give_up)(void))
+{
+    pthread_mutex_lock(&s->lock);
+    s->stopping = 1; /* under the lock that admit() decides under */
+    wait_idle(s, give_up, -1);
     pthread_mutex_unlock(&s->lock);
 }
+
+/* How long serve_http_stop waits for the answers still unsent, in tenths
+ * of a second: those to clients that do not read them are then dropped
+ * with their connections. */
+enum { SEND_WAIT_TENTHS = 30 };
 
 void serve_http_stop(serve_http *s)
 {
     if (!s)
         return;
+    /* no new connection from here on: the listening socket is ours again
+     * and closed once the daemon has stopped (libmicrohttpd's rule) */
+    MHD_socket listening = MHD_quiesce_daemon(s->d);
+    /* the answers the queue made on closing (503 for the sentences it did
+     * not decode) are sent before the connections close */
+    pthread_mutex_lock(&s->lock);
+    wait_idle(s, NULL, SEND_WAIT_TENTHS);
+    pthread_mutex_unlock(&s->lock);
     MHD_stop_daemon(s->d);
+    if (listening != MHD_INVALID_SOCKET)
+        close(listening);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
     free(s);

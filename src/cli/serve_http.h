@@ -1,6 +1,6 @@
 /* nmt serve's HTTP side, on libmicrohttpd: the routes (GET / the page,
  * GET /info, POST /translate), the limits on what a client may send and
- * the statuses that refuse it, and the drain on shutdown. */
+ * the statuses that refuse it, and the drain and stop on shutdown. */
 #ifndef NMT_CLI_SERVE_HTTP_H
 #define NMT_CLI_SERVE_HTTP_H
 
@@ -20,8 +20,8 @@ typedef struct serve_http_opts {
 } serve_http_opts;
 
 /* Listens and answers from libmicrohttpd's thread, handing translations to
- * q. The strings of o must outlive the server. NULL after saying why on
- * stderr. */
+ * q. The strings of o must outlive the server; so must q, which is called
+ * until serve_http_stop returns. NULL after saying why on stderr. */
 serve_http *serve_http_start(const serve_http_opts *o, serve_queue *q,
                              const serve_models *models);
 /* The port listened on (useful after port 0). */
@@ -30,6 +30,11 @@ int serve_http_port(const serve_http *s);
  * every accepted request has been answered, or until `give_up` returns
  * nonzero (polled about ten times a second). */
 void serve_http_drain(serve_http *s, int (*give_up)(void));
+/* Stops the server, after serve_queue_close (every translation it
+ * accepted has its answer, and no connection is left suspended): no new
+ * connection is accepted, the answers not yet sent are sent (for up to a
+ * few seconds), then the daemon stops, its thread ends and the server is
+ * freed. Only then may the queue be freed. */
 void serve_http_stop(serve_http *s);
 
 #endif

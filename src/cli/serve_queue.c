@@ -48,7 +48,8 @@ struct serve_queue {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     serve_item *head, **tail; /* FIFO of waiting sentences */
-    int stopping;
+    int stopping;             /* under lock: submit refuses, workers end */
+    int closed;               /* the workers are joined (the closing thread's) */
     const serve_models *models;
     int batch, n_workers;
     worker *workers;
@@ -312,7 +313,7 @@ int serve_queue_start(serve_queue **out, const serve_models *models, int workers
         if (!w->items || !w->lines || !w->prefixes || !w->out ||
             pthread_create(&w->thread, NULL, worker_main, w)) {
             worker_free(w);
-            serve_queue_stop(q);
+            serve_queue_free(q);
             return nmt_set_error(NMT_ERR_NOMEM, "could not start worker thread %d", k + 1);
         }
         q->n_workers++;
@@ -325,23 +326,21 @@ int serve_queue_submit(serve_queue *q, serve_job *j)
 {
     j->left = j->req.n;
     j->status = 0;
-    j->res = calloc(j->req.n ? j->req.n : 1, sizeof *j->res);
-    j->head_att = j->req.heads ? calloc(j->req.n ? j->req.n : 1, sizeof *j->head_att) : NULL;
-    j->items = calloc(j->req.n ? j->req.n : 1, sizeof *j->items);
-    if (!j->res || !j->items || (j->req.heads && !j->head_att)) {
-        j->status = 500;
-        snprintf(j->error, sizeof j->error, "out of memory");
-        j->left = 0;
+    j->res = calloc(j->req.n, sizeof *j->res);
+    j->head_att = j->req.heads ? calloc(j->req.n, sizeof *j->head_att) : NULL;
+    j->items = calloc(j->req.n, sizeof *j->items);
+    if (!j->req.n || !j->res || !j->items || (j->req.heads && !j->head_att)) {
+        snprintf(j->error, sizeof j->error, j->req.n ? "out of memory" : "no sentence to queue");
+        return 500;
     }
+    /* the check and the queueing under one lock: a job is either queued
+     * before serve_queue_close takes the waiting ones (and is answered by
+     * it or by a worker) or refused here, never left in a closed queue */
     pthread_mutex_lock(&q->lock);
     if (q->stopping) {
         pthread_mutex_unlock(&q->lock);
-        return -1;
-    }
-    if (j->left == 0) { /* nothing to translate */
-        pthread_mutex_unlock(&q->lock);
-        j->done(j, j->ctx);
-        return 0;
+        snprintf(j->error, sizeof j->error, "the server is shutting down");
+        return 503;
     }
     for (size_t i = 0; i < j->req.n; i++) {
         j->items[i] = (serve_item){NULL, j, i};
@@ -353,9 +352,9 @@ int serve_queue_submit(serve_queue *q, serve_job *j)
     return 0;
 }
 
-void serve_queue_stop(serve_queue *q)
+void serve_queue_close(serve_queue *q)
 {
-    if (!q)
+    if (!q || q->closed)
         return;
     /* sentences not yet taken are not translated: their requests are
      * answered 503 (the batches being decoded finish first) */
@@ -383,6 +382,14 @@ void serve_queue_stop(serve_queue *q)
         pthread_join(q->workers[k].thread, NULL);
         worker_free(&q->workers[k]);
     }
+    q->closed = 1;
+}
+
+void serve_queue_free(serve_queue *q)
+{
+    if (!q)
+        return;
+    serve_queue_close(q);
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->wake);
     free(q->workers);

@@ -17,10 +17,12 @@ typedef struct serve_queue serve_queue;
  * decoding up to `batch` sentences a call. NMT_OK or the library's error. */
 int serve_queue_start(serve_queue **out, const serve_models *models, int workers, int batch);
 
-/* Queues the job's sentences; j->done(j, j->ctx) is called once from a
- * worker when all are translated (or j->status says why not). A job with
- * no sentence is done at once, on the caller's thread. -1 once the queue
- * is stopping (done is then not called). */
+/* Queues the job's sentences (at least one); j->done(j, j->ctx) is then
+ * called once, from a worker when all are translated or from
+ * serve_queue_close when it answers those not yet decoded (j->status says
+ * why not). 0, or the HTTP status of a refusal with its message in
+ * j->error: 503 once the queue is closing, 500 out of memory (done is
+ * then not called). */
 int serve_queue_submit(serve_queue *q, serve_job *j);
 
 /* What the workers have done so far: batches decoded, sentences in them,
@@ -34,8 +36,15 @@ void serve_queue_get_stats(serve_queue *q, serve_queue_stats *out);
 /* Frees a job's results (not the job itself). */
 void serve_job_clear(serve_job *j);
 
-/* Stops the workers after the sentences already queued are translated,
- * joins them and frees the queue. */
-void serve_queue_stop(serve_queue *q);
+/* Closes the queue: from now on submit refuses (503), the sentences not
+ * yet taken are answered 503, and the workers end after their batches and
+ * are joined. Every job submitted has been done when it returns. The queue
+ * itself stays (submit and serve_queue_get_stats still work on it) until
+ * serve_queue_free, so that the HTTP side may go on calling it until its
+ * daemon has stopped. Closing twice is closing once. */
+void serve_queue_close(serve_queue *q);
+
+/* Closes the queue if it is not yet, and frees it. */
+void serve_queue_free(serve_queue *q);
 
 #endif
