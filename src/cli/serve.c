@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "heatmap.h"
@@ -17,6 +18,7 @@
 #include "serve_http.h"
 #include "serve_json.h"
 #include "serve_queue.h"
+#include "serve_socket.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/threads.h"
@@ -47,8 +49,9 @@ static void help(void)
            "Options:\n"
            "  -m, --model FILE        the model (or checkpoint) file; given several times,\n"
            "                          an ensemble of up to %d models (as nmt translate)\n"
-           "      --host ADDR         the numeric address to listen on (default 127.0.0.1,\n"
-           "                          this machine only; 0.0.0.0 or :: for every interface)\n"
+           "      --host HOST         the address or host name to listen on (default\n"
+           "                          127.0.0.1, this machine only; localhost; 0.0.0.0 or ::\n"
+           "                          for every interface); checked before the models load\n"
            "      --port N            the port (default %d; 0: any free port, which the\n"
            "                          line 'listening on' names)\n"
            "      --threads N         worker threads that decode, each with its own\n"
@@ -83,6 +86,8 @@ static void help(void)
 typedef struct serve_args {
     const char *model[NMT_MAX_ENSEMBLE];
     int n_models;
+    const char *host;
+    int port;
     serve_http_opts http;
     int threads, batch;
     int quiet;
@@ -111,8 +116,8 @@ static int parse_args(serve_args *a, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
-    a->http.host = "127.0.0.1";
-    a->http.port = DEF_PORT;
+    a->host = "127.0.0.1";
+    a->port = DEF_PORT;
     a->http.max_connections = DEF_MAX_CONNECTIONS;
     a->http.limits = (serve_limits){DEF_MAX_BODY, DEF_MAX_SENTENCES, DEF_MAX_SENTENCE_BYTES,
                                     DEF_MAX_INFLIGHT, DEF_MAX_BEAM, DEF_TIMEOUT};
@@ -130,8 +135,8 @@ static int parse_args(serve_args *a, int argc, char **argv)
             if (opt_model(optarg, a->model, &a->n_models, NMT_MAX_ENSEMBLE))
                 return 2;
             break;
-        case OPT_HOST: a->http.host = optarg; break;
-        case OPT_PORT: bad = opt_int("--port", optarg, 0, 65535, &a->http.port); break;
+        case OPT_HOST: a->host = optarg; break;
+        case OPT_PORT: bad = opt_int("--port", optarg, 0, 65535, &a->port); break;
         case OPT_BATCH: bad = opt_int("--batch", optarg, 1, 64, &a->batch); break;
         case OPT_MAX_BODY:
             bad = opt_long("--max-body", optarg, 2, 1L << 30, &body);
@@ -272,11 +277,18 @@ static int signalled_again(void)
 int cmd_serve(int argc, char **argv)
 {
     serve_args a;
+    serve_socket sock = {.fd = -1};
     int rc = parse_args(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (catch_stop_signals())
+    /* the address before the models: a host that does not resolve is a bad
+     * option like any other, and a port in use need not wait for a load */
+    if ((rc = serve_socket_bind(&sock, a.host, a.port)))
+        return rc;
+    if (catch_stop_signals()) {
+        close(sock.fd);
         return 1;
+    }
     /* the workers decode side by side: each pass runs on its caller alone
      * (the library's pool is one per process and runs one job at a time) */
     nmt_set_threads(1);
@@ -307,17 +319,17 @@ int cmd_serve(int argc, char **argv)
     }
     a.http.page = page;
     a.http.info = info;
+    a.http.fd = sock.fd;
     if (serve_queue_start(&q, &ms, a.threads, a.batch)) {
         cli_lib_error();
         goto done;
     }
     if (!(http = serve_http_start(&a.http, q, &ms)))
         goto done;
+    sock.fd = -1; /* the daemon's now */
     if (!a.quiet) {
-        int v6 = strchr(a.http.host, ':') != NULL;
-        fprintf(stderr, "nmt serve: listening on http://%s%s%s:%d/ (%d worker%s, batch %d)\n",
-                v6 ? "[" : "", a.http.host, v6 ? "]" : "", serve_http_port(http), a.threads,
-                a.threads == 1 ? "" : "s", a.batch);
+        fprintf(stderr, "nmt serve: listening on http://%s:%d/ (%d worker%s, batch %d)\n",
+                sock.url_host, sock.port, a.threads, a.threads == 1 ? "" : "s", a.batch);
         fflush(stderr);
     }
     int sig = wait_stop_signal();
@@ -334,6 +346,8 @@ done:
     serve_queue_close(q);
     serve_http_stop(http);
     serve_queue_free(q);
+    if (sock.fd >= 0)
+        close(sock.fd);
     free(info);
     free(page);
     for (int k = 0; k < a.n_models; k++)

@@ -1,5 +1,6 @@
-/* nmt serve: what its parts share. The server is four files of one idea
- * each: serve.c (the command: options, models, signals), serve_http.c
+/* nmt serve: what its parts share. The server is five files of one idea
+ * each: serve.c (the command: options, models, signals), serve_socket.c
+ * (the address listened on, bound before the models load), serve_http.c
  * (libmicrohttpd: routes, limits, statuses), serve_json.c (requests in,
  * responses out, with Jansson) and serve_queue.c (the worker threads that
  * decode the waiting sentences together). */

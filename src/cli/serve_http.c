@@ -6,9 +6,8 @@
  * hold up the page, /info or the refusals. */
 #include "serve_http.h"
 
-#include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,25 +301,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 serve_http *serve_http_start(const serve_http_opts *o, serve_queue *q,
                              const serve_models *models)
 {
-    struct sockaddr_in v4 = {0};
-    struct sockaddr_in6 v6 = {0};
-    const struct sockaddr *addr;
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
-    if (inet_pton(AF_INET, o->host, &v4.sin_addr) == 1) {
-        v4.sin_family = AF_INET;
-        v4.sin_port = htons((unsigned short)o->port);
-        addr = (const struct sockaddr *)&v4;
-    } else if (inet_pton(AF_INET6, o->host, &v6.sin6_addr) == 1) {
-        v6.sin6_family = AF_INET6;
-        v6.sin6_port = htons((unsigned short)o->port);
-        addr = (const struct sockaddr *)&v6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        cli_error("--host: '%s' is not a numeric IPv4 or IPv6 address", o->host);
-        return NULL;
-    }
     if (o->verbose)
         flags |= MHD_USE_ERROR_LOG;
+    if (listen(o->fd, SOMAXCONN)) {
+        cli_error("cannot listen: %s", strerror(errno));
+        return NULL;
+    }
     serve_http *s = calloc(1, sizeof *s);
     if (!s) {
         cli_error("out of memory");
@@ -331,26 +318,21 @@ serve_http *serve_http_start(const serve_http_opts *o, serve_queue *q,
     s->o = *o;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
+    /* the socket that serve_socket_bind bound (port 0 is the port given
+     * there, which libmicrohttpd does not use) */
     s->d = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr,
+        flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)o->fd,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->limits.timeout, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)o->max_connections, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!s->d) {
-        cli_error("cannot listen on %s port %d (in use, or not an address of this machine?)",
-                  o->host, o->port);
+        cli_error("cannot start the HTTP server (libmicrohttpd; -v says why)");
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->idle);
         free(s);
         return NULL;
     }
     return s;
-}
-
-int serve_http_port(const serve_http *s)
-{
-    const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    return i ? i->port : -1;
 }
 
 /* Waits on s->idle (s->lock held) until no request is in flight, or

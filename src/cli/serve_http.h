@@ -10,8 +10,7 @@
 typedef struct serve_http serve_http;
 
 typedef struct serve_http_opts {
-    const char *host;      /* numeric IPv4 or IPv6 address */
-    int port;              /* 0: any free port */
+    int fd;                /* a bound socket (serve_socket_bind), listened on here */
     int max_connections;   /* open connections at most */
     serve_limits limits;
     const char *page;      /* GET /: the whole page */
@@ -19,13 +18,12 @@ typedef struct serve_http_opts {
     int verbose;           /* libmicrohttpd's own messages on stderr */
 } serve_http_opts;
 
-/* Listens and answers from libmicrohttpd's thread, handing translations to
- * q. The strings of o must outlive the server; so must q, which is called
- * until serve_http_stop returns. NULL after saying why on stderr. */
+/* Listens on o->fd and answers from libmicrohttpd's thread, handing
+ * translations to q. The strings of o must outlive the server; so must q,
+ * which is called until serve_http_stop returns. NULL after saying why on
+ * stderr (the socket is then still the caller's to close). */
 serve_http *serve_http_start(const serve_http_opts *o, serve_queue *q,
                              const serve_models *models);
-/* The port listened on (useful after port 0). */
-int serve_http_port(const serve_http *s);
 /* From now on new translations are refused with 503; then waits until
  * every accepted request has been answered, or until `give_up` returns
  * nonzero (polled about ten times a second). */

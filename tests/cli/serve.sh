@@ -35,8 +35,36 @@ expect_fail "max-body junk" "--max-body: '1k' is not a whole number" "$NMT" serv
 expect_fail "timeout 0" "--timeout: 0 is out of range" "$NMT" serve -m "$M" --timeout 0
 expect_fail "stray operand" "unexpected argument 'stray'" "$NMT" serve -m "$M" stray
 expect_fail "missing model" "nope.safetensors" "$NMT" serve -m "$TMP/nope.safetensors" --port 0
-expect_fail "host not numeric" "--host: 'localhost' is not a numeric" \
-    "$NMT" serve -m "$M" --host localhost --port 0
+# --host: a name that does not resolve is refused at once, before the
+# models load (a missing model is not what it names), with exit 2 as every
+# bad option; a port in use is refused before the load too (exit 1)
+refused_first() { # NAME CODE PATTERN ARGS...: exit CODE, one line matching PATTERN
+    local name=$1 code=$2 pattern=$3 rc
+    shift 3
+    "$NMT" serve "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc = "$code" ] && [ "$(wc -l <"$TMP/err")" = 1 ] && grep -Eq -- "$pattern" "$TMP/err" && pass ||
+        fail "$name: exit $rc: $(head -c 300 "$TMP/err")"
+}
+refused_first "host that does not resolve" 2 "--host: 'nmt-no-such-host.invalid' does not resolve" \
+    -m "$TMP/nope.safetensors" --host nmt-no-such-host.invalid --port 0
+refused_first "empty host" 2 "--host: '' does not resolve" -m "$M" --host "" --port 0
+
+# --- --host localhost, and the address bound named in the URL ------------------------
+if serve_start localhost -m "$M" --host localhost --threads 1; then
+    case $URL in
+        http://127.0.0.1:* | "http://[::1]:"*) pass ;;
+        *) fail "--host localhost listens on $URL" ;;
+    esac
+    code=$(post '{"text": ["sko bap frug verd lairn"]}')
+    [ "$code" = 200 ] && grep -q '"text":"be fatote dedila gifecha sho"' "$TMP/body" && pass ||
+        fail "--host localhost: $code $(head -c 200 "$TMP/body")"
+    refused_first "port in use" 1 "cannot listen on localhost port ${URL##*:}: Address already in use" \
+        -m "$TMP/nope.safetensors" --host localhost --port "${URL##*:}"
+    serve_stop && pass || fail "--host localhost: SIGTERM: exit $?"
+else
+    fail "--host localhost"
+fi
 
 # --- a second RNN and a Transformer: a few steps on the toy corpus ------------------
 zcat "$TOY/train.src.gz" | head -n 300 >s
