@@ -221,29 +221,40 @@ static json_t *matrix(const float *w, int rows, int cols)
     return a;
 }
 
-static json_t *alignment(const nmt_translated *t, const float *heads, const serve_models *models)
+/* Every layer's and head's map of one translation: layers x heads
+ * matrices, [n_tgt, n_src] each. An empty sentence (not decoded, so
+ * without maps) has as many empty ones, so that every sentence of an
+ * answer has the same shape. */
+static json_t *head_grid(const nmt_translated *t, const float *heads, const serve_models *models)
+{
+    size_t plane = (size_t)t->n_tgt * t->n_src;
+    if (!heads && plane)
+        return NULL;
+    json_t *layers = json_array();
+    for (int l = 0; layers && l < models->layers; l++) {
+        json_t *hs = json_array();
+        for (int h = 0; hs && h < models->heads; h++)
+            if (json_array_append_new(
+                    hs, matrix(plane ? heads + ((size_t)l * models->heads + h) * plane : NULL,
+                               t->n_tgt, t->n_src)))
+                hs = (json_decref(hs), NULL);
+        if (!hs || json_array_append_new(layers, hs))
+            layers = (json_decref(layers), NULL);
+    }
+    return layers;
+}
+
+/* heads: the maps of head_grid, or NULL without "heads": true */
+static json_t *alignment(const nmt_translated *t, int with_heads, const float *heads,
+                         const serve_models *models)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
     int bad = json_object_set_new(o, "source", strings(t->src, t->n_src)) ||
               json_object_set_new(o, "target", strings(t->tgt, t->n_tgt)) ||
-              json_object_set_new(o, "attention", matrix(t->att, t->n_tgt, t->n_src));
-    if (!bad && heads) {
-        json_t *layers = json_array();
-        size_t plane = (size_t)t->n_tgt * t->n_src;
-        for (int l = 0; layers && l < models->layers; l++) {
-            json_t *hs = json_array();
-            for (int h = 0; hs && h < models->heads; h++)
-                if (json_array_append_new(
-                        hs, matrix(heads + ((size_t)l * models->heads + h) * plane, t->n_tgt,
-                                   t->n_src)))
-                    hs = (json_decref(hs), NULL);
-            if (!hs || json_array_append_new(layers, hs))
-                layers = (json_decref(layers), NULL);
-        }
-        bad = json_object_set_new(o, "heads", layers);
-    }
+              json_object_set_new(o, "attention", matrix(t->att, t->n_tgt, t->n_src)) ||
+              (with_heads && json_object_set_new(o, "heads", head_grid(t, heads, models)));
     return bad ? (json_decref(o), NULL) : o;
 }
 
@@ -265,7 +276,8 @@ static json_t *translation(const serve_job *j, size_t i, const serve_models *mod
         goto fail_o;
     if (j->req.alignments &&
         json_object_set_new(o, "alignment",
-                            alignment(t, j->head_att ? j->head_att[i] : NULL, models)))
+                            alignment(t, j->req.heads, j->head_att ? j->head_att[i] : NULL,
+                                      models)))
         goto fail_o;
     return o;
 fail:

@@ -264,6 +264,23 @@ for t in d["translations"]:
     assert any(close([[sum(hs[l][h][i][j] for h in range(2)) / 2 for j in range(ns)] for i in range(nt)])
                for l in range(2)), "the default map is no layer's mean"
 PYEOF
+    # an empty sentence has the shape of the others: layers x heads (empty) matrices
+    code=$(post '{"text": ["", "sko bap frug", ""], "alignments": true, "heads": true}')
+    [ "$code" = 200 ] && "$PY" - "$TMP/body" <<'PYEOF' && pass || fail "heads of an empty sentence: $code $(head -c 300 "$TMP/body")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ts = d["translations"]
+assert len(ts) == 3
+for t in ts:
+    a = t["alignment"]
+    hs = a["heads"]
+    assert len(hs) == 2 and all(len(l) == 2 for l in hs), hs
+    assert all(len(m) == len(a["target"]) and all(len(r) == len(a["source"]) for r in m)
+               for l in hs for m in l)
+for k in (0, 2):
+    assert ts[k]["alignment"]["source"] == [] and ts[k]["alignment"]["heads"] == [[[], []], [[], []]]
+assert ts[1]["alignment"]["source"] == ["sko", "bap", "frug", "</s>"]
+PYEOF
     serve_stop && pass || fail "Transformer: SIGTERM: exit $?"
 else
     fail "serve a Transformer"
