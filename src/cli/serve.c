@@ -33,6 +33,8 @@ enum {
     DEF_MAX_SENTENCE_BYTES = 2000,
     DEF_MAX_INFLIGHT = 128,
     DEF_MAX_BEAM = 16,
+    /* about 3 MB of JSON, some 23 MB while an answer is built (serve.md) */
+    DEF_MAX_ATTENTION_CELLS = 250000,
     DEF_MAX_CONNECTIONS = 512,
     DEF_TIMEOUT = 10,
 };
@@ -68,6 +70,10 @@ static void help(void)
            "                          429, to be tried again\n"
            "      --max-beam N        the largest beam and n_best a request may ask for\n"
            "                          (default %d)\n"
+           "      --max-attention-cells N  attention weights one answer may hold (default\n"
+           "                          %d): a request with alignments (and heads) whose\n"
+           "                          sentences could take more, at the length limit, is\n"
+           "                          refused before decoding: 413\n"
            "      --max-connections N open connections at most (default %d); past them new\n"
            "                          connections are closed at once\n"
            "      --timeout S         seconds a connection may stay idle, sending nothing\n"
@@ -79,8 +85,8 @@ static void help(void)
            "answered, then the server stops (exit 0); a second signal stops it without\n"
            "waiting (sentences not yet decoded are answered 503).\n",
            NMT_MAX_ENSEMBLE, DEF_PORT, DEF_BATCH, DEF_MAX_BODY, DEF_MAX_SENTENCES,
-           DEF_MAX_SENTENCE_BYTES, DEF_MAX_INFLIGHT, DEF_MAX_BEAM, DEF_MAX_CONNECTIONS,
-           DEF_TIMEOUT);
+           DEF_MAX_SENTENCE_BYTES, DEF_MAX_INFLIGHT, DEF_MAX_BEAM, DEF_MAX_ATTENTION_CELLS,
+           DEF_MAX_CONNECTIONS, DEF_TIMEOUT);
 }
 
 typedef struct serve_args {
@@ -96,7 +102,7 @@ typedef struct serve_args {
 static int parse_args(serve_args *a, int argc, char **argv)
 {
     enum { OPT_HOST = 256, OPT_PORT, OPT_BATCH, OPT_MAX_BODY, OPT_MAX_SENT, OPT_MAX_BYTES,
-           OPT_MAX_INFLIGHT, OPT_MAX_BEAM, OPT_MAX_CONN, OPT_TIMEOUT };
+           OPT_MAX_INFLIGHT, OPT_MAX_BEAM, OPT_MAX_CELLS, OPT_MAX_CONN, OPT_TIMEOUT };
     static const struct option long_options[] = {
         {"model", required_argument, NULL, 'm'},
         {"host", required_argument, NULL, OPT_HOST},
@@ -108,6 +114,7 @@ static int parse_args(serve_args *a, int argc, char **argv)
         {"max-sentence-bytes", required_argument, NULL, OPT_MAX_BYTES},
         {"max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT},
         {"max-beam", required_argument, NULL, OPT_MAX_BEAM},
+        {"max-attention-cells", required_argument, NULL, OPT_MAX_CELLS},
         {"max-connections", required_argument, NULL, OPT_MAX_CONN},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"quiet", no_argument, NULL, 'q'},
@@ -119,8 +126,9 @@ static int parse_args(serve_args *a, int argc, char **argv)
     a->host = "127.0.0.1";
     a->port = DEF_PORT;
     a->http.max_connections = DEF_MAX_CONNECTIONS;
-    a->http.limits = (serve_limits){DEF_MAX_BODY, DEF_MAX_SENTENCES, DEF_MAX_SENTENCE_BYTES,
-                                    DEF_MAX_INFLIGHT, DEF_MAX_BEAM, DEF_TIMEOUT};
+    a->http.limits = (serve_limits){DEF_MAX_BODY,     DEF_MAX_SENTENCES, DEF_MAX_SENTENCE_BYTES,
+                                    DEF_MAX_INFLIGHT, DEF_MAX_BEAM,      DEF_TIMEOUT,
+                                    DEF_MAX_ATTENTION_CELLS};
     a->threads = cli_default_threads();
     a->batch = DEF_BATCH;
     serve_limits *l = &a->http.limits;
@@ -152,6 +160,9 @@ static int parse_args(serve_args *a, int argc, char **argv)
             bad = opt_int("--max-inflight", optarg, 1, 100000, &l->max_inflight);
             break;
         case OPT_MAX_BEAM: bad = opt_int("--max-beam", optarg, 1, 100, &l->max_beam); break;
+        case OPT_MAX_CELLS:
+            bad = opt_long("--max-attention-cells", optarg, 1, 1L << 40, &l->max_attention_cells);
+            break;
         case OPT_MAX_CONN:
             bad = opt_int("--max-connections", optarg, 1, 100000, &a->http.max_connections);
             break;

@@ -12,8 +12,9 @@
 #include "nmt/model.h"
 #include "nmt/translator.h"
 
-/* What one request may ask for; past them the server answers 413 (sizes)
- * or 400 (values), and 429 past max_inflight requests being translated. */
+/* What one request may ask for; past them the server answers 413 (sizes,
+ * the attention an answer could hold) or 400 (values), and 429 past
+ * max_inflight requests being translated. */
 typedef struct serve_limits {
     size_t max_body;        /* bytes of a request body */
     int max_sentences;      /* sentences per request */
@@ -21,6 +22,7 @@ typedef struct serve_limits {
     int max_inflight;       /* requests accepted and not yet answered */
     int max_beam;           /* beam and n_best at most this */
     int timeout;            /* seconds a connection may stay idle */
+    long max_attention_cells; /* attention weights an answer may hold at most (413) */
 } serve_limits;
 
 /* The models being served, read-only once loaded and shared by every

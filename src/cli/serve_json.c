@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nmt/error.h"
+#include "nmt/units.h"
+
 void serve_request_free(serve_request *r)
 {
     for (size_t i = 0; r->text && i < r->n; i++)
@@ -159,6 +162,64 @@ static int parse_fields(json_t *root, const serve_limits *lim, const serve_model
     return parse_prefix(root, lim, r, err, size);
 }
 
+/* The units of a raw line as the model splits it (words or pieces), or -1
+ * with the library's error. */
+static long units_of(const nmt_model *m, const char *line, nmt_tokens *tok)
+{
+    return nmt_units_split(m, line, strlen(line), tok) ? -1 : (long)tok->n;
+}
+
+/* The most attention weights the answer to r can hold, worked out before
+ * anything is decoded: for each sentence, its maps (the default one, and
+ * with "heads" every layer's and head's), each of one column per source
+ * unit and </s> and one row per target unit, which the search every
+ * request gets stops at the length limit for that source
+ * (nmt_decode_length_limit; a longer prefix lengthens it), with </s>. An
+ * empty sentence is not decoded and has none. A double, which cannot
+ * overflow; -1 with the library's error. */
+static double attention_cells(const serve_request *r, const serve_models *models)
+{
+    nmt_translate_opts o;
+    nmt_translate_opts_default(&o);
+    double maps = 1 + (r->heads ? (double)models->layers * models->heads : 0), cells = 0;
+    nmt_tokens tok = {0};
+    for (size_t i = 0; i < r->n && cells >= 0; i++) {
+        long n_src = units_of(models->m[0], r->text[i], &tok);
+        long n_pre = n_src > 0 && r->prefix && r->prefix[i]
+                         ? units_of(models->m[0], r->prefix[i], &tok) : 0;
+        if (n_src < 0 || n_pre < 0)
+            cells = -1;
+        else if (n_src > 0) {
+            long rows = nmt_decode_length_limit(&o.decode, (int)n_src + 1);
+            rows = (rows > n_pre + 1 ? rows : n_pre + 1) + 1;
+            cells += maps * (double)(n_src + 1) * (double)rows;
+        }
+    }
+    nmt_tokens_free(&tok);
+    return cells;
+}
+
+/* 413 when the answer to r could hold more attention than the limit: a
+ * request of a few hundred bytes may otherwise ask for an answer of
+ * megabytes (a long sentence that the model translates to the length
+ * limit, with every head's map). */
+static int check_attention(const serve_request *r, const serve_limits *lim,
+                           const serve_models *models, char *err, size_t size)
+{
+    if (!r->alignments)
+        return 0;
+    double cells = attention_cells(r, models);
+    if (cells < 0)
+        return refuse(err, size, 500, "%s", nmt_error_message());
+    if (cells > (double)lim->max_attention_cells)
+        return refuse(err, size, 413,
+                      "the alignments asked for could hold up to %.0f attention weights, more "
+                      "than this server's limit of %ld (max_attention_cells in GET /info): ask "
+                      "for fewer or shorter sentences%s",
+                      cells, lim->max_attention_cells, r->heads ? ", or without \"heads\"" : "");
+    return 0;
+}
+
 int serve_request_parse(const char *body, size_t len, const serve_limits *lim,
                         const serve_models *models, serve_request *r, char *err,
                         size_t err_size)
@@ -173,6 +234,8 @@ int serve_request_parse(const char *body, size_t len, const serve_limits *lim,
                  ? parse_fields(root, lim, models, r, err, err_size)
                  : refuse(err, err_size, 400, "the body must be a JSON object");
     json_decref(root);
+    if (!rc)
+        rc = check_attention(r, lim, models, err, err_size);
     if (rc)
         serve_request_free(r);
     return rc;
@@ -314,11 +377,12 @@ char *serve_info_json(const serve_models *models, const serve_limits *lim, int b
     if (!names)
         return NULL;
     return dump(json_pack(
-        "{s:o, s:b, s:i, s:i, s:{s:I, s:i, s:i, s:i, s:i, s:i}, s:i, s:i, s:i}", "models", names,
-        "attention", models->has_attention, "layers", models->layers, "heads", models->heads,
-        "limits", "max_body", (json_int_t)lim->max_body, "max_sentences", lim->max_sentences,
-        "max_sentence_bytes", lim->max_sentence_bytes, "max_inflight", lim->max_inflight,
-        "max_beam", lim->max_beam, "timeout", lim->timeout, "default_beam",
+        "{s:o, s:b, s:i, s:i, s:{s:I, s:i, s:i, s:i, s:i, s:i, s:I}, s:i, s:i, s:i}", "models",
+        names, "attention", models->has_attention, "layers", models->layers, "heads",
+        models->heads, "limits", "max_body", (json_int_t)lim->max_body, "max_sentences",
+        lim->max_sentences, "max_sentence_bytes", lim->max_sentence_bytes, "max_inflight",
+        lim->max_inflight, "max_beam", lim->max_beam, "timeout", lim->timeout,
+        "max_attention_cells", (json_int_t)lim->max_attention_cells, "default_beam",
         NMT_TRANSLATE_BEAM < lim->max_beam ? NMT_TRANSLATE_BEAM : lim->max_beam, "batch", batch,
         "workers", workers));
 }

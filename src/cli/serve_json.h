@@ -10,7 +10,8 @@
 
 /* Parses body[len] into r. 0, or the HTTP status of the refusal (400 for
  * malformed JSON, wrong types and values out of range, 413 for too many
- * sentences or a sentence too long) with its message in err. r is freed
+ * sentences, a sentence too long, or alignments that could hold more than
+ * lim->max_attention_cells weights) with its message in err. r is freed
  * on a refusal. */
 int serve_request_parse(const char *body, size_t len, const serve_limits *lim,
                         const serve_models *models, serve_request *r, char *err,

@@ -19,7 +19,7 @@ cd "$TMP" || exit 1
 # --- options ---------------------------------------------------------------------
 expect_ok "help" "$NMT" serve --help
 for opt in model host port threads batch max-body max-sentences max-sentence-bytes max-inflight \
-           max-beam max-connections timeout; do
+           max-beam max-attention-cells max-connections timeout; do
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 expect_ok "nmt help serve" "$NMT" help serve
@@ -33,6 +33,10 @@ expect_fail "batch 65" "--batch: 65 is out of range" "$NMT" serve -m "$M" --batc
 expect_fail "threads 0" "--threads: 0 is out of range" "$NMT" serve -m "$M" --threads 0
 expect_fail "max-body junk" "--max-body: '1k' is not a whole number" "$NMT" serve -m "$M" --max-body 1k
 expect_fail "timeout 0" "--timeout: 0 is out of range" "$NMT" serve -m "$M" --timeout 0
+expect_fail "max-attention-cells 0" "--max-attention-cells: 0 is out of range" \
+    "$NMT" serve -m "$M" --max-attention-cells 0
+expect_fail "max-attention-cells 1e6" "--max-attention-cells: '1e6' is not a whole number" \
+    "$NMT" serve -m "$M" --max-attention-cells 1e6
 expect_fail "stray operand" "unexpected argument 'stray'" "$NMT" serve -m "$M" stray
 expect_fail "missing model" "nope.safetensors" "$NMT" serve -m "$TMP/nope.safetensors" --port 0
 # --host: a name that does not resolve is refused at once, before the
@@ -209,6 +213,7 @@ PYEOF
 d = json.load(open(sys.argv[1]))
 assert d["models"] == [{"name": "toy-attention.safetensors", "arch": "rnn"}], d["models"]
 assert d["layers"] == 0 and d["attention"] is True and d["batch"] == 4 and d["workers"] == 2
+assert d["limits"]["max_attention_cells"] == 250000, d["limits"]
 assert "/" not in json.dumps(d["models"])' info.json && pass || fail "GET /info: $(cat info.json)"
     code=$(curl -s -o body -w '%{http_code}' "$URL/nope")
     [ "$code" = 404 ] && pass || fail "GET /nope: $code"
@@ -222,6 +227,34 @@ assert "/" not in json.dumps(d["models"])' info.json && pass || fail "GET /info:
 else
     fail "serve one RNN"
 fi
+
+# --- --max-attention-cells: the attention an answer could hold, bounded before decoding ---
+# The bound of a sentence of n words (serve.md): maps x (n + 1) source
+# units x (2 n + 10 + 1) target units at the length limit. A limit of
+# exactly one short sentence's bound takes that sentence, not two of them,
+# nor the sentence with a limit one smaller; the refusal is a 413 that names
+# the limit, and nothing is decoded (GET /stats counts no batch).
+bound() { "$PY" -c 'import sys; n = len(sys.argv[2].split()); print(int(sys.argv[1]) * (n + 1) * (2 * n + 11))' "$@"; }
+B=$(bound 1 "sko bap frug verd lairn")
+for limit in $B $((B - 1)); do
+    if serve_start "cells$limit" -m "$M" --threads 1 --max-attention-cells $limit; then
+        one=$(post '{"text": ["sko bap frug verd lairn"], "alignments": true}')
+        two=$(post '{"text": ["sko bap frug verd lairn", "sko bap frug verd lairn"], "alignments": true}')
+        grep -q "limit of $limit (max_attention_cells" "$TMP/body" && pass ||
+            fail "--max-attention-cells $limit: $(head -c 300 "$TMP/body")"
+        plain=$(post '{"text": ["sko bap frug verd lairn", "sko bap frug verd lairn"]}')
+        batches=$(curl -s "$URL/stats" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["batches"])')
+        if [ $limit = $B ]; then want="200 413 200"; else want="413 413 200"; fi
+        [ "$one $two $plain" = "$want" ] && pass ||
+            fail "--max-attention-cells $limit (one sentence's bound is $B): $one $two $plain, expected $want"
+        # decoded: the requests answered 200 alone (one batch each, --threads 1)
+        [ "$batches" = "$(echo "$want" | tr ' ' '\n' | grep -c 200)" ] && pass ||
+            fail "--max-attention-cells $limit: $batches batches decoded for answers $one $two $plain"
+        serve_stop && pass || fail "--max-attention-cells $limit: SIGTERM: exit $?"
+    else
+        fail "serve --max-attention-cells $limit"
+    fi
+done
 
 # --- an ensemble ------------------------------------------------------------------------
 if serve_start ens -m "$M" -m "$M2" --threads 1; then
@@ -264,6 +297,27 @@ for t in d["translations"]:
     assert any(close([[sum(hs[l][h][i][j] for h in range(2)) / 2 for j in range(ns)] for i in range(nt)])
                for l in range(2)), "the default map is no layer's mean"
 PYEOF
+    # one sentence of 300 words with every head's attention: a request of
+    # 1.4 kB that would be answered with megabytes (the model translates
+    # it to the length limit) is refused at the default limit, before
+    # decoding; without "heads" it is within the limit, and its answer
+    # within the bound
+    long300=$("$PY" -c 'print(" ".join(["sko bap frug verd lairn pu"] * 50))')
+    before=$(curl -s "$URL/stats")
+    code=$(post "{\"text\": [\"$long300\"], \"alignments\": true, \"heads\": true}")
+    after=$(curl -s "$URL/stats")
+    [ "$code" = 413 ] && grep -q "up to $(bound 5 "$long300") attention weights.*limit of 250000.*heads" "$TMP/body" &&
+        pass || fail "300 words with heads: $code $(head -c 300 "$TMP/body")"
+    [ "$before" = "$after" ] && pass || fail "300 words with heads: decoded before the refusal: $before $after"
+    code=$(post "{\"text\": [\"$long300\"], \"alignments\": true}")
+    [ "$code" = 200 ] && "$PY" - "$TMP/body" "$(bound 1 "$long300")" <<'PYEOF' && pass || fail "300 words without heads: $code $(head -c 300 "$TMP/body")"
+import json, sys
+a = json.load(open(sys.argv[1]))["translations"][0]["alignment"]
+cells = len(a["source"]) * len(a["target"])
+assert len(a["source"]) == 301 and 0 < cells <= int(sys.argv[2]), (len(a["source"]), len(a["target"]), sys.argv[2])
+print("300 words: %d x %d attention weights, the bound %s" % (len(a["target"]), len(a["source"]), sys.argv[2]), file=sys.stderr)
+PYEOF
+
     # an empty sentence has the shape of the others: layers x heads (empty) matrices
     code=$(post '{"text": ["", "sko bap frug", ""], "alignments": true, "heads": true}')
     [ "$code" = 200 ] && "$PY" - "$TMP/body" <<'PYEOF' && pass || fail "heads of an empty sentence: $code $(head -c 300 "$TMP/body")"
