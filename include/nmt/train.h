@@ -8,7 +8,7 @@
 #ifndef NMT_TRAIN_H
 #define NMT_TRAIN_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -225,7 +225,9 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
 /* Trains until --epochs, --max-steps or --max-time is reached, early
  * stopping, or *stop becomes non-zero (a signal; the status's stop_signal
- * is then its value, the largest over the processes); saves the checkpoint
+ * is then its value, the largest over the processes; an atomic, since a
+ * signal handler may set it on any thread: OpenBLAS's and the pool's
+ * take signals too); saves the checkpoint
  * and writes a log.tsv row for the steps since the last row whenever the
  * run ends. A run that --max-steps or --max-time ends between scheduled
  * validations (valid_every, epoch ends) validates its last model: that
@@ -244,8 +246,7 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
  * Returns NMT_OK, NMT_ERR_INTERRUPTED (stopped by *stop, state saved),
  * NMT_ERR_NUMERIC (NaN/Inf: nothing saved, the last checkpoint stays) or
  * another error. */
-int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb,
-                    volatile sig_atomic_t *stop);
+int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, const atomic_int *stop);
 /* The status as it stands (for a summary at the end). */
 const nmt_train_status *nmt_trainer_status(const nmt_trainer *t);
 void nmt_trainer_free(nmt_trainer *t);

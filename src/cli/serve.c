@@ -248,10 +248,11 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int is lock-free");
 
 static void on_stop_signal(int sig)
 {
-    int none = 0;
+    int saved = errno, none = 0; /* the interrupted code's errno is its own */
     atomic_compare_exchange_strong(&stop_first, &none, sig);
     atomic_fetch_add(&stop_count, 1);
     sem_post(&stop_sem);
+    errno = saved;
 }
 
 static int catch_stop_signals(void)

@@ -2,6 +2,7 @@
  * options (train_opts.c), and what the user sees of it: notes and warnings
  * before it starts, the live progress line, reports, the summary. */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -318,11 +319,16 @@ static void nothing_note(const nmt_train_run *r, const nmt_train_status *st)
 
 /* ---- signals ------------------------------------------------------------------ */
 
-static volatile sig_atomic_t stop_signal = 0;
+/* Set by the handler, on whichever thread the kernel hands the signal to
+ * (OpenBLAS's threads and the pool's take them as well as the main one):
+ * so an atomic, read by the training loop on the main thread, and
+ * lock-free, as a handler may only touch such. */
+static atomic_int stop_signal;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int is lock-free");
 
 static void on_signal(int sig)
 {
-    stop_signal = sig;
+    atomic_store(&stop_signal, sig);
 }
 
 static void catch_signals(void)

@@ -695,7 +695,7 @@ static int average_snapshots(nmt_trainer *t, const nmt_train_callbacks *cb)
     return rc;
 }
 
-int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_atomic_t *stop)
+int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, const atomic_int *stop)
 {
     nmt_train_status *st = &t->st;
     t->t_start = t->t_report = nmt_now();
@@ -739,7 +739,7 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, volatile sig_
         st->total_steps = total_steps(t, t->plan.n_batches);
         /* a signal to any process stops them all at this step, and all
          * take its number (the largest, if several arrived) */
-        int sig = nmt_dist_max_int(stop ? (int)*stop : 0);
+        int sig = nmt_dist_max_int(stop ? atomic_load(stop) : 0);
         if (sig) {
             st->stop_signal = sig;
             interrupted = 1;

@@ -19,8 +19,17 @@ SRC=${NMT_SOURCE_ROOT:?}
 M=$SRC/models/toy-attention.safetensors
 cd "$TMP" || exit 1
 
-# threads PID: the process's thread ids, the main thread's first
-threads() { ls "/proc/$1/task" | sort -n; }
+# threads PID: the process's thread ids that a process-wide SIGTERM may
+# be handed to, the main thread's first: those that do not block it
+# (SigBlk, bit 15). A sanitizer's own thread blocks every signal (and a
+# signal aimed at it would wait there for ever); nmt's threads block none.
+threads() {
+    local t
+    for t in $(ls "/proc/$1/task" | sort -n); do
+        [ $((0x$(sed -n 's/^SigBlk:\s*//p' "/proc/$1/task/$t/status" 2>/dev/null || echo 0) & 0x4000)) = 0 ] &&
+            echo "$t"
+    done
+}
 
 # --- nmt serve ----------------------------------------------------------------------
 # Two requests that keep both workers busy for a while (about 0.5 s each in
