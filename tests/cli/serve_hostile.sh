@@ -218,7 +218,14 @@ curl -s -o inflight.1 -w '%{http_code}' -X POST --data-binary @heavy "$URL/trans
 p1=$!
 curl -s -o inflight.2 -w '%{http_code}' -X POST --data-binary @heavy "$URL/translate" >icode.2 &
 p2=$!
-sleep 0.3
+# once both are accepted (GET /stats counts them), not after a guessed
+# time: a loaded machine may not have read them yet, and a request read
+# after the signal is rightly refused 503
+for _ in $(seq 1 300); do
+    [ "$(curl -s "$URL/stats" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["in_flight"])')" = 2 ] &&
+        break
+    sleep 0.05
+done
 kill -TERM $SERVE_PID
 sleep 0.1
 late=$(post '{"text": ["sko"]}')
