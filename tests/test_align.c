@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "nmt/align.h"
-#include "cli/heatmap.h"
+#include "cli/draw/heatmap.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
 #include "nmt/rng.h"
-#include "cli/svg.h"
+#include "cli/draw/svg.h"
 #include "nmt/vocab.h"
 #include "test_common.h"
 #include "xml_check.h"

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "cli/font.h"
-#include "cli/heatmap.h"
+#include "cli/draw/font.h"
+#include "cli/draw/heatmap.h"
 #include "nmt/error.h"
-#include "cli/png.h"
+#include "cli/draw/png.h"
 #include "test_common.h"
 
 static uint32_t be32(const unsigned char *p)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "nmt/error.h"
-#include "cli/svg.h"
+#include "cli/draw/svg.h"
 #include "test_common.h"
 #include "xml_check.h"
 

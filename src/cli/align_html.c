@@ -7,7 +7,7 @@
  * two models stays a few megabytes and opens at once. The script decodes a
  * matrix only when its pair is shown. */
 #include "align_html.h"
-#include "heatmap.h"
+#include "draw/heatmap.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -20,7 +20,7 @@
 #include "nmt/chrf.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
-#include "svg.h"
+#include "draw/svg.h"
 #include "nmt/progress.h"
 #include "nmt/train.h"
 

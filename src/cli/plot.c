@@ -16,7 +16,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/runlog.h"
-#include "svg.h"
+#include "draw/svg.h"
 
 /* The settings a legend names at most per run. */
 enum { MAX_SHOWN_SETTINGS = 4 };

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "heatmap.h"
+#include "draw/heatmap.h"
 #include "opts.h"
 #include "serve.h"
 #include "serve_http.h"

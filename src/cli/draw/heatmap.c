@@ -1,7 +1,7 @@
 /* The heatmap's colours and the terminal heatmap of an alignment
  * (src/cli/heatmap.h). Only the command line shows heatmaps, so they live
  * here rather than in the library. */
-#include "heatmap.h"
+#include "draw/heatmap.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 /* PNG encoding with zlib, and the heatmap raster of one sentence pair. See
  * include/nmt/png.h. */
-#include "png.h"
-#include "heatmap.h"
+#include "draw/png.h"
+#include "draw/heatmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "font.h"
+#include "draw/font.h"
 #include "nmt/error.h"
 
 /* ---- encoding ------------------------------------------------------------- */

@@ -4,8 +4,8 @@
  * Text widths are estimated (no font metrics here): 0.6 em per character is
  * a little wider than the average of common sans-serif fonts, so labels get
  * room to spare rather than overlap. */
-#include "svg.h"
-#include "heatmap.h"
+#include "draw/svg.h"
+#include "draw/heatmap.h"
 
 #include <math.h>
 #include <stdlib.h>
