@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "align_args.h"
-#include "align_ensemble.h"
-#include "align_html.h"
+#include "align/cmd_align_args.h"
+#include "align/cmd_align_ensemble.h"
+#include "align/cmd_align_html.h"
 #include "draw/heatmap.h"
-#include "align_input.h"
+#include "align/cmd_align_input.h"
 #include "commands.h"
 #include "opts.h"
 #include "outfile.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "align_args.h"
+#include "align/cmd_align_args.h"
 #include "commands.h"
 #include "opts.h"
 #include "outfile.h"

@@ -1,7 +1,7 @@
 /* nmt align --ensemble: the joint translation of the chosen sources (see
  * align_ensemble.h). Each source is decoded alone, as nmt align decodes a
  * single model's translation, so that both see the same search. */
-#include "align_ensemble.h"
+#include "align/cmd_align_ensemble.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "align_args.h"
-#include "align_input.h"
+#include "align/cmd_align_args.h"
+#include "align/cmd_align_input.h"
 
 /* The ensemble's translation of each chosen pair. */
 typedef struct ensemble_targets {

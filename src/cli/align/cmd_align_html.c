@@ -6,7 +6,7 @@
  * some 25000 as decimal numbers, so a test set of 1000 long sentences from
  * two models stays a few megabytes and opens at once. The script decodes a
  * matrix only when its pair is shown. */
-#include "align_html.h"
+#include "align/cmd_align_html.h"
 #include "draw/heatmap.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Reading the inputs of nmt align. See align_input.h. */
-#include "align_input.h"
+#include "align/cmd_align_input.h"
 
 #include <errno.h>
 #include <stdlib.h>
