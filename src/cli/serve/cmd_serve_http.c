@@ -4,7 +4,7 @@
  * workers translate it, and resumed by the worker that finishes it: the
  * polling thread never waits for a model, so slow translations do not
  * hold up the page, /info or the refusals. */
-#include "serve_http.h"
+#include "serve/cmd_serve_http.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "opts.h"
-#include "serve_json.h"
+#include "serve/cmd_serve_json.h"
 
 struct serve_http {
     struct MHD_Daemon *d;

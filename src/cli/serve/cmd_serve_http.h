@@ -4,8 +4,8 @@
 #ifndef NMT_CLI_SERVE_HTTP_H
 #define NMT_CLI_SERVE_HTTP_H
 
-#include "serve.h"
-#include "serve_queue.h"
+#include "serve/cmd_serve_types.h"
+#include "serve/cmd_serve_queue.h"
 
 typedef struct serve_http serve_http;
 

@@ -1,7 +1,7 @@
 /* nmt serve's JSON (serve_json.h): requests through Jansson's parser,
  * checked strictly (an unknown field is refused, so that a typo such as
  * "nbest" is not silently ignored), and answers built as Jansson values. */
-#include "serve_json.h"
+#include "serve/cmd_serve_json.h"
 
 #include <jansson.h>
 #include <math.h>

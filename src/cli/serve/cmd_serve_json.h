@@ -6,7 +6,7 @@
 #ifndef NMT_CLI_SERVE_JSON_H
 #define NMT_CLI_SERVE_JSON_H
 
-#include "serve.h"
+#include "serve/cmd_serve_types.h"
 
 /* Parses body[len] into r. 0, or the HTTP status of the refusal (400 for
  * malformed JSON, wrong types and values out of range, 413 for too many

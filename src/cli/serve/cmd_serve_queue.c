@@ -1,5 +1,5 @@
 /* nmt serve's batching queue (serve_queue.h). */
-#include "serve_queue.h"
+#include "serve/cmd_serve_queue.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 #ifndef NMT_CLI_SERVE_QUEUE_H
 #define NMT_CLI_SERVE_QUEUE_H
 
-#include "serve.h"
+#include "serve/cmd_serve_types.h"
 
 typedef struct serve_queue serve_queue;
 

@@ -1,6 +1,6 @@
 /* nmt serve's listening socket (serve_socket.h). */
 #define _GNU_SOURCE /* SOCK_CLOEXEC, SOCK_NONBLOCK */
-#include "serve_socket.h"
+#include "serve/cmd_serve_socket.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
