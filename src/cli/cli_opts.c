@@ -1,6 +1,6 @@
 /* sched_getaffinity and CPU_COUNT are GNU's */
 #define _GNU_SOURCE
-#include "opts.h"
+#include "cli_opts.h"
 
 #include <errno.h>
 #include <float.h>

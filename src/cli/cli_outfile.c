@@ -1,6 +1,6 @@
 /* Outputs that never overwrite an input and appear complete or not at all
  * (cli/outfile.h). */
-#include "outfile.h"
+#include "cli_outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 /* ---- the same file ---------------------------------------------------------- */
 

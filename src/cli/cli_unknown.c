@@ -1,10 +1,10 @@
 /* The <unk> warning of translate, score, align and train (cli/unknown.h). */
-#include "unknown.h"
+#include "cli_unknown.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 int cli_unknown_high(size_t unk, size_t n)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opts.h"
+#include "cli_opts.h"
 #include "nmt/average.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bleu_cmd.h"
+#include "cmd_bleu.h"
 #include "commands.h"
-#include "opts.h"
+#include "cli_opts.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"
 #include "nmt/error.h"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu_cmd.h"
-#include "opts.h"
+#include "cmd_bleu.h"
+#include "cli_opts.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "opts.h"
-#include "outfile.h"
+#include "cli_opts.h"
+#include "cli_outfile.h"
 #include "nmt/translator.h"
 #include "nmt/bleu.h"
 #include "nmt/chrf.h"

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "opts.h"
-#include "outfile.h"
+#include "cli_opts.h"
+#include "cli_outfile.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/runlog.h"

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opts.h"
-#include "unknown.h"
+#include "cli_opts.h"
+#include "cli_unknown.h"
 #include "nmt/batch.h"
 #include "nmt/corpus.h"
 #include "nmt/error.h"

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "opts.h"
-#include "train_opts.h"
-#include "unknown.h"
+#include "cli_opts.h"
+#include "cmd_train_opts.h"
+#include "cli_unknown.h"
 #include "nmt/corpus.h"
 #include "nmt/dist.h"
 #include "nmt/error.h"

@@ -1,13 +1,13 @@
 /* nmt train's options: the table, the help, strict parsing of each value,
  * and the combinations refused before anything is read (train_opts.h). */
-#include "train_opts.h"
+#include "cmd_train_opts.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "opts.h"
-#include "outfile.h"
+#include "cli_opts.h"
+#include "cli_outfile.h"
 #include "nmt/error.h"
 #include "nmt/vocab.h"
 

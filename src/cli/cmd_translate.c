@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "opts.h"
-#include "outfile.h"
-#include "unknown.h"
+#include "cli_opts.h"
+#include "cli_outfile.h"
+#include "cli_unknown.h"
 #include "nmt/align.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opts.h"
+#include "cli_opts.h"
 
 typedef struct command {
     const char *name;

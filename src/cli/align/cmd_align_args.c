@@ -8,8 +8,8 @@
 
 #include "align/cmd_align_args.h"
 #include "commands.h"
-#include "opts.h"
-#include "outfile.h"
+#include "cli_opts.h"
+#include "cli_outfile.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
 

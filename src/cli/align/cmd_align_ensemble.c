@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 #include "nmt/error.h"
 #include "nmt/text.h"
 #include "nmt/units.h"

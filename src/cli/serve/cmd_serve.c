@@ -13,7 +13,7 @@
 
 #include "commands.h"
 #include "draw/heatmap.h"
-#include "opts.h"
+#include "cli_opts.h"
 #include "serve/cmd_serve_types.h"
 #include "serve/cmd_serve_http.h"
 #include "serve/cmd_serve_json.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 #include "serve/cmd_serve_json.h"
 
 struct serve_http {

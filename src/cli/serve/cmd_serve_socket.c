@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 /* A socket bound to address a (its port set to port), or -1 with errno. */
 static int bind_one(const struct addrinfo *a, int port)
