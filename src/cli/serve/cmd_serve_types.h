@@ -1,11 +1,15 @@
-/* nmt serve: what its parts share. The server is five files of one idea
- * each: serve.c (the command: options, models, signals), serve_socket.c
- * (the address listened on, bound before the models load), serve_http.c
- * (libmicrohttpd: routes, limits, statuses), serve_json.c (requests in,
- * responses out, with Jansson) and serve_queue.c (the worker threads that
- * decode the waiting sentences together). */
-#ifndef NMT_CLI_SERVE_H
-#define NMT_CLI_SERVE_H
+/* nmt serve: the types its parts share. The server is five files of one
+ * idea each: cmd_serve.c (the command: options, models, signals),
+ * cmd_serve_socket.c (the address listened on, bound before the models
+ * load), cmd_serve_http.c (libmicrohttpd: routes, limits, statuses),
+ * cmd_serve_json.c (requests in, responses out, with Jansson) and
+ * cmd_serve_queue.c (the worker threads that decode the waiting sentences
+ * together). The parts include this header and not the command's file,
+ * which includes theirs: no part depends back on what uses it
+ * (tests/modules.py). serve_request_free is cmd_serve_json.c's, which
+ * makes requests. */
+#ifndef NMT_CLI_SERVE_TYPES_H
+#define NMT_CLI_SERVE_TYPES_H
 
 #include <stddef.h>
 
