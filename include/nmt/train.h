@@ -4,7 +4,7 @@
  * of it (log rows, the progress line) in nmt/progress.h.
  *
  * The loop is a library call that never prints: it reports through a
- * callback, and the command line (src/cli/train.c) decides what to show. */
+ * callback, and the command line (src/cli/cmd_train.c) decides what to show. */
 #ifndef NMT_TRAIN_H
 #define NMT_TRAIN_H
 

@@ -1,6 +1,6 @@
 /* Alignments as data (TSV, JSON Lines, Pharaoh) and their quality against
  * gold links (AER). See include/nmt/align.h; the heatmaps (terminal, SVG,
- * PNG) are the command line's (src/cli/heatmap.c, svg.c, png.c). */
+ * PNG) are the command line's (src/cli/draw/: heatmap.c, svg.c, png.c). */
 #include "nmt/align.h"
 
 #include <math.h>

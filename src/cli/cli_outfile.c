@@ -1,5 +1,5 @@
 /* Outputs that never overwrite an input and appear complete or not at all
- * (cli/outfile.h). */
+ * (cli_outfile.h). */
 #include "cli_outfile.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The <unk> warning of translate, score, align and train (cli/unknown.h). */
+/* The <unk> warning of translate, score, align and train (cli_unknown.h). */
 #include "cli_unknown.h"
 
 #include <stdio.h>

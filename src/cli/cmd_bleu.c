@@ -1,6 +1,6 @@
 /* nmt bleu: corpus BLEU, chrF and chrF++ of a hypothesis file against
  * reference files, printed as sacreBLEU prints them. This file reads the
- * options; cli/bleu_run.c scores and prints. */
+ * options; cmd_bleu_run.c scores and prints. */
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* nmt bleu's two halves: the options (cli/bleu.c) and the run that reads the
- * files, scores them with each chosen metric and prints (cli/bleu_run.c). */
+/* nmt bleu's two halves: the options (cmd_bleu.c) and the run that reads the
+ * files, scores them with each chosen metric and prints (cmd_bleu_run.c). */
 #ifndef NMT_CLI_BLEU_CMD_H
 #define NMT_CLI_BLEU_CMD_H
 

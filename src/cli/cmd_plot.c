@@ -322,7 +322,7 @@ static int write_svg(FILE *f, const run *runs, int n, const char *title)
     return rc;
 }
 
-/* Writes the SVG (through a temporary file: cli/outfile.h). */
+/* Writes the SVG (through a temporary file: cli_outfile.h). */
 static int write_file(const char *path, const run *runs, int n, const char *title)
 {
     cli_outfile o;

@@ -1,11 +1,11 @@
-"""Turns a page of src/cli (explorer.html for nmt align --format html,
-serve.html for nmt serve) into a C header: NAME_head[] (everything before
+"""Turns a page of src/cli (align/explorer.html for nmt align --format
+html, serve/serve.html for nmt serve) into a C header: NAME_head[] (everything before
 @DATA@) and NAME_tail[] (the rest), each a NULL-terminated array of string
 literals, one per line, so that no literal grows past what every C compiler
 takes. NAME is "explorer" unless given.
 
 A line that holds @INCLUDE:FILE@ (FILE one of the files given after the
-name) is replaced by that file's text: the heatmap drawing (heatmap.js) is
+name) is replaced by that file's text: the heatmap drawing (draw/heatmap.js) is
 one file that both pages take this way, inside one of their <script>
 elements. Run by meson at build time: python3 embed.py IN OUT [NAME [FILE...]]."""
 import os

@@ -4,7 +4,7 @@ scripts/explorer-screenshot) and the page of nmt serve
 (tests/browser/serve.sh). Python's standard library only.
 
 The page checks itself when its address ends in #selftest (see the end of
-src/cli/explorer.html): it chooses a sentence, clicks, sorts and filters
+src/cli/align/explorer.html): it chooses a sentence, clicks, sorts and filters
 through its own event handlers, and writes what it found as JSON into
 <pre id="selftest">, which --dump-dom prints with the rest of the DOM after
 the page has loaded. Console messages of the page are read from chromium's

@@ -1,6 +1,6 @@
 /* nmt align: the attention matrix of each sentence pair, as a terminal
  * heatmap, TSV, JSON Lines, Pharaoh links, SVG or PNG pictures, or one HTML
- * page for a whole test set (cli/align_html.c), and the alignment error rate
+ * page for a whole test set (align/cmd_align_html.c), and the alignment error rate
  * against gold links.
  *
  * With --tgt the given target is forced through the decoder (teacher

@@ -1,5 +1,5 @@
 /* nmt align --ensemble: the joint translation of the chosen sources (see
- * align_ensemble.h). Each source is decoded alone, as nmt align decodes a
+ * cmd_align_ensemble.h). Each source is decoded alone, as nmt align decodes a
  * single model's translation, so that both see the same search. */
 #include "align/cmd_align_ensemble.h"
 

@@ -1,4 +1,4 @@
-/* The explorer page of nmt align --format html. See align_html.h.
+/* The explorer page of nmt align --format html. See cmd_align_html.h.
  *
  * The data sit in a <script type="application/json"> element that the
  * page's script parses once. Each matrix is its weights rounded to 1/255,

@@ -1,7 +1,7 @@
 /* nmt align --format html: one self-contained page for browsing the
  * alignments of a whole test set, from one or several models. The pairs are
  * collected as they are aligned and the page is written at the end: the
- * explorer's HTML, CSS and JavaScript (src/cli/explorer.html, built into the
+ * explorer's HTML, CSS and JavaScript (src/cli/align/explorer.html, built into the
  * program) with the data embedded as JSON. */
 #ifndef NMT_CLI_ALIGN_HTML_H
 #define NMT_CLI_ALIGN_HTML_H

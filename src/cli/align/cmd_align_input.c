@@ -1,4 +1,4 @@
-/* Reading the inputs of nmt align. See align_input.h. */
+/* Reading the inputs of nmt align. See cmd_align_input.h. */
 #include "align/cmd_align_input.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* The bitmap font of the PNG pictures: 95 ASCII glyphs drawn for this
  * project on a 5 x 9 grid, and the folding of accented Latin letters onto
- * them. See font.h. */
+ * them. See draw/font.h. */
 #include "draw/font.h"
 
 #include "nmt/utf8.h"

@@ -1,5 +1,5 @@
 /* The heatmap's colours and the terminal heatmap of an alignment
- * (src/cli/heatmap.h). Only the command line shows heatmaps, so they live
+ * (src/cli/draw/heatmap.h). Only the command line shows heatmaps, so they live
  * here rather than in the library. */
 #include "draw/heatmap.h"
 

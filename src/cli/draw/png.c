@@ -1,5 +1,5 @@
 /* PNG encoding with zlib, and the heatmap raster of one sentence pair. See
- * include/nmt/png.h. */
+ * draw/png.h. */
 #include "draw/png.h"
 #include "draw/heatmap.h"
 

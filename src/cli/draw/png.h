@@ -27,7 +27,7 @@ int nmt_png_write(FILE *f, const nmt_image *img);
  * words left of their rows, cells of 28 px shaded by nmt_heat_rgb, and a
  * colour bar with ticks 0, 0.5 and 1 on the right. Letters are drawn at
  * twice the font's size; the Latin letters of western and central European
- * languages as themselves, other scripts as hollow boxes (see src/font.h). Words longer than
+ * languages as themselves, other scripts as hollow boxes (see draw/font.h). Words longer than
  * 24 characters are cut, ending in '~'. Free the image with nmt_image_free. */
 int nmt_heatmap_image(nmt_image *img, const nmt_alignment *a, const char *title);
 /* nmt_heatmap_image then nmt_png_write. */

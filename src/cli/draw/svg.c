@@ -1,5 +1,5 @@
 /* SVG pictures: an attention heatmap, a line chart and a grid of charts.
- * See include/nmt/svg.h.
+ * See draw/svg.h.
  *
  * Text widths are estimated (no font metrics here): 0.6 em per character is
  * a little wider than the average of common sans-serif fonts, so labels get

@@ -1,4 +1,4 @@
-/* nmt serve: translations over HTTP (serve.h says which file does what).
+/* nmt serve: translations over HTTP (cmd_serve_types.h says which file does what).
  * This file is the command: its options, the models, the page put
  * together, and the signals that stop it. */
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "nmt/modelfile.h"
 #include "nmt/threads.h"
 
-#include "serve_html.h" /* serve_head[], serve_tail[]: generated from serve.html */
+#include "serve_html.h" /* serve_head[], serve_tail[]: generated from serve/serve.html */
 
 enum {
     DEF_PORT = 8080,

@@ -1,4 +1,4 @@
-/* nmt serve's HTTP side (serve_http.h), on libmicrohttpd with its own
+/* nmt serve's HTTP side (cmd_serve_http.h), on libmicrohttpd with its own
  * polling thread. A translation request is read whole (within the body
  * limit), parsed, then its connection is suspended while the queue's
  * workers translate it, and resumed by the worker that finishes it: the

@@ -1,4 +1,4 @@
-/* nmt serve's JSON (serve_json.h): requests through Jansson's parser,
+/* nmt serve's JSON (cmd_serve_json.h): requests through Jansson's parser,
  * checked strictly (an unknown field is refused, so that a typo such as
  * "nbest" is not silently ignored), and answers built as Jansson values. */
 #include "serve/cmd_serve_json.h"

@@ -1,4 +1,4 @@
-/* nmt serve's batching queue (serve_queue.h). */
+/* nmt serve's batching queue (cmd_serve_queue.h). */
 #include "serve/cmd_serve_queue.h"
 
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* nmt serve's listening socket (serve_socket.h). */
+/* nmt serve's listening socket (cmd_serve_socket.h). */
 #define _GNU_SOURCE /* SOCK_CLOEXEC, SOCK_NONBLOCK */
 #include "serve/cmd_serve_socket.h"
 

@@ -2,7 +2,7 @@
  * name such as localhost) and bound to --port before the models load, so
  * that a host that does not resolve or an address that cannot be had (in
  * use, not this machine's) is refused at once, not after a long load. The
- * socket listens only once the server is ready to answer (serve_http.c):
+ * socket listens only once the server is ready to answer (cmd_serve_http.c):
  * until then a connection is refused rather than left waiting. */
 #ifndef NMT_CLI_SERVE_SOCKET_H
 #define NMT_CLI_SERVE_SOCKET_H
