@@ -5,7 +5,7 @@ It serves two purposes:
   * the truth for the `parity` test suite: `grad` computes the loss and
     autograd gradients of a model file on a batch, in float32 and float64
     (with label smoothing, and with the dropout masks nmt drew);
-  * the speed peer of `scripts/bench`: `train` and `translate` run the same
+  * the speed peer of `scripts/bench/bench`: `train` and `translate` run the same
     model with the same batching and optimizer settings in PyTorch.
 
 Subcommands:

@@ -1,4 +1,4 @@
-"""The PyTorch baseline's model (scripts/torch_baseline.py), written from
+"""The PyTorch baseline's model (pytorch/torch_baseline.py), written from
 docs/DESIGN.md's equations alone: the configuration and the table of tensors,
 model files (safetensors read and written with numpy), initialisation, and
 the batched forward pass with its loss, dropout and label smoothing.

@@ -1,7 +1,7 @@
-"""The PyTorch baseline as nmt's speed peer (scripts/bench,
-scripts/torch-curves, scripts/multi30k-experiment): the corpus and its
-batches, nmt's batch logs and training recipes to follow, `train` and
-`translate` (greedy and beam search).
+"""The PyTorch baseline as nmt's speed peer (scripts/bench/bench,
+scripts/experiments/torch-curves, scripts/experiments/multi30k-experiment):
+the corpus and its batches, nmt's batch logs and training recipes to
+follow, `train` and `translate` (greedy and beam search).
 """
 
 import gzip

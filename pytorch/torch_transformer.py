@@ -15,7 +15,7 @@ read at unit length).
         of each step (to hold against nmt's log.tsv from the same weights)
   torch_transformer.py follow --init-from MODEL --batches LOG --recipe-from CKPT
         [--max-time S] [--snapshot-every S --snapshot-dir DIR] [--log FILE]
-        trains as a run of nmt train did (scripts/multi30k-experiment's
+        trains as a run of nmt train did (scripts/experiments/multi30k-experiment's
         PyTorch Transformer): from its initial weights (the batch log's first
         line names them), on its batches in order, with its lr of every step
         (the warm-up's included) and the rest of its recipe read from its
@@ -31,7 +31,7 @@ read at unit length).
         sentences/s
 
 Each prints one JSON line of figures (with the peak RSS) on stdout. Run with a
-python3 that has torch (Debian's python3-torch); it is scripts/bench's
+python3 that has torch (Debian's python3-torch); it is scripts/bench/bench's
 peer, not part of nmt.
 """
 import argparse

@@ -113,7 +113,7 @@ nmt_logged() {
 }
 
 # Whether the meson suites asked for ($@; none: all of them) need PyTorch:
-# the parity suite and the cli suite (scripts/bench and the Multi30k
+# the parity suite and the cli suite (scripts/bench/bench and the Multi30k
 # experiment compare with it). The unit suites do not.
 nmt_suites_need_torch() {
     [ $# -eq 0 ] && return 0

@@ -49,7 +49,7 @@ ODD = ["naïve", "Zoë", "ÄRGER", "İstanbul", "café.", "façade,", "\u00a0", 
 
 def multi30k_dir():
     """$NMT_CORPORA/multi30k, else the repository's corpora/multi30k (where
-    scripts/get-multi30k puts it)."""
+    scripts/data/get-multi30k puts it)."""
     here = os.path.dirname(os.path.abspath(__file__))
     tried = []
     for base in (os.environ.get("NMT_CORPORA"), os.path.join(here, "..", "corpora")):
@@ -58,7 +58,7 @@ def multi30k_dir():
             tried.append(d)
             if os.path.exists(os.path.join(d, "val.en.gz")):
                 return d
-    sys.exit("bleu_cases.py: no Multi30k val.en.gz in %s (run scripts/get-multi30k)"
+    sys.exit("bleu_cases.py: no Multi30k val.en.gz in %s (run scripts/data/get-multi30k)"
              % " or ".join(tried))
 
 

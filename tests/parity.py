@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The parity suite: nmt's loss and hand-written gradients against PyTorch
-autograd (scripts/torch_baseline.py), for all 27 configurations of cell,
+autograd (pytorch/torch_baseline.py), for all 27 configurations of cell,
 attention and encoder, untied and with tied output embeddings.
 
     parity.py PARITY_GRAD_EXE [ATTENTION...]
@@ -58,7 +58,7 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("NMT_SOURCE_ROOT") or os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "pytorch"))
 import torch_baseline as tb  # noqa: E402
 
 # Sizes of the brief: E=8, H=7, A=6, O=5, Vs=13, Vt=11. Source token ids are

@@ -1,6 +1,6 @@
 /* The C half of the parity suite: the loss and gradients of a model file on
  * one batch, written with the design's tensor names so that tests/parity.py
- * can hold them against PyTorch autograd (scripts/torch_baseline.py grad).
+ * can hold them against PyTorch autograd (pytorch/torch_baseline.py grad).
  *
  *   parity_grad MODEL.safetensors BATCH.json GRADS.safetensors
  *               [--label-smoothing X] [--dropout-emb X] [--dropout-enc X]

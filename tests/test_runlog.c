@@ -47,7 +47,7 @@ START_TEST(reads_nmt_train_logs)
 }
 END_TEST
 
-/* scripts/torch_baseline.py train --log: step, loss, grad_norm; CRLF and
+/* pytorch/torch_baseline.py train --log: step, loss, grad_norm; CRLF and
  * blank lines are fine, cells past a short row are empty. */
 START_TEST(reads_other_programs_logs)
 {

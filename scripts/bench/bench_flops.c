@@ -1,5 +1,5 @@
 /* bench-flops: the floating-point work of nmt train's steps, for
- * scripts/bench. It reads the corpus and plans epoch 1 exactly as nmt train
+ * scripts/bench/bench. It reads the corpus and plans epoch 1 exactly as nmt train
  * does (same options, same seed: the same batches), then counts, for the
  * batches of steps FROM+1 .. TO, the FLOPs of every product of the forward
  * and backward passes from the shapes:

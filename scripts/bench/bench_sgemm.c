@@ -1,11 +1,11 @@
-/* bench-sgemm: the machine's limit for scripts/bench. Times OpenBLAS sgemm
+/* bench-sgemm: the machine's limit for scripts/bench/bench. Times OpenBLAS sgemm
  * (row-major, as the model calls it) on the given shapes at a thread count
  * and prints one JSON object a line:
  *   {"label": "...", "M": .., "N": .., "K": .., "ta": 0, "tb": 1,
  *    "gflops_median": .., "gflops_max": .., "repeats": ..}
  * A shape is LABEL:M,N,K[,TA,TB]; TA/TB say whether A/B are stored
  * transposed, as in the model's own calls. Each repeat runs the product until
- * --min-time has passed; the median over repeats is what scripts/bench uses,
+ * --min-time has passed; the median over repeats is what scripts/bench/bench uses,
  * the maximum shows what an unloaded machine would give. */
 #include <cblas.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables and the plot of scripts/multi30k-experiment (standard library
+"""The tables and the plot of scripts/experiments/multi30k-experiment (standard library
 only). Subcommands, each on the experiment's output folder OUT:
 
   start-crc INIT BATCH_LOG   check that the batch log's run started from the
@@ -339,7 +339,7 @@ def gather(out, others):
     sittings = [(out, info, sorted(place, key=RUNS.index))]
     for d in others:
         if not os.path.isfile(os.path.join(d, "info.tsv")):
-            die("--with %s: not an output of scripts/multi30k-experiment (no info.tsv)" % d)
+            die("--with %s: not an output of scripts/experiments/multi30k-experiment (no info.tsv)" % d)
         more = read_tsv(os.path.join(d, "eval", "scores.tsv"))
         theirs = sorted({r["run"] for r in more}, key=RUNS.index)
         if not theirs:
@@ -542,7 +542,7 @@ def tok_lines(sittings, tl):
           "the translation lowercased, normalized and tokenized exactly as Multi30k's "
           "`data/task1/tok` files were made (its `scripts/task1-tokenize.sh`: `lowercase.perl "
           "| normalize-punctuation.perl -l %s | tokenizer.perl -l %s`, the Moses scripts of "
-          "its `scripts/moses-3a0631a`, got by `scripts/get-multi30k --tok`), then scored "
+          "its `scripts/moses-3a0631a`, got by `scripts/data/get-multi30k --tok`), then scored "
           "against Multi30k's own `test_2016_flickr.lc.norm.tok.%s` with `nmt bleu -tok none`: "
           "split at whitespace and nothing more. That is multi-bleu.perl's BLEU (the same "
           "clipped n-gram counts, the same brevity penalty); the two differ only where an "

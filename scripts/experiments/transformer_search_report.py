@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table and the plot of scripts/transformer-search's output.
+"""The table and the plot of scripts/experiments/transformer-search's output.
 
     transformer_search_report.py OUT [NAME...]
 

@@ -1,6 +1,6 @@
 """Drives Debian's chromium headless for the explorer page of nmt align
---format html (tests/browser/explorer.sh, scripts/explorer-bench,
-scripts/explorer-screenshot) and the page of nmt serve
+--format html (tests/browser/explorer.sh, scripts/bench/explorer-bench,
+scripts/experiments/explorer-screenshot) and the page of nmt serve
 (tests/browser/serve.sh). Python's standard library only.
 
 The page checks itself when its address ends in #selftest (see the end of

@@ -8,7 +8,7 @@
 # RNN gets a grid of every layer and head whose tiles draw large on a
 # click; and a page of 1000 pairs of
 # 60 words opens. How fast the pages open (the bound is 2 s) is a speed
-# target, measured by scripts/explorer-bench and not asserted here: a test
+# target, measured by scripts/bench/explorer-bench and not asserted here: a test
 # must not fail because the machine is busy.
 # A screenshot is checked for the heatmap's colours.
 . "$(dirname "$0")/../cli/lib.sh"

@@ -1,4 +1,4 @@
-# scripts/bench at its tiny size: it runs end to end (nmt and the PyTorch
+# scripts/bench/bench at its tiny size: it runs end to end (nmt and the PyTorch
 # baseline, training, translation, corpus growth) and bench.json holds every
 # figure the table promises, with values that make sense together. Also checks
 # the FLOP counter (bench-flops) against a count worked out here by hand, for
@@ -16,7 +16,7 @@ printf 'x\ny z w\n' >"$TMP/t.txt"
 for kind in bahdanau general scaled-dot dot none; do
     enc=--bidirectional
     [ $kind = dot ] && enc=--unidirectional
-    expect_ok "bench-flops runs ($kind)" "$BUILD/tests/bench-flops" --src "$TMP/s.txt" \
+    expect_ok "bench-flops runs ($kind)" "$BUILD/scripts/bench/bench-flops" --src "$TMP/s.txt" \
         --tgt "$TMP/t.txt" --no-shuffle --batch-size 2 --min-count 1 --emb 2 --hidden 3 \
         --att-dim 5 --out-dim 7 --attention $kind $enc
     cp "$TMP/out" "$TMP/flops.json"
@@ -52,11 +52,11 @@ ok = (f["n_batches"] == 1 and f["pairs"] == 2 and f["tgt_vocab"] == Vt
 sys.exit(0 if ok else 1)
 EOF
 done
-expect_fail "bench-flops: unknown attention" "unknown attention luong" "$BUILD/tests/bench-flops" \
+expect_fail "bench-flops: unknown attention" "unknown attention luong" "$BUILD/scripts/bench/bench-flops" \
     --src "$TMP/s.txt" --tgt "$TMP/t.txt" --attention luong
 
 # -- the whole bench, tiny --
-expect_ok "scripts/bench --tiny" "$ROOT/scripts/bench" --tiny --nmt "$NMT_BIN" \
+expect_ok "scripts/bench/bench --tiny" "$ROOT/scripts/bench/bench" --tiny --nmt "$NMT_BIN" \
     --corpus "$CORPUS" --out "$TMP/bench.json"
 cp "$TMP/out" "$TMP/table.txt"
 grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" &&
@@ -142,7 +142,7 @@ for k in (2, 3):   # copies with every figure times k
         row["ratio"] *= k
     json.dump(S, open("%s/run%d.json" % (sys.argv[2], k), "w"))
 EOF
-expect_ok "scripts/bench --merge" "$ROOT/scripts/bench" --merge "$TMP/run3.json" "$TMP/bench.json" \
+expect_ok "scripts/bench/bench --merge" "$ROOT/scripts/bench/bench" --merge "$TMP/run3.json" "$TMP/bench.json" \
     "$TMP/run2.json" --out "$TMP/merged.json"
 grep -q "^medians of 3 runs" "$TMP/out" && grep -q "^targets:" "$TMP/out" && pass ||
     fail "the merged table lacks its header or targets line: $(head -c 600 "$TMP/out")"

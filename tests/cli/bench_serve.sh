@@ -1,11 +1,11 @@
-# scripts/bench-serve --quick with the shipped toy model: the server starts
+# scripts/bench/bench-serve --quick with the shipped toy model: the server starts
 # and stops for each batch size, every request is answered, and the figures
 # make sense together (requests/s from the count and the time, p50 <= p99).
 . "$(dirname "$0")/lib.sh"
 SRC=${NMT_SOURCE_ROOT:?}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-expect_ok "bench-serve --quick" "$PY" "$SRC/scripts/bench-serve" --quick --nmt "$NMT" \
+expect_ok "bench-serve --quick" "$PY" "$SRC/scripts/bench/bench-serve" --quick --nmt "$NMT" \
     -m "$SRC/models/toy-attention.safetensors" --json "$TMP/bench.json"
 cat "$TMP/out"
 "$PY" - "$TMP/bench.json" <<'PYEOF' && pass || fail "bench.json: $(head -c 600 "$TMP/bench.json")"

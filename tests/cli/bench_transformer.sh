@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/bench-transformer at its tiny size: nmt's Transformer and
-# PyTorch's (scripts/torch_transformer.py) train from the same weights on
+# scripts/bench/bench-transformer at its tiny size: nmt's Transformer and
+# PyTorch's (pytorch/torch_transformer.py) train from the same weights on
 # the same batches and follow each other to float rounding, both translate,
 # and bench-transformer.json holds every figure the table promises, with
 # values that make sense together.
@@ -10,7 +10,7 @@ CORPUS=${NMT_CORPORA:-$ROOT/../shared/corpora}/multi30k
 PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 
-expect_ok "scripts/bench-transformer --tiny" "$ROOT/scripts/bench-transformer" --tiny \
+expect_ok "scripts/bench/bench-transformer --tiny" "$ROOT/scripts/bench/bench-transformer" --tiny \
     --nmt "$NMT_BIN" --corpus "$CORPUS" --json "$TMP/bt.json"
 grep -q "^training: nmt .* steps/s, PyTorch" "$TMP/out" && pass || fail "no training line: $(cat "$TMP/out")"
 $PY - "$TMP/bt.json" <<'PYEOF' && pass || fail "bench-transformer.json is incomplete or inconsistent: $(cat "$TMP/bt.json")"

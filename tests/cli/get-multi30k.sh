@@ -1,4 +1,4 @@
-# scripts/get-multi30k --from: copies the Multi30k files from a local folder,
+# scripts/data/get-multi30k --from: copies the Multi30k files from a local folder,
 # verifies their checksums, is idempotent, and refuses corrupt or missing
 # files without installing them. Needs the shared corpus ($NMT_CORPORA).
 # --tok (Multi30k's tokenized references and the Moses scripts that made
@@ -8,7 +8,7 @@
 # clone (docs/testing.md).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-GET="$ROOT/scripts/get-multi30k"
+GET="$ROOT/scripts/data/get-multi30k"
 SRC=${NMT_CORPORA:?NMT_CORPORA is not set}/multi30k
 FILES="train.de.gz train.en.gz val.de.gz val.en.gz test_2016_flickr.de.gz test_2016_flickr.en.gz"
 [ -d "$SRC" ] || { fail "no Multi30k corpus in $SRC"; finish; exit 1; }

@@ -1,13 +1,13 @@
-# scripts/multi30k-experiment end to end at a tiny size, and what it rests on.
+# scripts/experiments/multi30k-experiment end to end at a tiny size, and what it rests on.
 #
 # The premises, with nmt alone: --archive-snapshots and --batch-log leave a
 # run's weights as they are; the batch log's first line names the weights
 # the run starts from (those of --max-steps 0 with the same options) and
-# every step carries its lr; scripts/torch_baseline.py refuses a batch log
+# every step carries its lr; pytorch/torch_baseline.py refuses a batch log
 # of other weights and a recipe with a setting it does not know, and follows
 # one with --decay-from (a setting that only changes the logged lr).
 #
-# The Transformer's PyTorch peer (scripts/torch_transformer.py follow): from
+# The Transformer's PyTorch peer (pytorch/torch_transformer.py follow): from
 # the same weights on the same batches its losses are nmt's; it refuses
 # batches of other weights, an unknown setting and an RNN's recipe.
 #
@@ -35,7 +35,7 @@ PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 TORCH=1
 $PY -c 'import torch, numpy' 2>/dev/null || { TORCH=0; echo "no torch: the PyTorch parts are skipped"; }
-REPORT="$ROOT/scripts/multi30k_report.py"
+REPORT="$ROOT/scripts/experiments/multi30k_report.py"
 
 # a small "Multi30k" from the toy corpus
 C=$TMP/m30k
@@ -48,7 +48,7 @@ done
 DATA=(--src "$C/train.de.gz" --tgt "$C/train.en.gz" --valid-src "$C/val.de.gz"
       --valid-tgt "$C/val.en.gz")
 
-# standin_tok DIR: stand-ins for what scripts/get-multi30k --tok puts beside
+# standin_tok DIR: stand-ins for what scripts/data/get-multi30k --tok puts beside
 # the raw files in DIR, laid out as it does: moses/ (the three scripts, run
 # with perl, and the prefix lists) and tok/, the stand-in pipeline's output
 # of DIR's raw test and val files, as Multi30k's tok files are the real
@@ -124,7 +124,7 @@ expect_ok "run with a late linear decay" "$NMT" train "${RUN[@]}" --lr-schedule 
 
 # -- torch_baseline.py refuses what it cannot follow (one python, one torch import) --
 if [ $TORCH = 1 ]; then
-    $PY - "$ROOT/scripts" "$TMP" >"$TMP/tb.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tb.out")"
+    $PY - "$ROOT/pytorch" "$TMP" >"$TMP/tb.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tb.out")"
 import sys
 sys.path.insert(0, sys.argv[1])
 import torch_baseline as tb
@@ -165,7 +165,7 @@ expect_ok "Transformer's initial model" "$NMT" train "${DATA[@]}" "${TF[@]}" --m
 expect_ok "Transformer run, dropout 0" "$NMT" train "${DATA[@]}" "${TF[@]}" --dropout 0 \
     --max-steps 3 --report-every 1 --out "$TMP/trun" -q --batch-log "$TMP/tbatches.jsonl"
 if [ $TORCH = 1 ]; then
-    $PY - "$ROOT/scripts" "$TMP" >"$TMP/tt.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tt.out")"
+    $PY - "$ROOT/pytorch" "$TMP" >"$TMP/tt.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/tt.out")"
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import torch_transformer as tt
@@ -215,9 +215,9 @@ SKIP=()
 t0=$SECONDS
 if NMT_BUILD_DIR=$BUILD NMT_M30K_TEST_TRAIN_OPTS="${TINY[*]} --subwords 120 --valid-every 20" \
     NMT_M30K_TEST_TRANSFORMER_OPTS="${TF_TINY[*]} --warmup 20 --valid-every 20" \
-    "$ROOT/scripts/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$OUT" "${SKIP[@]}" \
+    "$ROOT/scripts/experiments/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$OUT" "${SKIP[@]}" \
     >"$TMP/script.out" 2>&1; then pass; else
-    fail "scripts/multi30k-experiment: $(tail -n 8 "$TMP/script.out")"
+    fail "scripts/experiments/multi30k-experiment: $(tail -n 8 "$TMP/script.out")"
 fi
 echo "the script took $((SECONDS - t0)) s"
 for f in results.md results.tsv bleu-vs-time.svg info.tsv attention/log.tsv none/log.tsv \
@@ -402,11 +402,11 @@ assert svg(a).count("<polyline") == svg(out).count("<polyline") >= 6, "the plot'
 assert svg(a, "bleu-by-length") == svg(out, "bleu-by-length"), "the by-length plot"
 EOF
 expect_fail "--with: a run in both" "has a run transformer already" \
-    "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$B" --out "$TMP/x" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs transformer --with "$B" --out "$TMP/x" --from "$C"
 expect_fail "--with: not an output" "not a finished output" \
-    "$ROOT/scripts/multi30k-experiment" --runs none --with "$C" --out "$TMP/x" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs none --with "$C" --out "$TMP/x" --from "$C"
 expect_fail "--with: the same folder as --out" "is --out too" \
-    "$ROOT/scripts/multi30k-experiment" --runs transformer --with "$A" --out "$A" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs transformer --with "$A" --out "$A" --from "$C"
 [ -s "$A/results.md" ] && pass || fail "--with and --out the same: the output was removed"
 expect_fail "report --with: a run in both" "also in" $PY "$REPORT" report "$A" --with "$A"
 
@@ -415,9 +415,9 @@ expect_fail "report --with: a run in both" "also in" $PY "$REPORT" report "$A" -
 EN=$TMP/en-de
 if NMT_BUILD_DIR=$BUILD NMT_M30K_TEST_TRAIN_OPTS="${TINY[*]} --subwords 120 --valid-every 20" \
     NMT_M30K_TEST_TRANSFORMER_OPTS="${TF_TINY[*]} --warmup 20 --valid-every 20" \
-    "$ROOT/scripts/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$EN" \
+    "$ROOT/scripts/experiments/multi30k-experiment" --quick --minutes 0.05 --from "$C" --out "$EN" \
     --direction en-de --runs attention,transformer --skip-torch >"$TMP/en-de.out" 2>&1; then pass; else
-    fail "scripts/multi30k-experiment --direction en-de: $(tail -n 8 "$TMP/en-de.out")"
+    fail "scripts/experiments/multi30k-experiment --direction en-de: $(tail -n 8 "$TMP/en-de.out")"
 fi
 for key in cmd.init cmd.nmt-attention cmd.init-transformer cmd.nmt-transformer; do
     grep -q "^$key"$'\t'".* train --src $C/train.en.gz --tgt $C/train.de.gz --valid-src $C/val.en.gz --valid-tgt $C/val.de.gz " \
@@ -436,11 +436,11 @@ for f in bleu-vs-time bleu-by-length; do
 done
 tok_check "$EN" de
 expect_fail "--with: the other direction" "is en-de, this one de-en" \
-    "$ROOT/scripts/multi30k-experiment" --runs none --with "$EN" --out "$TMP/x" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs none --with "$EN" --out "$TMP/x" --from "$C"
 expect_fail "report --with: the other direction" "its direction is en-de" \
     $PY "$REPORT" report "$B" --with "$EN"
 expect_fail "--direction: unknown" "de-en or en-de, not 'fr-en'" \
-    "$ROOT/scripts/multi30k-experiment" --direction fr-en --out "$TMP/x" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --direction fr-en --out "$TMP/x" --from "$C"
 
 # --tok-bleu insists: before any training, a pipeline that does not remake
 # the tok files (one line of val's changed), or no tok files, stop the script
@@ -448,21 +448,21 @@ cp -r "$C" "$TMP/badtok"
 sed -i '3s/^/x /' "$TMP/badtok/tok/val.lc.norm.tok.en"
 expect_fail "--tok-bleu: the tok files not remade" \
     "does not remake Multi30k's tok files \(.*val\.en 39/40 lines" env NMT_BUILD_DIR="$BUILD" \
-    "$ROOT/scripts/multi30k-experiment" --tok-bleu --tok-from "$TMP/badtok" --runs none \
+    "$ROOT/scripts/experiments/multi30k-experiment" --tok-bleu --tok-from "$TMP/badtok" --runs none \
     --from "$C" --out "$TMP/x"
 [ ! -e "$TMP/x/none" ] && pass || fail "--tok-bleu: trained all the same"
 expect_fail "--tok-bleu: no tok files" "--tok-bleu: no $TMP/nowhere/moses/tokenizer/lowercase\.perl" \
-    env NMT_BUILD_DIR="$BUILD" "$ROOT/scripts/multi30k-experiment" --tok-bleu \
+    env NMT_BUILD_DIR="$BUILD" "$ROOT/scripts/experiments/multi30k-experiment" --tok-bleu \
     --tok-from "$TMP/nowhere" --runs none --from "$C" --out "$TMP/x"
 
 # --runs: names checked, a PyTorch run only with the run it follows
-expect_fail "--runs: unknown run" "unknown run 'rnn'" "$ROOT/scripts/multi30k-experiment" \
+expect_fail "--runs: unknown run" "unknown run 'rnn'" "$ROOT/scripts/experiments/multi30k-experiment" \
     --runs attention,rnn --out "$TMP/x" --from "$C"
 expect_fail "--runs: torch-transformer alone" "follows the transformer run" \
-    "$ROOT/scripts/multi30k-experiment" --runs torch-transformer --out "$TMP/x" --from "$C"
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs torch-transformer --out "$TMP/x" --from "$C"
 expect_fail "--runs: a PyTorch run with --skip-torch" "skip-torch" \
-    "$ROOT/scripts/multi30k-experiment" --runs attention,torch-rnn --skip-torch --out "$TMP/x" \
+    "$ROOT/scripts/experiments/multi30k-experiment" --runs attention,torch-rnn --skip-torch --out "$TMP/x" \
     --from "$C"
 expect_fail "--out refuses a folder it did not write" "did not write" env NMT_BUILD_DIR="$BUILD" \
-    "$ROOT/scripts/multi30k-experiment" --out "$C" --from "$C" --skip-torch
+    "$ROOT/scripts/experiments/multi30k-experiment" --out "$C" --from "$C" --skip-torch
 finish

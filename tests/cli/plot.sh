@@ -23,7 +23,7 @@ RUN=("$NMT" train -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid
      --threads 1 --max-steps 40 --valid-every 10 --report-every 5)
 expect_ok "run gru" "${RUN[@]}" --cell gru --keep-snapshots 2 --average-snapshots --out "$TMP/runs/gru"
 expect_ok "run rnn" "${RUN[@]}" --cell rnn --keep-snapshots 0 --out "$TMP/runs/rnn"
-# a PyTorch log (scripts/torch_baseline.py train --log): step, loss, grad_norm
+# a PyTorch log (pytorch/torch_baseline.py train --log): step, loss, grad_norm
 printf 'step\tloss\tgrad_norm\n1\t5.6\t1.0\n10\t5.1\t0.9\n20\t4.7\t0.8\n30\t4.5\t0.7\n' >"$TMP/torch.tsv"
 # a log.tsv-compatible file: nmt's columns, empty where unknown
 printf 'step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s\tvalid_ppl\tvalid_bleu\n' >"$TMP/other.tsv"

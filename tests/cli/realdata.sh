@@ -15,7 +15,7 @@ M30K=${NMT_CORPORA:?}/multi30k
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 for f in train.de.gz train.en.gz val.de.gz val.en.gz; do
-    [ -f "$M30K/$f" ] || { fail "$M30K/$f is missing (scripts/get-multi30k)"; finish; exit 1; }
+    [ -f "$M30K/$f" ] || { fail "$M30K/$f is missing (scripts/data/get-multi30k)"; finish; exit 1; }
 done
 # 500 validation pairs are plenty to pick the best of two epochs
 zcat "$M30K/val.de.gz" | head -n 500 >"$TMP/val.de"

@@ -1,9 +1,9 @@
-# The toy corpus: the committed files are exactly what scripts/make-toy-corpus
+# The toy corpus: the committed files are exactly what scripts/data/make-toy-corpus
 # generates, its alignments and statistics are as promised, and a tampered
 # copy is refused. Needs only python3 (whichever is on PATH).
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-GEN="$ROOT/scripts/make-toy-corpus"
+GEN="$ROOT/scripts/data/make-toy-corpus"
 
 expect_ok "committed corpus checks" python3 "$GEN" --check
 grep -q "^ok: 9 files byte-identical" "$TMP/out" && pass || fail "check reports byte-identical files"

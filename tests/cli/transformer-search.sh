@@ -1,4 +1,4 @@
-# scripts/transformer-search end to end at a tiny size: runs of 3 seconds
+# scripts/experiments/transformer-search end to end at a tiny size: runs of 3 seconds
 # on a "Multi30k" cut from the toy corpus (train and val only: the search
 # never reads a test set), tiny Transformers given by the configurations.
 # Checks the records, the table's ranking (by the validation BLEU of the
@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(dirname "$(dirname "$NMT_BIN")")
-SEARCH=("$ROOT/scripts/transformer-search")
+SEARCH=("$ROOT/scripts/experiments/transformer-search")
 export NMT_BUILD_DIR=$BUILD
 
 C=$TMP/m30k

@@ -168,7 +168,7 @@ if [ $TORCH = 1 ]; then
             --max-steps 4 --report-every 1 --batch-log "$TMP/$kind.follow.jsonl" \
             --out "$TMP/$kind.follow"
     done
-    $PY - "$ROOT/scripts" "$TMP" >"$TMP/follow.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/follow.out")"
+    $PY - "$ROOT/pytorch" "$TMP" >"$TMP/follow.out" 2>&1 <<'EOF' && pass || fail "$(cat "$TMP/follow.out")"
 import contextlib, io, sys
 sys.path.insert(0, sys.argv[1])
 import torch_baseline as tb

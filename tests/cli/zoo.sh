@@ -1,4 +1,4 @@
-# scripts/attention-zoo end to end in its --quick mode (a few steps of each
+# scripts/experiments/attention-zoo end to end in its --quick mode (a few steps of each
 # kind on both corpora, 100 test sentences): it runs, and its table holds a
 # column per kind (the five RNN attentions and the Transformer) and the
 # figures of the tools it summarises (nmt info's parameters, nmt align
@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 M30K=${NMT_CORPORA:?}/multi30k
-ZOO=$ROOT/scripts/attention-zoo
+ZOO=$ROOT/scripts/experiments/attention-zoo
 OUT=$TMP/zoo
 
 expect_fail "unknown option" "attention-zoo: unknown option '--fast'" "$ZOO" --fast
