@@ -34,7 +34,7 @@ int nmt_dist_max_int(int v);
 int nmt_dist_bcast(void *buf, size_t bytes);
 
 /* Seconds spent in the calls above, and the bytes this process sent in
- * the sums (for the measurements of scripts/bench-mpi; the few bytes of
+ * the sums (for the measurements of scripts/bench/bench-mpi; the few bytes of
  * nmt_dist_max_int and nmt_dist_bcast, routed as MPI chooses, are not
  * counted). */
 double nmt_dist_seconds(void);

@@ -33,7 +33,7 @@ static void help(void)
            "tab-separated file whose header names the same columns (step, elapsed_s,\n"
            "loss, valid_ppl, valid_bleu; any of them but step may be missing, and a\n"
            "cell may be empty where a value is unknown), so that another program's\n"
-           "log (scripts/torch_baseline.py train --log FILE) can be drawn beside\n"
+           "log (pytorch/torch_baseline.py train --log FILE) can be drawn beside\n"
            "nmt's. A run is named after its folder, or its file without .tsv, and\n"
            "followed by the training settings that differ between the runs (from\n"
            "each folder's checkpoint.safetensors, else best.safetensors; at most %d\n"

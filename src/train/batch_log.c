@@ -1,6 +1,6 @@
 /* --batch-log: every step's batch as JSON Lines of token ids, after a
  * first line naming the weights the steps start from, so that another
- * program (scripts/torch_baseline.py) can follow the same run. An observer:
+ * program (pytorch/torch_baseline.py) can follow the same run. An observer:
  * nothing here changes the run. */
 #include <stdio.h>
 #include <string.h>
