@@ -95,7 +95,7 @@ import glob, os, re, sys
 root = sys.argv[1]
 bad = checked = 0
 exts = ('.c', '.h', '.cc', '.py', '.sh', '.md', '.build', '.txt')
-dirs = ('scripts/', 'src/', 'tests/', 'include/', 'corpora/', 'models/', 'docs/')
+dirs = ('scripts/', 'src/', 'tests/', 'include/', 'corpora/', 'models/', 'docs/', 'pytorch/')
 for rel in sys.argv[2:]:
     text = open(os.path.join(root, rel), encoding='utf-8').read()
     for tok in re.findall(r'`([^`\s]+)`', text):
@@ -108,7 +108,7 @@ for rel in sys.argv[2:]:
         if '/' in tok:
             found = [p for d in ('.', 'src', 'include') for p in glob.glob(os.path.join(root, d, tok))]
         else:
-            found = [p for d in ('src/**', 'include/nmt', 'tests', 'tests/cli', 'scripts', 'docs', '.')
+            found = [p for d in ('src/**', 'include/nmt', 'tests/**', 'scripts/**', 'pytorch', 'docs', '.')
                      for p in glob.glob(os.path.join(root, d, tok), recursive=True)]
         if not found:
             print(f'{rel}: `{tok}` names no file'); bad += 1
