@@ -4,7 +4,8 @@
 # every package scripts/deps.sh installs is listed under "Building by hand",
 # the README stays a README (at most 250 lines: the manual is in docs/),
 # every link between the project's documents (file and heading) leads
-# somewhere, every file the design documents name exists, and every
+# somewhere, every file the design documents name exists, docs/DESIGN.md's
+# map of the tree names every folder there is and no other, and every
 # experiment page says how and where its figures were measured.
 . "$(dirname "$0")/lib.sh"
 ROOT=${NMT_SOURCE_ROOT:?NMT_SOURCE_ROOT is not set}
@@ -116,6 +117,52 @@ print(f'{checked} paths checked')
 sys.exit(1 if bad or checked < 50 else 0)
 EOF
 if [ $? -eq 0 ]; then pass; else fail "the design documents name files that do not exist: $(cat "$TMP/paths")"; fi
+
+# --- docs/DESIGN.md's map of the tree (the table of "The code"): every
+# folder a row names exists, and every folder of the source is named: each
+# folder of src/ and include/, each top-level folder (one of its folders
+# named will do: corpora/toy/) and each folder of scripts/, tests/ and docs/
+(cd "$ROOT" && python3 - . docs/DESIGN.md) <<'EOF' >"$TMP/map" 2>&1
+import os, re, subprocess, sys
+root, design = sys.argv[1], sys.argv[2]
+text = open(os.path.join(root, design), encoding='utf-8').read()
+code = re.search(r'^## The code\n(.*?)^## ', text, flags=re.S | re.M).group(1)
+named = set()
+for line in code.splitlines():
+    m = re.match(r'\| `([^`]+/)` \|', line)
+    if m:
+        named.add(m.group(1).rstrip('/'))
+bad = []
+for d in sorted(named):
+    if not os.path.isdir(os.path.join(root, d)):
+        bad.append(f'the map names {d}/, which is no folder')
+# the tree's folders: git's in a checkout, else those of the files there
+try:
+    files = subprocess.run(['git', '-C', root, 'ls-files'], capture_output=True, text=True,
+                           check=True).stdout.split('\n')
+except (OSError, subprocess.CalledProcessError):
+    files = [os.path.relpath(os.path.join(p, f), root) for p, _, fs in os.walk(root) for f in fs]
+    files = [f for f in files if not re.match(r'(build|\.git/|models/.+/|corpora/multi30k/)', f)]
+folders = set()
+for f in filter(None, files):
+    parts = f.split('/')[:-1]
+    for i in range(1, len(parts) + 1):
+        folders.add('/'.join(parts[:i]))
+want = set()
+for d in folders:
+    parts = d.split('/')
+    if parts[0] in ('src', 'include') or len(parts) == 1 or (
+            len(parts) == 2 and parts[0] in ('scripts', 'tests', 'docs')):
+        want.add(d)
+for d in sorted(want):
+    if d not in named and not any(n.startswith(d + '/') for n in named):
+        bad.append(f'{d}/ is not in the map (a row "| `{d}/` | ... |" in "The code")')
+for b in bad:
+    print(b)
+print(f'{len(named)} folders named, {len(want)} wanted')
+sys.exit(1 if bad or len(named) < 10 else 0)
+EOF
+if [ $? -eq 0 ]; then pass; else fail "docs/DESIGN.md's map and the tree differ: $(cat "$TMP/map")"; fi
 
 # --- every experiment page (docs/experiments/*.md but its index) shows the
 # command that made its figures (a sh code block) and the commit they were
