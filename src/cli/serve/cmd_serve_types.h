@@ -6,7 +6,7 @@
  * cmd_serve_queue.c (the worker threads that decode the waiting sentences
  * together). The parts include this header and not the command's file,
  * which includes theirs: no part depends back on what uses it
- * (tests/modules.py). serve_request_free is cmd_serve_json.c's, which
+ * (tests/module_cycles.py). serve_request_free is cmd_serve_json.c's, which
  * makes requests. */
 #ifndef NMT_CLI_SERVE_TYPES_H
 #define NMT_CLI_SERVE_TYPES_H
