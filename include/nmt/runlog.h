@@ -1,5 +1,5 @@
 /* Reading a training log: nmt train's log.tsv, or any tab-separated file
- * with a header line that names some of its columns (pytorch/torch_baseline.py
+ * with a header line that names some of its columns (scripts/torch_baseline.py
  * train --log writes one: step, loss, grad_norm). Columns are found by name;
  * a missing column or an empty cell is unknown (NaN). */
 #ifndef NMT_RUNLOG_H
