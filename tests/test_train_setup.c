@@ -322,7 +322,8 @@ START_TEST(dropout_follows_the_architecture)
     q.s.dropout_ff = 0.2f;
     q.given.dropout_ff = 1;
     ck_assert_int_eq(setup_silently(&r, &q, NULL), NMT_ERR_ARG);
-    ck_assert_str_eq(nmt_error_message(), "--dropout-ff: an rnn has no such dropout");
+    ck_assert_str_eq(nmt_error_message(), "--dropout-ff: --arch rnn has no such dropout (its own: "
+                     "--dropout-emb, --dropout-enc, --dropout-out)");
     ck_assert(!exists(q.out_dir));
     remove_tmpdir();
 }

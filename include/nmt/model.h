@@ -144,11 +144,46 @@ const char *nmt_init_name(nmt_init_scheme s); /* "uniform" "orthogonal" "bahdana
 int nmt_init_parse(const char *s, nmt_init_scheme *out);
 /* The scheme an architecture starts from when none is asked for. */
 nmt_init_scheme nmt_init_default(nmt_arch a);
+/* Whether a run of the architecture may start from the scheme (nmt train
+ * --init): the RNN's uniform, orthogonal and bahdanau, the Transformer's
+ * xavier; none for an architecture not in this build. */
+int nmt_arch_has_init(nmt_arch a, nmt_init_scheme s);
 /* Draws the parameters by the scheme from the seed: the same seed gives the
  * same model. NMT_ERR_ARG when the architecture has no such scheme. Each
  * scheme draws the tensors in file order and each tensor's elements in
  * order. */
 int nmt_model_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t seed);
+
+/* ---- what a run of an architecture takes when nothing else is asked ----- */
+
+/* Every architecture's sizes at its defaults, and the first architecture of
+ * the build (the RNN) chosen; nothing else of c is set (it is zeroed). */
+void nmt_config_default(nmt_config *c);
+
+/* What each architecture was measured to train well with (docs/training.md,
+ * "Defaults"): the training set-up takes these where a run asks nothing
+ * else, so that it never asks which architecture a model is. */
+typedef struct nmt_arch_recipe {
+    /* the dropout sites its passes have, in nmt_regularizer's order, named
+     * as its fields without "dropout_" ("emb", "enc", "out"); NULL ends */
+    const char *const *dropout_sites;
+    float dropout;          /* every site's rate */
+    double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
+    int64_t warmup;         /* the lr's warm-up steps, then its decay as
+                             * 1/sqrt(step) (0: a constant lr lowered on
+                             * plateaus) */
+    nmt_init_scheme init;   /* the initial weights' scheme */
+    unsigned inits;         /* the schemes a run may choose: 1 << scheme each */
+    const char *sizes;      /* what sizes its memory, as nmt train's options
+                             * name it, for the advice of a refusal */
+} nmt_arch_recipe;
+/* The architecture's (NULL: not in this build). */
+const nmt_arch_recipe *nmt_arch_recipe_of(nmt_arch a);
+/* Whether the architecture's passes have that dropout site (a name of
+ * nmt_arch_recipe's dropout_sites), and its i-th site (NULL past the last,
+ * or for an architecture not in this build). */
+int nmt_arch_has_dropout(nmt_arch a, const char *site);
+const char *nmt_arch_dropout_site(nmt_arch a, int i);
 
 /* ---- training pass ------------------------------------------------------ */
 

@@ -125,27 +125,30 @@ typedef struct nmt_train_settings {
                                  * none deleted and none read by the run */
 } nmt_train_settings;
 
-/* The defaults: an RNN (the recipe measured on Multi30k). */
+/* The defaults: the first architecture of the build (the RNN) with its
+ * recipe (nmt_arch_recipe_of), the recipe measured on Multi30k. */
 void nmt_train_settings_default(nmt_train_settings *s);
-/* The dropout rate of every site of an architecture when none is asked
- * for: the RNN's 0.3 (measured on Multi30k), the Transformer's 0.1
- * (Vaswani et al.'s P_drop). */
+/* What an architecture's recipe (nmt/model.h) sets when nothing is asked:
+ * the dropout rate of every site it has (the RNN's 0.3, measured on
+ * Multi30k; the Transformer's 0.1, Vaswani et al.'s P_drop); the learning
+ * rate, the optimizer's usual one (nmt_optim_default_lr) but the
+ * architecture's own for Adam (the Transformer's 3e-3, the peak of its
+ * warm-up, measured on the toy corpus: docs/training.md); the warm-up steps
+ * (the RNN's 0: a constant lr lowered on plateaus; the Transformer's 300). */
 float nmt_train_default_dropout(nmt_arch a);
+double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
+int64_t nmt_train_default_warmup(nmt_arch a);
+/* The warm-up of the rsqrt schedule asked of an architecture whose recipe
+ * has none (--lr-schedule rsqrt of an RNN): the Transformer's 300 steps. */
+#define NMT_RSQRT_WARMUP 300
 /* The word dropout rate of each side when none is asked for (and --dropout
  * is not 0): 0, not yet measured here. */
 float nmt_train_default_word_dropout(nmt_arch a);
-/* Whether the architecture has that dropout site: the field's name
- * without "dropout_" ("emb", "enc", "out", "residual", "att", "ff"). */
-int nmt_arch_has_dropout(nmt_arch a, const char *site);
-/* The learning rate when none is asked for: the optimizer's usual one
- * (nmt_optim_default_lr), but 3e-3 for a Transformer trained with Adam,
- * the peak of its warm-up (measured on the toy corpus: docs/training.md). */
-double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
-/* The warm-up steps when none are asked for: 0 for the RNN (a constant lr
- * lowered on plateaus), 300 for the Transformer. */
-int64_t nmt_train_default_warmup(nmt_arch a);
 /* Sets every dropout site of s->model.arch to rate, and the others to 0. */
 void nmt_train_settings_set_dropout(nmt_train_settings *s, float rate);
+/* The rate of a dropout site ("emb", "enc", ...: nmt_arch_dropout_site);
+ * 0 for a name that is none. */
+float nmt_train_settings_dropout(const nmt_train_settings *s, const char *site);
 
 /* The settings as checkpoint metadata ("train.lr" = "0.001", ...): fills up
  * to max entries of meta, whose strings live in buf (bufsize bytes). The

@@ -154,38 +154,30 @@ static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
     }
 }
 
-/* The model in a line: the RNN's cell, attention and sizes, or the
- * Transformer's. */
+/* The model in a line: its settings as nmt info lists them (the
+ * architecture's own: nmt_config_setting). */
 static void describe_model(const nmt_config *c, size_t n_params)
 {
-    const char *tied = c->tied ? " (tied to the embeddings)" : "";
-    if (c->arch == NMT_ARCH_TRANSFORMER) {
-        const nmt_transformer_config *t = &c->transformer;
-        fprintf(stderr, "model: transformer, d-model %d heads %d ff %d, %d encoder and %d "
-                "decoder layers%s%s%s: %zu parameters\n", t->d_model, t->heads, t->ff,
-                t->enc_layers, t->dec_layers, t->norm == NMT_TF_NORM_SCALE ? ", ScaleNorm" : "",
-                t->fixnorm ? ", FixNorm" : "", tied, n_params);
-        return;
+    char settings[512] = "", value[64];
+    const char *name;
+    for (int i = 0; nmt_config_setting(c, i, &name, value, sizeof value); i++) {
+        size_t n = strlen(settings);
+        snprintf(settings + n, sizeof settings - n, "%s%s %s", i ? ", " : "", name, value);
     }
-    const nmt_rnn_config *rc = &c->rnn;
-    char att[32] = ""; /* att_dim only where it sizes something */
-    if (nmt_attention_uses_att_dim(rc->attention))
-        snprintf(att, sizeof att, " att %d", rc->att_dim);
-    fprintf(stderr, "model: %s, %s attention, %s, emb %d hidden %d%s out %d%s: %zu "
-            "parameters\n", nmt_cell_name(rc->cell), nmt_attention_name(rc->attention),
-            rc->bidirectional ? "bidirectional" : "unidirectional", rc->emb, rc->hidden, att,
-            rc->out_dim, tied, n_params);
+    fprintf(stderr, "model: %s%s: %zu parameters\n", settings,
+            c->tied ? " (tied to the embeddings)" : "", n_params);
 }
 
 /* The dropout rates of the model's architecture: "emb 0.3 enc 0.3 out 0.3". */
 static void dropout_text(const nmt_train_settings *s, char *buf, size_t size)
 {
-    if (s->model.arch == NMT_ARCH_TRANSFORMER)
-        snprintf(buf, size, "emb %g residual %g att %g ff %g", (double)s->dropout_emb,
-                 (double)s->dropout_residual, (double)s->dropout_att, (double)s->dropout_ff);
-    else
-        snprintf(buf, size, "emb %g enc %g out %g", (double)s->dropout_emb,
-                 (double)s->dropout_enc, (double)s->dropout_out);
+    const char *site;
+    buf[0] = '\0';
+    for (int k = 0; (site = nmt_arch_dropout_site(s->model.arch, k)); k++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, "%s%s %g", k ? " " : "", site,
+                 (double)nmt_train_settings_dropout(s, site));
+    }
 }
 
 static void describe(const nmt_train_run *r)

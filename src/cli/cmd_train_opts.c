@@ -595,51 +595,77 @@ static int parse_value(train_args *a, int c, const char *v)
     return -1;
 }
 
-/* The options of one architecture's model, which the other has not. */
+/* Which options belong to which architecture, by its name (nmt_arch_name;
+ * each list ends in 0): an option of some architecture's list but not of
+ * the model's is refused. An option in no list is every architecture's. */
 static const int rnn_options[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
-                                  O_ATT_DIM, O_OUT_DIM, O_DROPOUT_ENC, O_DROPOUT_OUT};
+                                  O_ATT_DIM, O_OUT_DIM, O_DROPOUT_ENC, O_DROPOUT_OUT, 0};
 static const int transformer_options[] = {O_D_MODEL, O_HEADS, O_FF, O_LAYERS, O_ENC_LAYERS,
                                           O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT,
-                                          O_DROPOUT_FF, O_NORM, O_FIXNORM};
+                                          O_DROPOUT_FF, O_NORM, O_FIXNORM, O_JOINT_VOCAB, 0};
+static const struct {
+    const char *arch;
+    const int *options;
+} arch_options[] = {{"rnn", rnn_options}, {"transformer", transformer_options}};
 #define COUNT(a) (sizeof a / sizeof a[0])
 
-/* A fresh model's options that do not fit its architecture: the other
- * architecture's, heads that do not divide the width, an init scheme of
- * the other. */
+/* The architecture an option belongs to when that is not `arch` (NULL: it
+ * is arch's, or every architecture's). */
+static const char *other_arch_of(int code, const char *arch)
+{
+    const char *other = NULL;
+    for (size_t i = 0; i < COUNT(arch_options); i++)
+        for (const int *o = arch_options[i].options; *o; o++) {
+            if (*o == code && !strcmp(arch_options[i].arch, arch))
+                return NULL;
+            if (*o == code)
+                other = arch_options[i].arch;
+        }
+    return other;
+}
+
+/* A fresh model's options that do not fit its architecture: another
+ * architecture's, settings its architecture refuses (nmt_config_check:
+ * heads that do not divide the width, dot attention over a bidirectional
+ * encoder, tied embeddings of another size, ...), an init scheme it has
+ * not (nmt_arch_has_init). */
 static int check_architecture(const train_args *a)
 {
     const nmt_config *m = &a->q.s.model;
-    int rnn = m->arch == NMT_ARCH_RNN;
-    if (rnn && a->given[O_JOINT_VOCAB]) {
-        cli_error("--joint-vocab shares one embedding table between the encoder and the "
-                  "decoder, a Transformer's variant: the RNN has a table for each side "
-                  "(--arch transformer)");
-        return -1;
-    }
-    const int *other = rnn ? transformer_options : rnn_options;
-    size_t n_other = rnn ? COUNT(transformer_options) : COUNT(rnn_options);
-    for (size_t i = 0; i < n_other; i++)
-        if (a->given[other[i]]) {
-            cli_error("--%s is an option of --arch %s, not of --arch %s%s", option_name(other[i]),
-                      rnn ? "transformer" : "rnn", nmt_arch_name(m->arch),
-                      a->given[O_ARCH] ? "" : " (the default)");
+    const char *arch = nmt_arch_name(m->arch), *other;
+    for (int c = O_SRC; c < O_END; c++)
+        if (a->given[c] && (other = other_arch_of(c, arch))) {
+            cli_error("--%s is an option of --arch %s, not of --arch %s%s", option_name(c),
+                      other, arch, a->given[O_ARCH] ? "" : " (the default)");
             return -1;
         }
-    if (!rnn && m->transformer.d_model % m->transformer.heads != 0) {
-        cli_error("--heads %d does not divide --d-model %d: each head attends in d-model / heads "
-                  "dimensions", m->transformer.heads, m->transformer.d_model);
+    /* an architecture this build lacks is the set-up's to refuse (a limit
+     * of the build, not a usage error) */
+    nmt_config sized = *m; /* the vocabularies are not known yet */
+    sized.src_vocab = sized.tgt_vocab = NMT_N_SPECIAL;
+    if (nmt_arch_available(m->arch) && nmt_config_check(&sized)) {
+        cli_error("%s", nmt_error_message());
         return -1;
     }
     nmt_init_scheme init = a->given[O_INIT] ? a->q.init : nmt_init_default(m->arch);
-    if (rnn ? init == NMT_INIT_XAVIER : init != NMT_INIT_XAVIER) {
-        cli_error("--init %s is not a scheme of --arch %s (%s)", nmt_init_name(init),
-                  nmt_arch_name(m->arch), rnn ? "uniform, orthogonal or bahdanau" : "xavier");
+    if (nmt_arch_available(m->arch) && !nmt_arch_has_init(m->arch, init)) {
+        const char *names[NMT_INIT_XAVIER + 1];
+        int n = 0;
+        for (int k = 0; k <= NMT_INIT_XAVIER; k++)
+            if (nmt_arch_has_init(m->arch, (nmt_init_scheme)k))
+                names[n++] = nmt_init_name((nmt_init_scheme)k);
+        char own[96] = ""; /* "uniform, orthogonal or bahdanau" */
+        for (int k = 0; k < n; k++)
+            snprintf(own + strlen(own), sizeof own - strlen(own), "%s%s",
+                     k == 0 ? "" : k == n - 1 ? " or " : ", ", names[k]);
+        cli_error("--init %s is not a scheme of --arch %s (%s)", nmt_init_name(init), arch, own);
         return -1;
     }
     if (a->given[O_INIT_SCALE] && init == NMT_INIT_XAVIER) {
         cli_error("--init-scale goes with --init uniform or orthogonal, not --init xavier "
-                  "(%swhose scales follow each matrix's shape)",
-                  a->given[O_INIT] ? "" : "the Transformer's default, ");
+                  "(%s%s%swhose scales follow each matrix's shape)",
+                  a->given[O_INIT] ? "" : "the default of --arch ", a->given[O_INIT] ? "" : arch,
+                  a->given[O_INIT] ? "" : ", ");
         return -1;
     }
     return 0;
@@ -723,18 +749,6 @@ static int check_combinations(const train_args *a)
         cli_error("--%s does not apply to subwords: the vocabularies are the SentencePiece "
                   "model's pieces (choose their number with --subwords N)",
                   a->given[O_MIN_COUNT] ? "min-count" : "max-vocab");
-        return -1;
-    }
-    const nmt_rnn_config *rnn = &s->model.rnn;
-    int is_rnn = !q->init_from && s->model.arch == NMT_ARCH_RNN;
-    if (is_rnn && nmt_attention_check(rnn->attention, rnn->bidirectional, rnn->hidden)) {
-        cli_error("--attention %s with a bidirectional encoder: %s",
-                  nmt_attention_name(rnn->attention), nmt_error_message());
-        return -1;
-    }
-    if (is_rnn && a->given[O_TIED] && rnn->out_dim != rnn->emb) {
-        cli_error("--tied-embeddings needs --out-dim (%d) equal to --emb (%d): the output "
-                  "matrix is the target embedding table", rnn->out_dim, rnn->emb);
         return -1;
     }
     int decays_itself = a->schedule == NMT_SCHEDULE_LINEAR || a->schedule == NMT_SCHEDULE_RSQRT;

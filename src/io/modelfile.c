@@ -97,15 +97,15 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     if (n_subwords > INT_MAX)
         return nmt_set_error(NMT_ERR_ARG, "%s: the subword model is too large to store", path);
 
-    /* the design's keys: format; arch unless it is the RNN (a file without
-     * it is one, so that an RNN's file is what it was before there were
-     * other architectures); the architecture's own; `tied` only when true
+    /* the design's keys: format; arch unless the architecture is the one
+     * of files without it (the RNN's, so that its file is what it was
+     * before there were other architectures); the architecture's own; `tied` only when true
      * (absent means false), so that an untied model's file is what it was
      * before tying existed (and `joint_vocab` likewise); the subword
      * model's bytes go last, after every float */
     enum { MAX_ARCH_KEYS = 16 };
-    int rnn = m->cfg.arch == NMT_ARCH_RNN;
-    int n_design = 1 + !rnn + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0) +
+    int named = !m->ops->implicit;
+    int n_design = 1 + named + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0) +
                    (m->cfg.joint_vocab != 0);
     int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
@@ -130,7 +130,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     int n_kv = 0;
     if (!rc) {
         kv[n_kv++] = (nmt_meta){"format", NMT_FORMAT};
-        if (!rnn)
+        if (named)
             kv[n_kv++] = (nmt_meta){"arch", nmt_arch_name(m->cfg.arch)};
         int n_arch = m->ops->meta_write(&m->cfg, kv + n_kv, MAX_ARCH_KEYS, arch_buf,
                                         sizeof arch_buf);
@@ -261,9 +261,9 @@ static int split_vocab(const nmt_file *f, const char *key, char **copy, const ch
     return NMT_OK;
 }
 
-/* The architecture (arch; absent: the RNN), then the settings every model
- * has, then the architecture's own. A key of another architecture is
- * refused: the file contradicts itself. */
+/* The architecture (arch; absent: the architecture of files without it,
+ * the RNN), then the settings every model has, then the architecture's own.
+ * A key of another architecture is refused: the file contradicts itself. */
 static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -272,16 +272,19 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
     if (arch && nmt_arch_parse(arch, &cfg->arch))
         return nmt_set_error(NMT_ERR_FORMAT, "%s: unknown arch '%s' (expected rnn or transformer)",
                              path, arch);
-    const nmt_arch_ops *ops = nmt_arch_ops_of(cfg->arch);
+    const nmt_arch_ops *ops = arch ? nmt_arch_ops_of(cfg->arch) : nmt_arch_implicit();
     if (!ops)
-        return nmt_set_error(NMT_ERR_FORMAT, "%s: arch %s is not in this build of nmt", path, arch);
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: arch %s is not in this build of nmt", path,
+                             arch ? arch : "(none given)");
+    cfg->arch = ops->arch;
     for (int a = 0; nmt_arch_all[a]; a++)
         for (int k = 0; nmt_arch_all[a]->meta_keys[k]; k++) {
             const char *key = nmt_arch_all[a]->meta_keys[k];
             if (nmt_arch_all[a] != ops && !in_list(ops->meta_keys, key) && nmt_st_meta(&f->st, key))
                 return nmt_set_error(NMT_ERR_FORMAT, "%s: '%s' is a setting of the %s, but the "
                                      "file's arch is %s%s", path, key, nmt_arch_all[a]->name,
-                                     ops->name, arch ? "" : " (it has no 'arch': an RNN's file)");
+                                     ops->name, arch ? "" : " (the arch of a file with no 'arch' "
+                                     "key)");
         }
     int rc = nmt_meta_bool(&src, "lowercase", &cfg->lowercase);
     if (rc)

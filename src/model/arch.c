@@ -1,7 +1,8 @@
 /* The architectures of this build (model/arch.h) and what a
  * configuration's architecture decides before there is a model: whether the
- * settings fit, their names and description, the table of tensors, and
- * creating a model of them. model.c holds what a model does once made, so
+ * settings fit, their names and description, their defaults and what a run
+ * of it takes (its recipe), the table of tensors, and creating a model of
+ * them. model.c holds what a model does once made, so
  * that the architectures, which use it, never call back into this file. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,58 @@ const nmt_arch_ops *nmt_arch_ops_of(nmt_arch a)
         if (nmt_arch_all[i]->arch == a)
             return nmt_arch_all[i];
     return NULL;
+}
+
+const nmt_arch_ops *nmt_arch_implicit(void)
+{
+    for (int i = 0; nmt_arch_all[i]; i++)
+        if (nmt_arch_all[i]->implicit)
+            return nmt_arch_all[i];
+    return NULL;
+}
+
+void nmt_config_default(nmt_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->arch = nmt_arch_all[0]->arch;
+    for (int i = 0; nmt_arch_all[i]; i++)
+        nmt_arch_all[i]->defaults(c);
+}
+
+const nmt_arch_recipe *nmt_arch_recipe_of(nmt_arch a)
+{
+    const nmt_arch_ops *ops = nmt_arch_ops_of(a);
+    return ops ? ops->recipe : NULL;
+}
+
+const char *nmt_arch_dropout_site(nmt_arch a, int i)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    for (int k = 0; r && r->dropout_sites[k]; k++)
+        if (k == i)
+            return r->dropout_sites[k];
+    return NULL;
+}
+
+int nmt_arch_has_dropout(nmt_arch a, const char *site)
+{
+    const char *s;
+    for (int k = 0; (s = nmt_arch_dropout_site(a, k)); k++)
+        if (!strcmp(s, site))
+            return 1;
+    return 0;
+}
+
+nmt_init_scheme nmt_init_default(nmt_arch a)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r ? r->init : NMT_INIT_UNIFORM;
+}
+
+int nmt_arch_has_init(nmt_arch a, nmt_init_scheme s)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r && (unsigned)s < 32 && (r->inits >> (unsigned)s & 1u);
 }
 
 const char *nmt_arch_name(nmt_arch a)

@@ -1,10 +1,11 @@
 /* Internal: the one interface behind which each architecture sits.
  *
  * nmt/model.h's calls (the tensor table, initialisation, the training
- * pass, inference, attention maps) and the model files (io/modelfile.c)
- * reach an architecture only through its table of operations, so that a
- * new architecture is a folder of its own (src/model/NAME) with one table,
- * listed in model.c. docs/DESIGN.md ("The model interface") lists the
+ * pass, inference, attention maps, the defaults a run of it takes), the
+ * model files (io/modelfile.c) and through them the trainer and the command
+ * line reach an architecture only through its table of operations, so that
+ * a new architecture is a folder of its own (src/model/NAME) with one table,
+ * listed in arch.c, and its options in nmt train's option table. docs/DESIGN.md ("The model interface") lists the
  * operations with what each must do. */
 #ifndef NMT_ARCH_H
 #define NMT_ARCH_H
@@ -35,6 +36,16 @@ typedef struct nmt_workspace nmt_workspace;
 typedef struct nmt_arch_ops {
     nmt_arch arch;
     const char *name; /* "rnn": nmt_arch_name */
+    /* 1: its model files carry no "arch" key, and a file without one is
+     * its (the RNN's: every file from before there were architectures) */
+    int implicit;
+
+    /* ---- what a run of it takes when nothing else is asked ---- */
+    /* its part of nmt_config at its default sizes (nmt_config_default) */
+    void (*defaults)(nmt_config *c);
+    /* its dropout sites, rates, lr, warm-up and initial weights
+     * (nmt_arch_recipe_of: the training set-up reads them) */
+    const nmt_arch_recipe *recipe;
 
     /* ---- settings and tensors ---- */
     /* NMT_OK, or NMT_ERR_ARG with the reason (the sizes of the arch's own
@@ -124,6 +135,8 @@ extern const nmt_arch_ops nmt_transformer_ops;
 
 /* The architecture of a configuration (NULL for an unknown one). */
 const nmt_arch_ops *nmt_arch_ops_of(nmt_arch a);
+/* The architecture of a model file without an "arch" key (NULL: none). */
+const nmt_arch_ops *nmt_arch_implicit(void);
 /* The table of every architecture this build has, NULL-terminated. */
 extern const nmt_arch_ops *const nmt_arch_all[];
 

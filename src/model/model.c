@@ -88,11 +88,6 @@ int nmt_init_parse(const char *s, nmt_init_scheme *out)
                          "unknown init '%s' (uniform, orthogonal, bahdanau or xavier)", s ? s : "");
 }
 
-nmt_init_scheme nmt_init_default(nmt_arch a)
-{
-    return a == NMT_ARCH_TRANSFORMER ? NMT_INIT_XAVIER : NMT_INIT_UNIFORM;
-}
-
 int nmt_model_init(nmt_model *m, nmt_init_scheme scheme, double scale, uint64_t seed)
 {
     return m->ops->init(m, scheme, scale, seed);

@@ -3,6 +3,7 @@
  * back so that a resumed run continues with exactly the settings it began
  * with. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "nmt/error.h"
@@ -12,19 +13,13 @@
 void nmt_train_settings_default(nmt_train_settings *s)
 {
     memset(s, 0, sizeof *s);
-    /* the recipe measured on Multi30k (docs/experiments/recipe.md): tied
-     * output embeddings, label smoothing 0.1, dropout 0.3 at all three sites */
-    s->model = (nmt_config){
-        .arch = NMT_ARCH_RNN,
-        .rnn = {.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU, .bidirectional = 1,
-                .emb = 256, .hidden = 256, .att_dim = 256, .out_dim = 256},
-        /* the Transformer's sizes: the smallest that reach the toy corpus's
-         * test BLEU 95 in 6 minutes on 2 cores (docs/training.md) */
-        .transformer = {.d_model = 128, .heads = 4, .ff = 512, .enc_layers = 3,
-                        .dec_layers = 3},
-        .tied = 1,
-        .lowercase = 0,
-    };
+    /* the first architecture of the build at its own default sizes (each
+     * architecture's at its own), with tied output embeddings and label
+     * smoothing 0.1, the recipe measured on Multi30k
+     * (docs/experiments/recipe.md) */
+    nmt_config_default(&s->model);
+    s->model.tied = 1;
+    s->model.lowercase = 0;
     s->batch_size = 64;
     s->accumulate = 1;
     s->max_len = 50;
@@ -32,10 +27,10 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->max_vocab = 0;
     s->shuffle = 1;
     s->optimizer = NMT_OPTIM_ADAM;
-    s->lr = nmt_optim_default_lr(NMT_OPTIM_ADAM);
+    s->lr = nmt_train_default_lr(s->model.arch, s->optimizer);
     s->clip = 5.0;
     s->label_smoothing = 0.1f;
-    nmt_train_settings_set_dropout(s, nmt_train_default_dropout(NMT_ARCH_RNN));
+    nmt_train_settings_set_dropout(s, nmt_train_default_dropout(s->model.arch));
     s->epochs = 10;
     s->max_steps = -1;
     s->seed = 1;
@@ -51,9 +46,12 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->best_metric = NMT_BEST_BLEU;
 }
 
+/* The architecture's recipe (nmt/model.h) decides; an architecture not in
+ * this build has none, and is refused when its model is made. */
 float nmt_train_default_dropout(nmt_arch a)
 {
-    return a == NMT_ARCH_TRANSFORMER ? 0.1f : 0.3f;
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r ? r->dropout : 0;
 }
 
 float nmt_train_default_word_dropout(nmt_arch a)
@@ -64,34 +62,54 @@ float nmt_train_default_word_dropout(nmt_arch a)
 
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k)
 {
-    return a == NMT_ARCH_TRANSFORMER && k == NMT_OPTIM_ADAM ? 3e-3 : nmt_optim_default_lr(k);
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r && r->adam_lr > 0 && k == NMT_OPTIM_ADAM ? r->adam_lr : nmt_optim_default_lr(k);
 }
 
 int64_t nmt_train_default_warmup(nmt_arch a)
 {
-    return a == NMT_ARCH_TRANSFORMER ? 300 : 0;
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r ? r->warmup : 0;
 }
 
-int nmt_arch_has_dropout(nmt_arch a, const char *site)
+/* Every dropout site an architecture may have (nmt_regularizer's), and
+ * where the settings keep its rate. The first three, the RNN's, have been
+ * written into every checkpoint since before there were other
+ * architectures (0 where the model has not the site), and still are, so
+ * that a checkpoint stays what it was; the others only where the model's
+ * architecture has them. */
+static const struct dropout_field {
+    const char *site, *key; /* the site's name, its checkpoint key */
+    size_t offset;          /* of its rate in nmt_train_settings */
+    int always;
+} dropout_fields[] = {
+    {"emb", "train.dropout_emb", offsetof(nmt_train_settings, dropout_emb), 1},
+    {"enc", "train.dropout_enc", offsetof(nmt_train_settings, dropout_enc), 1},
+    {"out", "train.dropout_out", offsetof(nmt_train_settings, dropout_out), 1},
+    {"residual", "train.dropout_residual", offsetof(nmt_train_settings, dropout_residual), 0},
+    {"att", "train.dropout_att", offsetof(nmt_train_settings, dropout_att), 0},
+    {"ff", "train.dropout_ff", offsetof(nmt_train_settings, dropout_ff), 0},
+};
+enum { N_DROPOUT_FIELDS = sizeof dropout_fields / sizeof dropout_fields[0] };
+
+static float *dropout_rate(nmt_train_settings *s, const struct dropout_field *f)
 {
-    static const char *const rnn[] = {"emb", "enc", "out", NULL};
-    static const char *const transformer[] = {"emb", "residual", "att", "ff", NULL};
-    const char *const *sites = a == NMT_ARCH_TRANSFORMER ? transformer : rnn;
-    for (int k = 0; sites[k]; k++)
-        if (!strcmp(sites[k], site))
-            return 1;
+    return (float *)(void *)((char *)s + f->offset);
+}
+
+float nmt_train_settings_dropout(const nmt_train_settings *s, const char *site)
+{
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        if (!strcmp(dropout_fields[k].site, site))
+            return *dropout_rate((nmt_train_settings *)s, &dropout_fields[k]);
     return 0;
 }
 
 void nmt_train_settings_set_dropout(nmt_train_settings *s, float rate)
 {
-    nmt_arch a = s->model.arch;
-    s->dropout_emb = nmt_arch_has_dropout(a, "emb") ? rate : 0;
-    s->dropout_enc = nmt_arch_has_dropout(a, "enc") ? rate : 0;
-    s->dropout_out = nmt_arch_has_dropout(a, "out") ? rate : 0;
-    s->dropout_residual = nmt_arch_has_dropout(a, "residual") ? rate : 0;
-    s->dropout_att = nmt_arch_has_dropout(a, "att") ? rate : 0;
-    s->dropout_ff = nmt_arch_has_dropout(a, "ff") ? rate : 0;
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        *dropout_rate(s, &dropout_fields[k]) =
+            nmt_arch_has_dropout(s->model.arch, dropout_fields[k].site) ? rate : 0;
 }
 
 const char *nmt_best_metric_name(nmt_best_metric m)
@@ -161,13 +179,10 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
     nmt_ckpt_put(w, "train.optimizer", "%s", nmt_optim_name(s->optimizer));
     nmt_ckpt_put(w, "train.lr", "%.17g", s->lr);
     nmt_ckpt_put(w, "train.clip", "%.17g", s->clip);
-    nmt_ckpt_put(w, "train.dropout_emb", "%.9g", (double)s->dropout_emb);
-    nmt_ckpt_put(w, "train.dropout_enc", "%.9g", (double)s->dropout_enc);
-    nmt_ckpt_put(w, "train.dropout_out", "%.9g", (double)s->dropout_out);
-    if (s->model.arch == NMT_ARCH_TRANSFORMER) {
-        nmt_ckpt_put(w, "train.dropout_residual", "%.9g", (double)s->dropout_residual);
-        nmt_ckpt_put(w, "train.dropout_att", "%.9g", (double)s->dropout_att);
-        nmt_ckpt_put(w, "train.dropout_ff", "%.9g", (double)s->dropout_ff);
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++) {
+        const struct dropout_field *f = &dropout_fields[k];
+        if (f->always || nmt_arch_has_dropout(s->model.arch, f->site))
+            nmt_ckpt_put(w, f->key, "%.9g", (double)*dropout_rate((nmt_train_settings *)s, f));
     }
     nmt_ckpt_put(w, "train.label_smoothing", "%.9g", (double)s->label_smoothing);
     nmt_ckpt_put(w, "train.epochs", "%d", s->epochs);
@@ -219,8 +234,9 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
 
 /* The dropout rates. Checkpoints from before tying, the three dropouts and
  * label smoothing were apart have one dropout on embeddings and deep
- * output, no more; the Transformer's have its own sites, and 0 at the
- * RNN's. */
+ * output, no more. Since, every checkpoint has the RNN's three sites
+ * (dropout_fields), and the others of its architecture; a site the
+ * architecture has not must be 0. */
 static void get_dropout(nmt_ckpt_reader *r, nmt_train_settings *s, int before)
 {
     if (before) {
@@ -228,19 +244,22 @@ static void get_dropout(nmt_ckpt_reader *r, nmt_train_settings *s, int before)
         s->dropout_enc = s->label_smoothing = 0;
         return;
     }
-    s->dropout_emb = (float)nmt_ckpt_get_double_in(r, "train.dropout_emb", 0, 1);
-    s->dropout_enc = (float)nmt_ckpt_get_double_in(r, "train.dropout_enc", 0, 1);
-    s->dropout_out = (float)nmt_ckpt_get_double_in(r, "train.dropout_out", 0, 1);
+    const struct dropout_field *f = dropout_fields;
+    int has[N_DROPOUT_FIELDS];
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        has[k] = nmt_arch_has_dropout(s->model.arch, f[k].site);
+    /* in the order they are written: the RNN's three, label smoothing,
+     * then the architecture's others */
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        if (f[k].always)
+            *dropout_rate(s, &f[k]) = (float)nmt_ckpt_get_double_in(r, f[k].key, 0, 1);
     s->label_smoothing = (float)nmt_ckpt_get_double_in(r, "train.label_smoothing", 0, 1);
-    if (s->model.arch != NMT_ARCH_TRANSFORMER)
-        return;
-    s->dropout_residual = (float)nmt_ckpt_get_double_in(r, "train.dropout_residual", 0, 1);
-    s->dropout_att = (float)nmt_ckpt_get_double_in(r, "train.dropout_att", 0, 1);
-    s->dropout_ff = (float)nmt_ckpt_get_double_in(r, "train.dropout_ff", 0, 1);
-    if (s->dropout_enc != 0)
-        nmt_ckpt_bad(r, "train.dropout_enc", nmt_ckpt_get(r, "train.dropout_enc"));
-    if (s->dropout_out != 0)
-        nmt_ckpt_bad(r, "train.dropout_out", nmt_ckpt_get(r, "train.dropout_out"));
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        if (!f[k].always && has[k])
+            *dropout_rate(s, &f[k]) = (float)nmt_ckpt_get_double_in(r, f[k].key, 0, 1);
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        if (!has[k] && *dropout_rate(s, &f[k]) != 0)
+            nmt_ckpt_bad(r, f[k].key, nmt_ckpt_get(r, f[k].key));
 }
 
 int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,

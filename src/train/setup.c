@@ -70,13 +70,12 @@ int nmt_train_check_memory(const nmt_config *cfg, nmt_optim_kind opt, int B, int
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     double have = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1 << 30);
     double limit = have < 8.0 * (1 << 30) ? have : 8.0 * (1 << 30);
+    const nmt_arch_recipe *recipe = nmt_arch_recipe_of(cfg->arch);
     if (need > limit)
         return nmt_set_error(NMT_ERR_NOMEM, "these sizes would need about %.1f GiB (more than "
                              "%.1f GiB): lower %s, --batch-size, --max-len or --max-vocab",
                              need / (1 << 30), limit / (1 << 30),
-                             cfg->arch == NMT_ARCH_TRANSFORMER
-                                 ? "--d-model/--ff/--layers"
-                                 : "--emb/--hidden/--att-dim/--out-dim");
+                             recipe ? recipe->sizes : "the model's sizes");
     return NMT_OK;
 }
 
@@ -209,6 +208,18 @@ static int check_early_stop_ahead(const nmt_train_run *r, const nmt_train_reques
 
 /* ---- a fresh run ---------------------------------------------------------------- */
 
+/* "--dropout-emb, --dropout-enc, --dropout-out": the architecture's sites,
+ * for a refusal. */
+static void sites_text(nmt_arch a, char *buf, size_t size)
+{
+    const char *site;
+    buf[0] = '\0';
+    for (int k = 0; (site = nmt_arch_dropout_site(a, k)); k++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, "%s--dropout-%s", k ? ", " : "", site);
+    }
+}
+
 /* The dropout of every site of the model's architecture: its own option,
  * else --dropout, else the architecture's default. A site the architecture
  * does not have is 0, and asking for it is refused. Word dropout likewise:
@@ -226,14 +237,16 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
     float all = q->given.dropout ? q->dropout : nmt_train_default_dropout(a);
     for (int k = 0; k < 6; k++) {
         int has = nmt_arch_has_dropout(a, sites[k]);
-        if (given[k] && !has && q->init_from)
-            return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: the model of %s is %s %s, which "
-                                 "has no such dropout", sites[k], q->init_from,
-                                 a == NMT_ARCH_TRANSFORMER ? "a" : "an", nmt_arch_name(a));
-        if (given[k] && !has)
-            return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: %s %s has no such dropout",
-                                 sites[k], a == NMT_ARCH_TRANSFORMER ? "a" : "an",
-                                 nmt_arch_name(a));
+        char own[128];
+        if (given[k] && !has) {
+            sites_text(a, own, sizeof own);
+            if (q->init_from)
+                return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: the model of %s is of --arch "
+                                     "%s, which has no such dropout (its own: %s)", sites[k],
+                                     q->init_from, nmt_arch_name(a), own);
+            return nmt_set_error(NMT_ERR_ARG, "--dropout-%s: --arch %s has no such dropout "
+                                 "(its own: %s)", sites[k], nmt_arch_name(a), own);
+        }
         if (!given[k])
             *rate[k] = has ? all : 0;
     }
@@ -267,7 +280,7 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
     else if (!g->warmup && s->warmup == 0 && !g->lr_decay && !(g->patience && s->patience > 0))
         s->warmup = nmt_train_default_warmup(s->model.arch);
     if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
-        s->warmup = nmt_train_default_warmup(NMT_ARCH_TRANSFORMER);
+        s->warmup = NMT_RSQRT_WARMUP;
     /* a validated run hands over the mean of its last validations' models
      * when that validates better than the best of them */
     if (!g->keep_snapshots && !g->average_snapshots && s->valid_src_path &&
@@ -295,13 +308,16 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
     if (nmt_dist_rank() == 0 && (rc = check_out_dir(q->out_dir)))
         return rc;
     if (!q->init_from) {
-        fill_defaults(&r->s, q);
-        if ((rc = choose_dropout(&r->s, q)))
-            return rc;
         /* absurd sizes are refused at once, before the corpus is read (the
          * vocabularies are counted as if tiny; checked again once known) */
         nmt_config lower = r->s.model;
         lower.src_vocab = lower.tgt_vocab = NMT_N_SPECIAL;
+        /* an architecture this build lacks has no recipe to choose by */
+        if (!nmt_arch_available(lower.arch))
+            return nmt_config_check(&lower);
+        fill_defaults(&r->s, q);
+        if ((rc = choose_dropout(&r->s, q)))
+            return rc;
         return nmt_train_check_memory(&lower, r->s.optimizer, r->s.batch_size,
                                       r->s.max_len + 1);
     }
@@ -490,10 +506,8 @@ static int make_model(nmt_train_run *r, const nmt_train_request *q, nmt_subwords
     }
     r->model->subwords = sw;
     r->s.model = r->model->cfg;
-    /* The RNN's default: every parameter uniform in +-0.1, since the
-     * paper's small normal weights saturate the deep output under adam,
-     * and the orthogonal scheme's forget bias of 1 keeps the attention from
-     * aligning (docs/experiments/initial-weights.md). */
+    /* the architecture's recipe when not asked (the RNN's: uniform in
+     * +-init_scale) */
     nmt_init_scheme scheme = q->given.init ? q->init : nmt_init_default(cfg.arch);
     return nmt_model_init(r->model, scheme, q->init_scale, s->seed);
 }

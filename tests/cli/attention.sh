@@ -51,7 +51,7 @@ for kind in "dot s . h_j" "general s . (U h_j)" "scaled-dot" "(W s) . (U h_j) / 
 done
 # refused before anything is read: the corpus does not even exist
 expect_fail "dot over a bidirectional encoder" \
-    "--attention dot with a bidirectional encoder: attention dot scores s \. h_j, so it needs annotations h_j of the decoder state's size H = 16, and a bidirectional encoder's have 2H = 32 \(use a unidirectional encoder, or general or scaled-dot" \
+    "nmt train: attention dot scores s \. h_j, so it needs annotations h_j of the decoder state's size H = 16, and a bidirectional encoder's have 2H = 32 \(use a unidirectional encoder, or general or scaled-dot" \
     "$NMT" train --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
     --attention dot --hidden 16
 "$NMT" train --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
@@ -60,7 +60,7 @@ expect_fail "dot over a bidirectional encoder" \
 [ ! -e "$TMP/refused" ] && pass || fail "a refused run left $TMP/refused"
 for kind in general scaled-dot dot; do
     expect_fail "$kind with a mismatched --tied-embeddings" \
-        "--tied-embeddings needs --out-dim \(16\) equal to --emb \(8\)" \
+        "tied embeddings need out_dim \(16\) equal to emb \(8\)" \
         "$NMT" train "${SMALL[@]}" --attention "$kind" --unidirectional --tied-embeddings \
         --emb 8 --out "$TMP/refused"
 done

@@ -140,7 +140,7 @@ lies shape "tensor 'enc\\.0\\.ff\\.W_1' has shape \\[12, 9\\] but the settings \
 write arch arch=lstm2
 lies arch "unknown arch 'lstm2' \\(expected rnn or transformer\\)"
 write noarch arch=
-lies noarch "'d_model' is a setting of the transformer, but the file's arch is rnn \\(it has no 'arch': an RNN's file\\)"
+lies noarch "'d_model' is a setting of the transformer, but the file's arch is rnn \\(the arch of a file with no 'arch' key\\)"
 write rnnkey cell=gru
 lies rnnkey "'cell' is a setting of the rnn, but the file's arch is transformer"
 write extra +enc.2.ln1.g:8

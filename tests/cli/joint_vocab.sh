@@ -192,9 +192,9 @@ refused() { # refused NAME PATTERN ARGS...
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
-refused "the RNN" "--joint-vocab shares one embedding table .*the RNN has a table for each side" \
+refused "the RNN" "--joint-vocab is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
     "$NMT" train "${DATA[@]}" --joint-vocab
-refused "--arch rnn" "--joint-vocab shares one embedding table" \
+refused "--arch rnn" "--joint-vocab is an option of --arch transformer, not of --arch rnn$" \
     "$NMT" train "${DATA[@]}" --arch rnn --joint-vocab
 refused "--init-from" "--joint-vocab cannot be used with --init-from" \
     "$NMT" train "${DATA[@]}" --init-from "$TMP/two/checkpoint.safetensors" --joint-vocab

@@ -35,7 +35,7 @@ refused() { # refused NAME PATTERN ARGS...: one line on stderr, nothing written
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
-refused "tied, out-dim not emb" "--tied-embeddings needs --out-dim \\(8\\) equal to --emb \\(16\\)" \
+refused "tied, out-dim not emb" "tied embeddings need out_dim \\(8\\) equal to emb \\(16\\)" \
     --tied-embeddings --emb 16 --out-dim 8
 refused "tied and untied" "--tied-embeddings and --untied-embeddings: give one" \
     --tied-embeddings --untied-embeddings

@@ -47,7 +47,7 @@ refused "Transformer size with the RNN" "--d-model is an option of --arch transf
 refused "Transformer layers with the RNN" "--layers is an option of --arch transformer, not of --arch rnn$" \
     --arch rnn --layers 2
 refused "Transformer dropout with the RNN" "--dropout-att is an option of --arch transformer" --dropout-att 0.1
-refused "heads that do not divide" "--heads 5 does not divide --d-model 64" \
+refused "heads that do not divide" "5 heads do not divide d_model 64" \
     --arch transformer --d-model 64 --heads 5
 refused "ScaleNorm with the RNN" "--norm is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
     --norm scale
@@ -106,7 +106,7 @@ for opt in "--arch rnn" "--d-model 8" "--layers 2" "--heads 2"; do
         "$NMT" train "${DATA[@]}" --init-from "$M" $opt --out "$TMP/x"
 done
 expect_fail "init-from an RNN with a Transformer dropout" \
-    "--dropout-att: the model of .*m/checkpoint.safetensors is an rnn, which has no such dropout" \
+    "--dropout-att: the model of .*m/checkpoint.safetensors is of --arch rnn, which has no such dropout \\(its own: --dropout-emb, --dropout-enc, --dropout-out\\)" \
     "$NMT" train "${DATA[@]}" --init-from "$M" --dropout-att 0.1 --out "$TMP/x"
 [ ! -e "$TMP/x" ] && pass || fail "a refused --init-from made its folder"
 # the reference check's command line

@@ -433,9 +433,39 @@ static int rnn_default_map(const nmt_config *c)
     return 0;
 }
 
+/* ---- what a run takes when nothing else is asked ---- */
+
+/* The recipe measured on Multi30k (docs/experiments/recipe.md): an LSTM
+ * with Bahdanau's attention over a bidirectional encoder, every size 256. */
+static void rnn_defaults(nmt_config *c)
+{
+    c->rnn = (nmt_rnn_config){.cell = NMT_CELL_LSTM, .attention = NMT_ATT_BAHDANAU,
+                              .bidirectional = 1, .emb = 256, .hidden = 256, .att_dim = 256,
+                              .out_dim = 256};
+}
+
+static const char *const rnn_dropout_sites[] = {"emb", "enc", "out", NULL};
+
+static const nmt_arch_recipe rnn_recipe = {
+    .dropout_sites = rnn_dropout_sites,
+    .dropout = 0.3f, /* at all three sites, measured on Multi30k */
+    .adam_lr = 0,    /* Adam's usual 1e-3 */
+    .warmup = 0,     /* a constant lr, lowered on plateaus */
+    /* every parameter uniform in +-0.1: the paper's small normal weights
+     * saturate the deep output under adam, and the orthogonal scheme's
+     * forget bias of 1 keeps the attention from aligning
+     * (docs/experiments/initial-weights.md) */
+    .init = NMT_INIT_UNIFORM,
+    .inits = 1u << NMT_INIT_UNIFORM | 1u << NMT_INIT_ORTHOGONAL | 1u << NMT_INIT_BAHDANAU,
+    .sizes = "--emb/--hidden/--att-dim/--out-dim",
+};
+
 const nmt_arch_ops nmt_rnn_ops = {
     .arch = NMT_ARCH_RNN,
     .name = "rnn",
+    .implicit = 1,
+    .defaults = rnn_defaults,
+    .recipe = &rnn_recipe,
     .check = rnn_check,
     .normalize = rnn_normalize,
     .tensor_table = rnn_tensor_table,
