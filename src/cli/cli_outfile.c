@@ -3,7 +3,6 @@
 #include "cli_outfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,50 +191,7 @@ static void drop_pending(const char *tmp)
             pending[k] = NULL;
 }
 
-/* fsync of the folder makes the rename itself durable. Some file systems
- * refuse fsync on a folder (EINVAL); the rename has happened then anyway. */
-static int sync_folder(const char *file)
-{
-    const char *slash = strrchr(file, '/');
-    size_t len = slash ? (slash == file ? 1 : (size_t)(slash - file)) : 1;
-    char *dir = malloc(len + 1);
-    if (!dir)
-        return -1;
-    snprintf(dir, len + 1, "%.*s", (int)len, slash ? file : ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    if (rc && (errno == EINVAL || errno == ENOTSUP))
-        rc = 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
-/* ".NAME.tmp.PID" beside target, so that the rename stays in one file
- * system and is atomic. */
-static char *temp_name(const char *target)
-{
-    const char *slash = strrchr(target, '/');
-    const char *base = slash ? slash + 1 : target;
-    size_t cap = strlen(target) + 48;
-    char *tmp = malloc(cap);
-    if (tmp)
-        snprintf(tmp, cap, "%.*s.%s.tmp.%ld", (int)(base - target), target, base, (long)getpid());
-    return tmp;
-}
-
 /* ---- writing ----------------------------------------------------------------------- */
-
-static void free_names(cli_outfile *o)
-{
-    free(o->target);
-    free(o->tmp);
-    o->target = o->tmp = NULL;
-}
 
 int cli_out_open(cli_outfile *o, const char *path)
 {
@@ -262,35 +218,19 @@ int cli_out_open(cli_outfile *o, const char *path)
         cli_error("%s: cannot write: a folder's name, not a file's", path);
         return -1;
     }
-    /* a symbolic link stays: the file it names is replaced */
-    o->target = exists ? realpath(path, NULL) : NULL;
-    if (!o->target)
-        o->target = strdup(path);
-    o->tmp = o->target ? temp_name(o->target) : NULL;
-    if (!o->tmp) {
-        free_names(o);
-        cli_error("out of memory");
+    /* a symbolic link stays: the file it names is replaced, and keeps its
+     * permissions */
+    char *target = exists ? realpath(path, NULL) : NULL;
+    int rc = nmt_atomic_open(&o->atomic, target ? target : path, path, 1);
+    free(target);
+    if (rc) {
+        cli_lib_error();
         return -1;
     }
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0) /* left by a killed process */
-        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        free_names(o);
-        return -1;
-    }
-    /* a file that is replaced keeps its permissions */
-    if (exists)
-        (void)fchmod(fd, st.st_mode & 07777);
-    if (!(o->f = fdopen(fd, "w"))) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
-        free_names(o);
-        return -1;
-    }
-    add_pending(o->tmp);
+    o->f = o->atomic.f;
+    /* the handler's own copy of the name: it stays valid until dropped */
+    if ((o->pending = strdup(o->atomic.tmp)))
+        add_pending(o->pending);
     return 0;
 }
 
@@ -308,14 +248,20 @@ int cli_out_commit(cli_outfile *o)
         return 0;
     FILE *f = o->f;
     o->f = NULL;
-    /* the reason, when the failing call is this one (an earlier failed
-     * write left only the error flag) */
+    if (o->atomic.f) {
+        int rc = nmt_atomic_commit(&o->atomic);
+        drop_pending(o->pending);
+        free(o->pending);
+        o->pending = NULL;
+        if (rc)
+            cli_lib_error();
+        return rc ? -1 : 0;
+    }
+    /* standard output, a device or a pipe: flushed only (the reason, when
+     * the failing call is this one: an earlier failed write left only the
+     * error flag) */
     int bad = ferror(f), e = 0;
     if (!bad && fflush(f)) {
-        bad = 1;
-        e = errno;
-    }
-    if (!bad && o->tmp && fsync(fileno(f))) {
         bad = 1;
         e = errno;
     }
@@ -323,25 +269,10 @@ int cli_out_commit(cli_outfile *o)
         bad = 1;
         e = errno;
     }
-    if (!bad && o->tmp && rename(o->tmp, o->target)) {
-        cli_error("%s: cannot write: %s", o->name, strerror(errno));
-        bad = 2;
-    }
-    if (bad == 1) {
-        if (e)
-            cli_error("%s: write failed: %s", o->name, strerror(e));
-        else
-            cli_error("%s: write failed", o->name);
-    }
-    if (bad && o->tmp)
-        unlink(o->tmp);
-    if (!bad && o->tmp && sync_folder(o->target)) {
-        cli_error("%s: cannot sync its folder: %s", o->name, strerror(errno));
-        bad = 1;
-    }
-    if (o->tmp)
-        drop_pending(o->tmp);
-    free_names(o);
+    if (bad && e)
+        cli_error("%s: write failed: %s", o->name, strerror(e));
+    else if (bad)
+        cli_error("%s: write failed", o->name);
     return bad ? -1 : 0;
 }
 
@@ -349,12 +280,13 @@ void cli_out_abort(cli_outfile *o)
 {
     if (!o->f)
         return;
-    if (o->f != stdout)
+    if (o->atomic.f) {
+        nmt_atomic_abort(&o->atomic);
+        drop_pending(o->pending);
+        free(o->pending);
+        o->pending = NULL;
+    } else if (o->f != stdout) {
         fclose(o->f);
-    o->f = NULL;
-    if (o->tmp) {
-        unlink(o->tmp);
-        drop_pending(o->tmp);
     }
-    free_names(o);
+    o->f = NULL;
 }

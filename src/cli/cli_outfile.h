@@ -3,7 +3,7 @@
  *
  * A regular file (or a new one) is written into a temporary file beside it,
  * ".NAME.tmp.PID", which is synced and renamed over it at the end, as the
- * library writes model files (nmt_st_write): a command that fails or is
+ * library writes model files (nmt/atomic_file.h): a command that fails or is
  * interrupted (SIGINT, SIGTERM, SIGHUP) removes its temporary file, and an
  * output that existed keeps its bytes. A symbolic link is followed (the file
  * it points to is replaced); a hard link's other names keep the old file.
@@ -12,6 +12,8 @@
 #define NMT_CLI_OUTFILE_H
 
 #include <stdio.h>
+
+#include "nmt/atomic_file.h"
 
 /* A file a command reads or writes, as its command line names it: the
  * option (or operand) that names it, for messages ("" or NULL: none), and
@@ -40,9 +42,9 @@ int cli_check_run_outputs(const cli_file *out, const char *const *runs, int n_ru
  * cli_out_abort do nothing then). */
 typedef struct cli_outfile {
     FILE *f;
-    const char *name; /* for messages: the path as given, or "standard output" */
-    char *target;     /* the file the temporary replaces */
-    char *tmp;        /* NULL when written in place */
+    const char *name;       /* for messages: the path as given, or "standard output" */
+    nmt_atomic_file atomic; /* a regular file's temporary (atomic.f NULL: written in place) */
+    char *pending;          /* its name, as the signal handler removes it */
 } cli_outfile;
 
 /* Opens path for writing ("-" or NULL: standard output). Returns 0, or -1

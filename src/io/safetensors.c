@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "base/json.h"
+#include "nmt/atomic_file.h"
 #include "nmt/error.h"
 
 /* ---- header meaning ------------------------------------------------------- */
@@ -744,22 +745,6 @@ static int build_header(sbuf *h, const nmt_named_tensor *t, int n, const nmt_met
     return h->failed ? NMT_ERR_NOMEM : NMT_OK;
 }
 
-/* fsync of the folder makes the rename itself durable. Some file systems
- * refuse fsync on a folder (EINVAL); the rename has happened then anyway. */
-static int sync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    if (rc && (errno == EINVAL || errno == ENOTSUP))
-        rc = 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
 int nmt_st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_meta *meta, int n_meta,
              const char *crc_key)
 {
@@ -780,51 +765,29 @@ int nmt_st_write(const char *path, const nmt_named_tensor *t, int n, const nmt_m
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for the header", path);
     }
 
-    /* ".NAME.tmp.PID" next to the target, so that rename stays in one file
-     * system and is atomic */
-    size_t dir_len = (size_t)(base - path);
-    size_t tmp_cap = strlen(path) + 48;
-    char *tmp = malloc(tmp_cap), *dir = malloc(dir_len + 2);
-    if (!tmp || !dir) {
-        free(tmp);
-        free(dir);
-        free(h.s);
-        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
-    }
-    snprintf(tmp, tmp_cap, "%.*s.%s.tmp.%ld", (int)dir_len, path, base, (long)getpid());
-    if (dir_len)
-        snprintf(dir, dir_len + 2, "%.*s", (int)dir_len, path);
-    else
-        strcpy(dir, ".");
-
     unsigned char prefix[8];
     for (int k = 0; k < 8; k++)
         prefix[k] = (unsigned char)((uint64_t)h.n >> (8 * k));
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int ok = fd >= 0;
-    ok = ok && !write_all(fd, prefix, 8) && !write_all(fd, h.s, h.n);
+    /* whole or not at all (nmt/atomic_file.h); a symbolic link at path is
+     * replaced itself */
+    nmt_atomic_file out;
+    rc = nmt_atomic_open(&out, path, NULL, 0);
+    if (rc) {
+        free(h.s);
+        return rc;
+    }
+    /* written with write(2) past the stream, whose buffer stays empty */
+    int fd = fileno(out.f);
+    int ok = !write_all(fd, prefix, 8) && !write_all(fd, h.s, h.n);
     for (int k = 0; ok && k < n; k++)
         ok = !write_tensor(fd, &t[k], NULL);
-    ok = ok && !fsync(fd);
-    int saved = errno;
-    if (fd >= 0 && close(fd) && ok) {
-        ok = 0;
-        saved = errno;
+    if (ok) {
+        rc = nmt_atomic_commit(&out);
+    } else {
+        rc = nmt_set_error(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        nmt_atomic_abort(&out);
     }
-    if (ok && rename(tmp, path)) {
-        ok = 0;
-        saved = errno;
-    }
-    if (!ok) {
-        if (fd >= 0)
-            unlink(tmp);
-        rc = nmt_set_error(NMT_ERR_IO, "cannot write %s: %s", path, strerror(saved));
-    } else if (sync_dir(dir)) {
-        rc = nmt_set_error(NMT_ERR_IO, "cannot sync the folder of %s: %s", path, strerror(errno));
-    }
-    free(tmp);
-    free(dir);
     free(h.s);
     return rc;
 }
