@@ -15,6 +15,7 @@
 #include "nmt/modelfile.h"
 #include "nmt/rng.h"
 #include "nmt/progress.h"
+#include "nmt/runlog.h"
 #include "nmt/train.h"
 #include "test_common.h"
 

@@ -1,5 +1,5 @@
-/* Text made of the training loop's status for the caller to show or write:
- * log.tsv's rows and the live progress line (src/train/progress.c). */
+/* Text made of the training loop's status for the caller to show: the live
+ * progress line (src/train/progress.c). log.tsv's rows are nmt/runlog.h's. */
 #ifndef NMT_PROGRESS_H
 #define NMT_PROGRESS_H
 
@@ -7,14 +7,6 @@
 #include <stdint.h>
 
 #include "nmt/train_status.h"
-
-/* log.tsv: the header line and one row (each ending in "\n"); the validation
- * columns are empty unless st->has_valid. A row with st->average_of > 0 is
- * the validation of the mean of that many snapshots: its training columns are
- * empty and its last column, average_of, says how many (empty in other rows).
- * Return the length (as snprintf). */
-int nmt_log_header(char *buf, size_t cap);
-int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st);
 
 /* A live progress line: rate-limited, with an ETA from this session's speed. */
 typedef struct nmt_progress {

@@ -1,7 +1,8 @@
 /* Training: its settings, and the training loop with validation, best
  * model, atomic checkpoints and exact resume. The optimizers are in
  * nmt/optim.h, what the loop reports in nmt/train_status.h, and the text made
- * of it (log rows, the progress line) in nmt/progress.h.
+ * of it in nmt/runlog.h (log.tsv's rows) and nmt/progress.h (the progress
+ * line).
  *
  * The loop is a library call that never prints: it reports through a
  * callback, and the command line (src/cli/cmd_train.c) decides what to show. */

@@ -1,5 +1,5 @@
 /* What the training loop reports: its events and its status, the data that
- * log rows and progress lines are made of (nmt/progress.h). */
+ * log rows (nmt/runlog.h) and progress lines (nmt/progress.h) are made of. */
 #ifndef NMT_TRAIN_STATUS_H
 #define NMT_TRAIN_STATUS_H
 

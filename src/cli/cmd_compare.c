@@ -22,6 +22,7 @@
 #include "nmt/modelfile.h"
 #include "draw/svg.h"
 #include "nmt/progress.h"
+#include "nmt/runlog.h"
 #include "nmt/train.h"
 
 static void help(void)
@@ -140,108 +141,47 @@ typedef struct run_log {
     double valid_ppl, valid_bleu; /* NaN without validation rows */
 } run_log;
 
-static int column_of(char **names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return i;
-    return -1;
-}
-
-/* Splits a line on tabs in place; returns the number of cells. */
-static int split_tabs(char *line, char **cells, int max)
-{
-    int n = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; n < max;) {
-        cells[n++] = p;
-        char *tab = strchr(p, '\t');
-        if (!tab)
-            break;
-        *tab = '\0';
-        p = tab + 1;
-    }
-    return n;
-}
-
-static double cell_value(char **cells, int n, int col)
-{
-    if (col < 0 || col >= n || !*cells[col])
-        return NAN;
-    char *end;
-    double v = strtod(cells[col], &end);
-    return *end ? (double)NAN : v;
-}
-
 static int compare_doubles(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
 }
 
-/* Reads DIR/log.tsv, finding its columns by the header's names; a run
- * without one (dir NULL, or no such file) knows nothing of its training,
- * which the table shows as -. Returns 0, or -1 after printing why. */
+/* Reads DIR/log.tsv (nmt/runlog.h); a run without one (dir NULL, or no
+ * such file) knows nothing of its training, which the table shows as -.
+ * Returns 0, or -1 after printing why. */
 static int read_log(run_log *out, const char *dir)
 {
-    enum { MAX_COLS = 64 };
     char path[4096];
     *out = (run_log){.last_step = NAN, .elapsed_s = NAN, .median_tok_s = NAN,
                      .valid_ppl = NAN, .valid_bleu = NAN};
     if (!dir)
         return 0;
     snprintf(path, sizeof path, "%s/log.tsv", dir);
-    FILE *f = fopen(path, "r");
-    if (!f && errno == ENOENT) {
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
         fprintf(stderr, "nmt compare: %s has no log.tsv: its steps, time and validation "
                         "show as -\n", dir);
         return 0;
     }
-    if (!f) {
-        cli_error("%s: %s", path, strerror(errno));
+    nmt_runlog log;
+    if (nmt_runlog_read(&log, path)) {
+        cli_lib_error();
         return -1;
     }
-    char *line = NULL, *header = NULL, *names[MAX_COLS], *cells[MAX_COLS];
-    size_t cap = 0;
-    double *tok_s = NULL;
-    size_t n_tok = 0, tok_cap = 0;
-    int status = -1, n_names = 0;
-    if (getline(&line, &cap, f) < 0) {
-        status = 0; /* an empty file: nothing known */
-        goto done;
+    double *tok_s = malloc((log.n ? log.n : 1) * sizeof *tok_s);
+    if (!tok_s) {
+        nmt_runlog_free(&log);
+        cli_error("out of memory");
+        return -1;
     }
-    header = line;
-    line = NULL;
-    cap = 0;
-    n_names = split_tabs(header, names, MAX_COLS);
-    int c_step = column_of(names, n_names, "step"), c_el = column_of(names, n_names, "elapsed_s");
-    int c_tok = column_of(names, n_names, "tok_per_s");
-    int c_ppl = column_of(names, n_names, "valid_ppl"), c_bleu = column_of(names, n_names, "valid_bleu");
-    if (c_step < 0 || c_el < 0) {
-        cli_error("%s: the header has no '%s' column", path, c_step < 0 ? "step" : "elapsed_s");
-        goto done;
-    }
-    while (getline(&line, &cap, f) >= 0) {
-        int n = split_tabs(line, cells, MAX_COLS);
-        if (n == 1 && !*cells[0])
-            continue;
+    size_t n_tok = 0;
+    for (size_t i = 0; i < log.n; i++) {
         out->rows++;
-        out->last_step = cell_value(cells, n, c_step);
-        out->elapsed_s = cell_value(cells, n, c_el);
-        double t = cell_value(cells, n, c_tok);
-        if (!isnan(t)) {
-            if (n_tok == tok_cap) {
-                tok_cap = tok_cap ? 2 * tok_cap : 64;
-                double *g = realloc(tok_s, tok_cap * sizeof *g);
-                if (!g) {
-                    cli_error("out of memory");
-                    goto done;
-                }
-                tok_s = g;
-            }
-            tok_s[n_tok++] = t;
-        }
-        double ppl = cell_value(cells, n, c_ppl), bleu = cell_value(cells, n, c_bleu);
+        out->last_step = log.step[i];
+        out->elapsed_s = log.elapsed_s[i];
+        if (!isnan(log.tok_per_s[i]))
+            tok_s[n_tok++] = log.tok_per_s[i];
+        double ppl = log.valid_ppl[i], bleu = log.valid_bleu[i];
         if (isnan(bleu) && isnan(ppl))
             continue;
         /* nmt train's rule for best.safetensors; a log without BLEU falls
@@ -254,22 +194,14 @@ static int read_log(run_log *out, const char *dir)
             out->valid_ppl = ppl;
         }
     }
-    if (ferror(f)) {
-        cli_error("%s: read error", path);
-        goto done;
-    }
     if (n_tok) {
         qsort(tok_s, n_tok, sizeof *tok_s, compare_doubles);
         out->median_tok_s = n_tok % 2 ? tok_s[n_tok / 2]
                                       : (tok_s[n_tok / 2 - 1] + tok_s[n_tok / 2]) / 2;
     }
-    status = 0;
-done:
     free(tok_s);
-    free(line);
-    free(header);
-    fclose(f);
-    return status;
+    nmt_runlog_free(&log);
+    return 0;
 }
 
 /* ---- one run ---------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
-/* Progress text: log.tsv rows and the live progress line. Only formats
- * strings; the command line decides where (and whether) they go. */
+/* Progress text: the live progress line and durations. Only formats
+ * strings; the command line decides where (and whether) they go. (log.tsv's
+ * rows are runlog.c's.) */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
@@ -11,26 +12,6 @@ double nmt_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int nmt_log_header(char *buf, size_t cap)
-{
-    return snprintf(buf, cap, "step\tepoch\tlr\tloss\tppl\tgrad_norm\ttok_per_s\telapsed_s"
-                              "\tvalid_ppl\tvalid_bleu\taverage_of\n");
-}
-
-int nmt_log_row(char *buf, size_t cap, const nmt_train_status *st)
-{
-    char valid[64] = "\t";
-    if (st->has_valid)
-        snprintf(valid, sizeof valid, "%.3f\t%.2f", st->valid_ppl, st->valid_bleu);
-    if (st->average_of > 0) /* no training happened for this row */
-        return snprintf(buf, cap, "%lld\t%d\t%.6g\t\t\t\t\t%.1f\t%s\t%d\n",
-                        (long long)st->step, st->epoch, st->lr, st->elapsed_s, valid,
-                        st->average_of);
-    return snprintf(buf, cap, "%lld\t%d\t%.6g\t%.4f\t%.3f\t%.4f\t%.0f\t%.1f\t%s\t\n",
-                    (long long)st->step, st->epoch, st->lr, st->loss, st->ppl, st->grad_norm,
-                    st->tok_per_s, st->elapsed_s, valid);
 }
 
 int nmt_format_duration(char *buf, size_t cap, double seconds)

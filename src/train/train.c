@@ -21,6 +21,7 @@
 #include "nmt/error.h"
 #include "nmt/dist.h"
 #include "nmt/progress.h"
+#include "nmt/runlog.h"
 #include "nmt/text.h"
 #include "nmt/threads.h"
 #include "nmt/units.h"
@@ -35,6 +36,7 @@ void nmt_trainer_free(nmt_trainer *t)
         return;
     if (t->log)
         fclose(t->log);
+    free(t->log_path);
     if (t->batch_log)
         fclose(t->batch_log);
     nmt_bleu_free(t->bleu);
@@ -187,10 +189,9 @@ static int report(nmt_trainer *t, const nmt_train_callbacks *cb, double now)
     }
     double training = now - t->t_report - t->t_validating;
     st->tok_per_s = training > 0 ? t->rate_tok / training : 0;
-    char row[512];
-    nmt_log_row(row, sizeof row, st);
-    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
-        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
+    int rc = nmt_runlog_append(t->log, t->log_path, st);
+    if (rc)
+        return rc;
     emit(cb, NMT_TRAIN_REPORT, st);
     t->acc_nll = t->acc_tok = t->acc_norm = 0;
     t->acc_steps = 0;
@@ -624,12 +625,8 @@ static int time_is_up(const nmt_trainer *t, double now)
 /* A log row for the validation of an average: no training columns. */
 static int log_average(nmt_trainer *t)
 {
-    char row[512];
     t->st.elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
-    nmt_log_row(row, sizeof row, &t->st);
-    if (t->log && (fputs(row, t->log) < 0 || fflush(t->log)))
-        return nmt_set_error(NMT_ERR_IO, "%s/log.tsv: write failed: %s", t->dir, strerror(errno));
-    return NMT_OK;
+    return nmt_runlog_append(t->log, t->log_path, &t->st);
 }
 
 /* Validates the model whose parameters are `params` with the trainer's own
@@ -711,8 +708,12 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, const atomic_
         st->nothing_to_do = 1;
         return NMT_OK;
     }
-    int rc = nmt_trainer_log_open(t);
-    if (rc)
+    /* rank 0 writes the run's files: log.tsv a fresh run's anew, a
+     * restored run's cut back to the checkpoint's step */
+    int rc = NMT_OK;
+    if (t->rank == 0 && !(t->log_path = nmt_path_join(t->dir, "log.tsv")))
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    if (t->rank == 0 && (rc = nmt_runlog_open(&t->log, t->log_path, t->restored ? st->step : -1)))
         return rc;
     if (t->rank == 0 && t->s.archive_dir && mkdir(t->s.archive_dir, 0777) != 0 && errno != EEXIST)
         return nmt_set_error(NMT_ERR_IO, "--archive-snapshots %s: cannot create it: %s",

@@ -73,7 +73,8 @@ struct nmt_trainer {
     int64_t acc_steps;
     double rate_tok, t_report; /* tokens and time since the last row of this session */
     double t_validating;       /* of that time, spent validating (not training) */
-    FILE *log;
+    FILE *log;                 /* log.tsv (rank 0; nmt/runlog.h) */
+    char *log_path;
     FILE *batch_log;           /* settings.batch_log_path, opened by the run */
 };
 
@@ -131,12 +132,6 @@ int nmt_blocks_open(nmt_trainer *t);
 int nmt_blocks_at(nmt_trainer *t, size_t b);
 /* The shuffles' generator of the first block of the current epoch. */
 void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r);
-
-/* log_file.c: opens dir/log.tsv for the rows (t->log; rank 0 only): a
- * fresh run's anew with its header, a restored run's cut back to the
- * checkpoint's step (rows a killed run wrote after it) and given today's
- * header, rewritten through a temporary file only when that changes it. */
-int nmt_trainer_log_open(nmt_trainer *t);
 
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);
