@@ -27,7 +27,7 @@
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "nmt/threads.h"
-#include "model/rnn/seq2seq.h" /* the workspace's dropout masks */
+#include "model/rnn/rnn_pass.h" /* the workspace's dropout masks */
 #include "valgrind_reexec.h"
 
 /* A list of id lists, as read from the batch file. */

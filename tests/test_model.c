@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "model/layers.h"
-#include "model/rnn/seq2seq.h"
+#include "model/rnn/rnn_pass.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/model.h"
@@ -760,7 +760,7 @@ START_TEST(context_recomputed_bit_for_bit)
 }
 END_TEST
 
-/* The name -> field map of seq2seq.c (nmt_weight_fields) and the tensor table
+/* The name -> field map of names.c (nmt_weight_fields) and the tensor table
  * stay one to one: every tensor of every configuration (each cell, kind,
  * direction, tied or not) has a field, every field is some configuration's
  * tensor, and the map covers each field of the weights struct once. A tensor

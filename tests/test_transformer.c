@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/transformer/encdec.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_pass.h"
+#include "model/transformer/transformer_layers.h"
 #include "model_fixture.h"
 #include "nmt/error.h"
 #include "nmt/threads.h"

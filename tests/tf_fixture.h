@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 #include "nmt/rng.h"
 #include "test_common.h"
 

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 #include "nmt/rng.h"
 
 static double now(void)

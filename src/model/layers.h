@@ -1,6 +1,7 @@
 /* Internal: the layers every architecture shares, as forward/backward pairs
  * (llm.c style: outputs first, sizes last), and the one matrix product they
- * all use. Each architecture's own layers are in its folder's layers.h.
+ * all use. Each architecture's own layers are in its folder's NAME_layers.h
+ * (model/rnn/rnn_layers.h, model/transformer/transformer_layers.h).
  *
  * Everything is written against `real` (float, or double when compiled with
  * -DNMT_REAL_DOUBLE for the gradient check) so that the checked code is the

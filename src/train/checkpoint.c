@@ -16,7 +16,7 @@
 
 enum { MAX_META = 128, META_BUF = 16384 };
 
-/* A streamed corpus's position (blocks.c): the block that holds the next
+/* A streamed corpus's position (stream_blocks.c): the block that holds the next
  * batch, by the lines before it, its number and the number of its first
  * batch in the epoch, and the shuffles' generator at its start. At an
  * epoch's start (batch 0), the epoch's first block, whatever block the
@@ -27,7 +27,7 @@ static void put_stream(nmt_ckpt_writer *w, const nmt_trainer *t)
     nmt_rng r = t->block_rng;
     if (t->st.batch == 0) {
         line = index = first = 0;
-        nmt_blocks_epoch_rng(t, &r);
+        nmt_stream_blocks_epoch_rng(t, &r);
     }
     nmt_ckpt_put(w, "state.stream_line", "%zu", line);
     nmt_ckpt_put(w, "state.stream_block", "%zu", index);

@@ -7,7 +7,7 @@
  * (corpus, batch size, seed, epoch); the only other randomness (dropout) comes
  * from one rng whose state the checkpoint stores; and checkpoints are only
  * written between steps, with the position in the plan. A streamed corpus
- * (--shuffle-buffer, blocks.c) is planned block by block, and the
+ * (--shuffle-buffer, stream_blocks.c) is planned block by block, and the
  * checkpoint also keeps the block and its generator's state. */
 #include <errno.h>
 #include <math.h>
@@ -71,7 +71,7 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
         !(s->word_dropout_tgt >= 0 && s->word_dropout_tgt < 1))
         return nmt_set_error(NMT_ERR_ARG, "the shuffle buffer must be 0 (off) or more pairs, "
                              "word dropout rates in [0, 1)");
-    /* a streamed corpus is read by the trainer (blocks.c): no corpus is given */
+    /* a streamed corpus is read by the trainer (stream_blocks.c): no corpus is given */
     if (s->shuffle_buffer == 0 && (!train || train->n == 0))
         return nmt_set_error(NMT_ERR_ARG, "the training corpus has no pair left to train on");
     if (s->warmup > 0 && s->patience > 0)
@@ -123,8 +123,8 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
 
     int src_T = 1, tgt_T = 1;
     if (s->shuffle_buffer > 0 && !rc)
-        rc = nmt_blocks_open(t);
-    /* a streamed corpus's rows are sized block by block (blocks.c) */
+        rc = nmt_stream_blocks_open(t);
+    /* a streamed corpus's rows are sized block by block (stream_blocks.c) */
     if (s->shuffle_buffer == 0)
         nmt_corpus_max_lengths(train, &src_T, &tgt_T);
     if (t->valid.corpus)
@@ -346,7 +346,7 @@ static int summed_forward_backward(nmt_trainer *t, const nmt_regularizer *reg, d
         const size_t *pairs;
         int n, lo = 0, hi;
         /* a streamed epoch ends where its last block does */
-        if (t->stream && (rc = nmt_blocks_at(t, t->st.batch + k)) <= 0) {
+        if (t->stream && (rc = nmt_stream_blocks_at(t, t->st.batch + k)) <= 0) {
             if (rc < 0)
                 return rc;
             if (k == 0) {
@@ -444,7 +444,7 @@ static int train_step(nmt_trainer *t)
 {
     int rc;
     if (t->stream && t->size == 1 && t->s.accumulate == 1) {
-        if ((rc = nmt_blocks_at(t, t->st.batch)) < 0)
+        if ((rc = nmt_stream_blocks_at(t, t->st.batch)) < 0)
             return rc;
         if (rc == 0) {
             nmt_set_error(NMT_ERR_FORMAT, "no batch %zu in epoch %d", t->st.batch, t->st.epoch);

@@ -36,7 +36,7 @@ struct nmt_trainer {
     nmt_batch batch;
     nmt_batch_plan plan;
     int plan_epoch;           /* the epoch `plan` was made for; 0: none */
-    /* a streamed corpus (settings.shuffle_buffer > 0; blocks.c): `train` is
+    /* a streamed corpus (settings.shuffle_buffer > 0; stream_blocks.c): `train` is
      * the block being trained on and `plan` its plan, so that the epoch's
      * batch b is the plan's batch b - block_first. For a corpus in memory
      * block_first stays 0 and the rest unused */
@@ -122,16 +122,16 @@ void nmt_step_rng(const nmt_trainer *t, size_t batch_of_step, int rank, nmt_rng 
  * log. */
 int nmt_step_batch(nmt_trainer *t, size_t k, const size_t *pairs, int lo, int hi, nmt_rng *r);
 
-/* blocks.c: a streamed corpus. Opens the stream over settings' files in
+/* stream_blocks.c: a streamed corpus. Opens the stream over settings' files in
  * the model's units. */
-int nmt_blocks_open(nmt_trainer *t);
+int nmt_stream_blocks_open(nmt_trainer *t);
 /* Makes the block that holds the epoch's batch b current (t->train,
  * t->plan), reading on through the files (or starting the epoch, or the
  * checkpoint's block) as needed: 1, 0 when the epoch has no batch b, or
  * < 0. */
-int nmt_blocks_at(nmt_trainer *t, size_t b);
+int nmt_stream_blocks_at(nmt_trainer *t, size_t b);
 /* The shuffles' generator of the first block of the current epoch. */
-void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r);
+void nmt_stream_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r);
 
 /* checkpoint.c */
 int nmt_trainer_save_checkpoint(nmt_trainer *t);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A training corpus streamed from its files (--shuffle-buffer N,
-# src/train/blocks.c), on 1200 pairs of the toy corpus: a buffer larger
+# src/train/stream_blocks.c), on 1200 pairs of the toy corpus: a buffer larger
 # than the corpus makes one block, planned into the in-memory run's
 # batches (the same bits, with --accumulate and --batch-tokens too); with
 # --no-shuffle, blocks of a multiple of the batch size are the in-memory
@@ -81,7 +81,7 @@ expect_ok "no shuffle, in memory" "${RUN[@]}" --no-shuffle --epochs 1 --out ns-m
 expect_ok "no shuffle, blocks of 64" "${RUN[@]}" --no-shuffle --epochs 1 --shuffle-buffer 64 --out ns-64
 same_run "--no-shuffle in blocks of 64 is the in-memory run" ns-mem ns-64
 
-# the rows are sized by the longest pair read (blocks.c), and a capacity
+# the rows are sized by the longest pair read (stream_blocks.c), and a capacity
 # changes no result: --max-len 200 on pairs that all fit 50 is --max-len 50
 paste <(zcat s.gz) <(zcat t.gz) | awk -F '\t' 'split($1, a, " ") <= 50 && split($2, b, " ") <= 50' >fit.tsv
 cut -f1 fit.tsv | gzip >fs.gz

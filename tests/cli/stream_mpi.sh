@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A streamed corpus (--shuffle-buffer) under mpirun (src/train/blocks.c,
+# A streamed corpus (--shuffle-buffer) under mpirun (src/train/stream_blocks.c,
 # dist.c): every process reads the same blocks and plans the same batches,
 # and trains on its share of each, so 2 processes take the steps of one
 # within float rounding (SGD, 1e-5), with steps of 2 batches of up to 200

@@ -23,7 +23,7 @@
  * would do B times the work to keep only the diagonal blocks. */
 #include <string.h>
 
-#include "model/rnn/layers.h"
+#include "model/rnn/rnn_layers.h"
 #include "base/pool.h"
 
 static real attention_score(const real *v, const real *w, const real *u, int A)

@@ -5,7 +5,7 @@
  * their state). */
 #include <string.h>
 
-#include "model/rnn/layers.h"
+#include "model/rnn/rnn_layers.h"
 #include "base/pool.h"
 
 /* One active row of each cell. The arrays of a row are distinct (restrict),

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "model/rnn/layers.h"
+#include "model/rnn/rnn_layers.h"
 
 /* Element-wise passes are cut into chunks of at least this many elements. */
 #define MIN_CHUNK 16384

@@ -1,13 +1,13 @@
 /* The RNN encoder-decoder as an architecture behind model/arch.h: its
  * settings and their names, its tensors, its metadata in model files, its
- * initial weights and its one attention map. The passes are seq2seq.c's
- * (training) and infer.c's (decoding). */
+ * initial weights and its one attention map. The passes are rnn_pass.c's
+ * (training) and rnn_infer.c's (decoding). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/rnn/seq2seq.h"
+#include "model/rnn/rnn_pass.h"
 #include "nmt/error.h"
 
 /* Appends a tensor of shape [rows, cols] (cols 0: a vector [rows]) to t,

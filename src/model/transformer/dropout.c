@@ -10,7 +10,7 @@
  * So a mask is the same bits at any thread count and from a resumed run
  * (the run's generator, saved in checkpoints, is advanced by one draw). */
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* Chunks of a mask: enough to keep two threads busy on an uneven machine. */
 #define MASK_CHUNKS 16

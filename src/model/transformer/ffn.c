@@ -6,7 +6,7 @@
  * passes (times keep) exactly where it is > 0, since relu and a dropped unit
  * both give 0 and keep >= 1 never rounds a positive value to 0. */
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* Elements below which one thread does the element-wise pass. */
 #define FFN_MIN_ELEMENTS 16384

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* The backward's chunks of rows, whatever the threads. */
 #define LN_CHUNKS 8

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* Chunks of (sentence, head) pairs, at most: more than threads, so that a
  * thread the system has not scheduled leaves little for the others to wait

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* Multiply-adds below which one thread does the pairs. */
 #define STEP_MIN_WORK 65536

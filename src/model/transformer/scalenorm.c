@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "base/pool.h"
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 /* The backward's chunks of rows, whatever the threads. */
 #define SN_CHUNKS 8

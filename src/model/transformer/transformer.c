@@ -2,14 +2,14 @@
  * its tensors in file order (one walk of them gives both the table and the
  * named pointers), its metadata in model files, its initial weights and its
  * attention maps (every decoder layer's cross-attention: each head and the
- * heads' mean). The passes are encdec.c's (training) and infer.c's
- * (decoding). */
+ * heads' mean). The passes are transformer_pass.c's (training) and
+ * transformer_infer.c's (decoding). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/transformer/encdec.h"
+#include "model/transformer/transformer_pass.h"
 #include "nmt/error.h"
 
 /* Sane bounds: every product of sizes fits an int, and a file cannot claim

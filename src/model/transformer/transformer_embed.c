@@ -3,7 +3,7 @@
  * caller (a pass over a batch's [B*T, d] takes about 0.1 ms). */
 #include <math.h>
 
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 
 void nmt_tf_positions(real *pos, int T, int d)
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/transformer/encdec.h"
+#include "model/transformer/transformer_pass.h"
 #include "nmt/error.h"
 
 /* ---- the workspace ---- */

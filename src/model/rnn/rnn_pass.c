@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/rnn/seq2seq.h"
+#include "model/rnn/rnn_pass.h"
 #include "nmt/error.h"
 
 const weight_field nmt_weight_fields[] = {
@@ -293,7 +293,7 @@ static cell_shape enc_shape(const rnn_workspace *ws)
     return (cell_shape){.cell = ws->cell, .B = ws->B, .H = ws->H, .ldh = ws->D * ws->H};
 }
 
-void nmt_seq2seq_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts)
+void nmt_rnn_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts)
 {
     const weights w = *rnn_weights(m);
     int E = ws->E, H = ws->H, GH = ws->G * ws->H, DH = ws->D * ws->H;
@@ -354,7 +354,7 @@ void nmt_seq2seq_encode(const nmt_model *m, rnn_workspace *ws, const int *len, i
         nmt_linear_forward(ws->uh, ws->ann, w.att_U, w.att_b, Ts * B, DH, ws->A, DH, 0);
 }
 
-attention_layer nmt_seq2seq_attention(const rnn_workspace *ws, const weights *w, const weights *g)
+attention_layer nmt_rnn_attention(const rnn_workspace *ws, const weights *w, const weights *g)
 {
     attention_layer L = {.kind = ws->att_kind, .B = ws->B, .T = ws->Ts, .K = ws->A,
                          .DH = ws->D * ws->H, .keys = att_keys(ws), .enc = ws->ann,
@@ -380,7 +380,7 @@ void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const 
             nmt_linear_forward(st->wa_s, st->s_prev, w->att_W, NULL, R, H, A, H, 0);
             q = st->wa_s;
         }
-        attention_layer L = nmt_seq2seq_attention(enc, w, NULL);
+        attention_layer L = nmt_rnn_attention(enc, w, NULL);
         nmt_attention_forward(st->ctx, st->alpha, &L, q, st->src_of, R);
     } else {
         for (int r = 0; r < R; r++)
@@ -457,7 +457,7 @@ int nmt_rnn_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
     }
     if (ws->drop_enc)
         nmt_dropout_mask(ws->enc_mask, rng, (real)r.dropout_enc, (size_t)Ts * B * DH);
-    nmt_seq2seq_encode(m, ws, b->src_len, B, Ts);
+    nmt_rnn_encode(m, ws, b->src_len, B, Ts);
 
     if (ws->drop_emb)
         nmt_dropout_mask(ws->tgt_mask, rng, (real)r.dropout_emb, N * E);
@@ -555,7 +555,7 @@ static void decoder_window_inputs(const weights *w, rnn_workspace *ws, const nmt
     size_t a0 = (size_t)i0 * B;
     window_embeddings(ws, b->tgt_in, w->tgt_emb, ws->tgt_mask, a0, R);
     if (ws->attention) {
-        attention_layer L = nmt_seq2seq_attention(ws, w, NULL);
+        attention_layer L = nmt_rnn_attention(ws, w, NULL);
         nmt_attention_context(ws->ctx_win, &L, ws->alpha + a0 * ws->Ts, R);
         /* W_a s where the kind asks with it: step i read state i; one
          * product per step, as in the forward, for the same bits (OpenBLAS
@@ -612,7 +612,7 @@ void nmt_rnn_backward(nmt_model *m, nmt_workspace *base, const nmt_batch *b)
     real *dh = ws->dh[0], *dh_prev = ws->dh[1], *dc = ws->dc[0], *dc_prev = ws->dc[1];
     memset(dh, 0, BH * sizeof(real));
     memset(dc, 0, BH * sizeof(real));
-    attention_layer att = nmt_seq2seq_attention(ws, &w, &g);
+    attention_layer att = nmt_rnn_attention(ws, &w, &g);
     for (int i = Tt - 1; i >= 0; i--) {
         size_t at = (size_t)i * B, slot = (size_t)(i % GRAD_WINDOW) * B * GH;
         size_t row = (size_t)(i % GRAD_WINDOW) * B; /* the step's first row in a window */

@@ -61,7 +61,7 @@ static inline int cell_gates(nmt_cell cell)
 #define ATT_BACKWARD_CHUNKS 8
 
 /* What the attention reads of an encoded batch of B sources, and, for the
- * backward, where its gradients go. Made once per pass (nmt_seq2seq_attention). */
+ * backward, where its gradients go. Made once per pass (nmt_rnn_attention). */
 typedef struct attention_layer {
     nmt_attention kind;
     int B, T, K, DH;    /* sources, positions, query/key width, annotation width */

@@ -1,16 +1,17 @@
 /* Internal: the Transformer encoder-decoder of docs/DESIGN.md ("The
- * Transformer") built from the layers of layers.h: its view of the
- * parameters, the training workspace, and the pieces its table of
- * operations (transformer.c) calls from the other files of the folder.
+ * Transformer") built from the layers of transformer_layers.h: its view of
+ * the parameters, the training workspace, and the pieces its table of
+ * operations (transformer.c) calls from the other files of the folder: the
+ * training pass (transformer_pass.c) and decoding (transformer_infer.c).
  *
- * Activations are batch-major (layers.h): a batch's [B, T, d] rows are
- * sentence by sentence. The batch's ids (nmt_batch) are time-major and the
- * output layer reads time-major rows, so the ids are turned on entry and
- * the decoder's output on exit. */
-#ifndef NMT_TF_ENCDEC_H
-#define NMT_TF_ENCDEC_H
+ * Activations are batch-major (transformer_layers.h): a batch's [B, T, d]
+ * rows are sentence by sentence. The batch's ids (nmt_batch) are time-major
+ * and the output layer reads time-major rows, so the ids are turned on
+ * entry and the decoder's output on exit. */
+#ifndef NMT_TF_PASS_H
+#define NMT_TF_PASS_H
 
-#include "model/transformer/layers.h"
+#include "model/transformer/transformer_layers.h"
 #include "model/workspace.h"
 
 /* One layer's tensors (or their gradients). The encoder's layers have
@@ -132,7 +133,7 @@ typedef struct tf_workspace {
     unsigned char *bytes;         /* the one allocation of masks */
 } tf_workspace;
 
-/* encdec.c: the training pass */
+/* transformer_pass.c: the training pass */
 int nmt_tf_workspace_alloc(tf_workspace **out, const nmt_model *m, int max_B, int max_Ts,
                            int max_Tt, int training);
 void nmt_tf_workspace_free(tf_workspace *ws);
@@ -148,7 +149,7 @@ int nmt_tf_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                    const nmt_regularizer *reg, nmt_rng *rng);
 void nmt_tf_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
 
-/* infer.c: the inference pass with a key/value cache */
+/* transformer_infer.c: the inference pass with a key/value cache */
 void *nmt_tf_infer_create(const nmt_model *m, int max_B, int max_Ts, int max_rows,
                           int max_steps);
 void nmt_tf_infer_free(void *st);

@@ -1,11 +1,11 @@
 /* Internal: the RNN encoder-decoder: its view of the parameters, the
- * workspace of the training pass and the pieces of it that the inference
- * pass reuses (the encoder, the decoder step), so that training and decoding
- * compute the same numbers with the same code. */
-#ifndef NMT_SEQ2SEQ_H
-#define NMT_SEQ2SEQ_H
+ * workspace of the training pass (rnn_pass.c) and the pieces of it that the
+ * inference pass (rnn_infer.c) reuses (the encoder, the decoder step), so
+ * that training and decoding compute the same numbers with the same code. */
+#ifndef NMT_RNN_PASS_H
+#define NMT_RNN_PASS_H
 
-#include "model/rnn/layers.h"
+#include "model/rnn/rnn_layers.h"
 #include "model/workspace.h"
 
 /* Pointers to each tensor of a parameter (or gradient) allocation. With tied
@@ -63,7 +63,7 @@ typedef struct enc_direction {
     real *hh;             /* W_hh h_prev: [T, B, G*H] for GRU (its backward
                            * needs U_n h), else one step's [B, G*H] */
     real *c;              /* [T+1, B, H] cell states (LSTM only); the
-                           * hidden states are kept in enc (seq2seq.c) */
+                           * hidden states are kept in enc (rnn_pass.c) */
     real *dgates, *dhh;   /* [GRAD_WINDOW, B, G*H], step t in slot t % GRAD_WINDOW
                            * (dhh == dgates unless GRU) */
 } enc_direction;
@@ -73,7 +73,7 @@ typedef struct rnn_workspace {
                              * (the output layer reads t); unused by an
                              * inference workspace */
     int max_B, max_Ts, max_Tt;
-    int training;           /* 0: encoding for inference only (infer.c) */
+    int training;           /* 0: encoding for inference only (rnn_infer.c) */
     int B, Ts, Tt;          /* of the last forward (or encoding) */
     int G, E, H, D, A, O, Vt;
     nmt_cell cell;
@@ -156,7 +156,7 @@ void nmt_rnn_workspace_free(rnn_workspace *ws);
  * and sentence lengths len [B]: fills dir[], enc, ann (with annotation
  * dropout when ws->drop_enc, whose mask is drawn already), z, uh (the keys
  * of an attention that projects them) and s[0], s_cell[0] = s_0, c_0. */
-void nmt_seq2seq_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts);
+void nmt_rnn_encode(const nmt_model *m, rnn_workspace *ws, const int *len, int B, int Ts);
 /* The attention's keys [Ts, B, A] of the last encoding: uh, or for dot ann. */
 static inline const real *att_keys(const rnn_workspace *ws)
 {
@@ -165,7 +165,7 @@ static inline const real *att_keys(const rnn_workspace *ws)
 
 /* The attention layer over the last encoding: what it reads of ws and, with
  * g (the gradients; training), where its gradients go. */
-attention_layer nmt_seq2seq_attention(const rnn_workspace *ws, const weights *w, const weights *g);
+attention_layer nmt_rnn_attention(const rnn_workspace *ws, const weights *w, const weights *g);
 
 /* One decoder step for R rows of an encoded batch (enc). */
 typedef struct decoder_step {
@@ -187,7 +187,7 @@ void nmt_decoder_step_forward(const decoder_step *st, const nmt_model *m, const 
 
 /* The pieces the architecture's table of operations (rnn.c) calls from
  * the other files of the folder. */
-/* seq2seq.c: the training pass */
+/* rnn_pass.c: the training pass */
 int nmt_rnn_workspace_create(nmt_workspace **out, const nmt_model *m, int max_B, int max_Ts,
                          int max_Tt);
 int nmt_rnn_workspace_bytes(const nmt_config *c, int max_B, int max_Ts, int max_Tt, double *bytes);
@@ -195,7 +195,7 @@ void nmt_rnn_workspace_destroy(nmt_workspace *ws);
 int nmt_rnn_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                 const nmt_regularizer *reg, nmt_rng *rng);
 void nmt_rnn_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
-/* infer.c: the inference pass */
+/* rnn_infer.c: the inference pass */
 void *nmt_rnn_infer_create(const nmt_model *m, int max_B, int max_Ts, int max_rows, int max_steps);
 void nmt_rnn_infer_free(void *st);
 int nmt_rnn_infer_encode(const nmt_model *m, void *st, const int32_t *src, const int *src_len, int B,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/rnn/seq2seq.h"
+#include "model/rnn/rnn_pass.h"
 #include "nmt/error.h"
 
 typedef struct rnn_infer {
@@ -94,7 +94,7 @@ int nmt_rnn_infer_encode(const nmt_model *m, void *arg, const int32_t *src, cons
         for (int b = 0; b < B; b++)
             ws->src_active[(size_t)t * B + b] = t < src_len[b];
     nmt_embed_forward(ws->src_x, src, rnn_weights(m)->src_emb, T * B, ws->E);
-    nmt_seq2seq_encode(m, ws, src_len, B, T);
+    nmt_rnn_encode(m, ws, src_len, B, T);
     size_t BH = (size_t)B * ws->H;
     memcpy(st->s, ws->s, BH * sizeof(real));
     memset(st->c, 0, BH * sizeof(real));

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/transformer/encdec.h"
+#include "model/transformer/transformer_pass.h"
 #include "nmt/error.h"
 
 typedef struct tf_infer {

@@ -19,7 +19,7 @@
 #include "nmt/error.h"
 #include "train/trainer.h"
 
-int nmt_blocks_open(nmt_trainer *t)
+int nmt_stream_blocks_open(nmt_trainer *t)
 {
     const nmt_model *m = t->m;
     nmt_corpus_opts o = {.lowercase = m->cfg.lowercase, .max_len = t->s.max_len,
@@ -34,7 +34,7 @@ int nmt_blocks_open(nmt_trainer *t)
                            m->tgt_vocab, (size_t)t->s.shuffle_buffer);
 }
 
-void nmt_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r)
+void nmt_stream_blocks_epoch_rng(const nmt_trainer *t, nmt_rng *r)
 {
     /* the in-memory plan's: a buffer larger than the corpus makes one
      * block, planned into the very batches of the corpus read whole */
@@ -92,7 +92,7 @@ static int load(nmt_trainer *t)
     return rc;
 }
 
-int nmt_blocks_at(nmt_trainer *t, size_t b)
+int nmt_stream_blocks_at(nmt_trainer *t, size_t b)
 {
     int rc;
     if (t->plan_epoch != t->st.epoch) {
@@ -102,7 +102,7 @@ int nmt_blocks_at(nmt_trainer *t, size_t b)
             rc = nmt_stream_seek(t->stream, t->block_line);
         } else {
             t->block_first = t->block_index = 0;
-            nmt_blocks_epoch_rng(t, &t->shuffle_rng);
+            nmt_stream_blocks_epoch_rng(t, &t->shuffle_rng);
             rc = nmt_stream_seek(t->stream, 0);
         }
         if (rc || (rc = load(t)))
