@@ -2,7 +2,7 @@
  * format, as the training loop writes it, cuts it back on resume, and as
  * nmt plot and nmt compare read it. A log is a tab-separated file whose
  * header line names its columns: nmt train's, or any other with some of
- * them (scripts/torch_baseline.py train --log writes one: step, loss,
+ * them (pytorch/torch_baseline.py train --log writes one: step, loss,
  * grad_norm). Columns are found by name; a missing column or an empty cell
  * is unknown (NaN). */
 #ifndef NMT_RUNLOG_H

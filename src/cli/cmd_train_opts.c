@@ -244,7 +244,7 @@ static void help(void)
         "  --batch-log FILE       write every step's batch as JSON Lines of token ids\n"
         "                         and the step's lr, after a first line with the crc32\n"
         "                         of the weights they start from (to replay the run:\n"
-        "                         scripts/torch_baseline.py train --batches FILE)\n"
+        "                         pytorch/torch_baseline.py train --batches FILE)\n"
         "  --archive-snapshots DIR\n"
         "                         also save the model of every validation as\n"
         "                         DIR/snapshot-STEP.safetensors, none deleted; the run\n"
