@@ -1,5 +1,5 @@
 /* nmt train: the run that the library sets up (nmt/train_setup.h) from the
- * options (train_opts.c), and what the user sees of it: notes and warnings
+ * options (cmd_train_opts.c), and what the user sees of it: notes and warnings
  * before it starts, the live progress line, reports, the summary. */
 #include <signal.h>
 #include <stdatomic.h>

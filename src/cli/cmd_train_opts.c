@@ -1,5 +1,5 @@
 /* nmt train's options: the table, the help, strict parsing of each value,
- * and the combinations refused before anything is read (train_opts.h). */
+ * and the combinations refused before anything is read (cmd_train_opts.h). */
 #include "cmd_train_opts.h"
 
 #include <getopt.h>
