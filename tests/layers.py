@@ -10,7 +10,9 @@ rank or lower. Besides:
   ones;
 - what every architecture shares (src/model) includes nothing of an
   architecture (src/model/NAME), and no architecture includes another's;
-- the headers' include graph has no cycle.
+- the headers' include graph has no cycle;
+- no source file (src, include, tests, scripts, pytorch) is over MAX_LINES
+  lines, the size the house set itself so that a file reads in one sitting.
 Usage: layers.py SOURCE_ROOT
 """
 import os
@@ -38,6 +40,24 @@ PUBLIC = {
     5: "optim train train_setup train_status progress runlog",
 }
 CLI = FOLDERS["src/cli"]
+MAX_LINES = 900
+SOURCE_EXT = (".c", ".h", ".cc", ".py", ".sh")
+
+
+def long_files(root):
+    """Every source file of the house over MAX_LINES lines."""
+    out = []
+    for top in ("src", "include", "tests", "scripts", "pytorch"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if not n.endswith(SOURCE_EXT) and "." in n:  # scripts have no suffix
+                    continue
+                path = os.path.join(dirpath, n)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    lines = sum(1 for _ in f)
+                if lines > MAX_LINES:
+                    out.append(f"{os.path.relpath(path, root)}: {lines} lines, over {MAX_LINES}")
+    return out
 
 
 def folder_of(path):
@@ -139,6 +159,7 @@ def main(root):
 
     for node in sorted(graph):
         visit(node, [])
+    bad += long_files(root)
     for b in bad:
         print("FAIL:", b, file=sys.stderr)
     print(f"{len(files)} files, {checked} includes checked")
