@@ -83,5 +83,38 @@ expect_fail "a foreign --out" "holds files this script did not write" \
 expect_fail "bad --minutes" "--minutes: not a number" run --out "$OUT" --minutes x
 expect_fail "bad --direction" "--direction: de-en or en-de" run --out "$OUT" --direction fr-en
 
+# a run cut off (SIGTERM to the script and its nmt train, as when the machine
+# stops) resumes from its checkpoint on the next call and keeps what it had
+echo "cut $TINY" >"$TMP/cut"
+O3=$TMP/cut-out
+(cd "$TMP" && exec setsid "${SEARCH[@]}" --from "$C" --configs "$TMP/cut" --minutes 0.4 \
+    --out "$O3" >"$TMP/cut1.out" 2>&1) &
+pid=$!
+for _ in $(seq 600); do  # until a checkpoint and a few log rows exist (up to 60 s)
+    [ -f "$O3/cut/checkpoint.safetensors" ] && [ "$(wc -l <"$O3/cut/log.tsv" 2>/dev/null || echo 0)" -ge 3 ] && break
+    sleep 0.1
+done
+kill -TERM -- -"$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [ -f "$O3/cut/run.tsv" ]; then
+    fail "the run ended before it could be cut (a slow machine?)"
+else
+    first=$(sed -n 2p "$O3/cut/log.tsv")
+    [ -f "$O3/cut.started" ] && pass || fail "no cut.started record of the cut-off run"
+    expect_ok "the second call after a cut" \
+        bash -c "cd '$TMP' && '${SEARCH[0]}' --from '$C' --configs '$TMP/cut' --minutes 0.4 --out '$O3' >'$TMP/cut2.out' 2>&1"
+    grep -q 'cut: resuming its cut-off run' "$TMP/cut2.out" && pass ||
+        fail "the second call did not resume: $(head -c 300 "$TMP/cut2.out")"
+    [ "$(sed -n 2p "$O3/cut/log.tsv")" = "$first" ] && pass ||
+        fail "log.tsv was begun again, not continued"
+    [ "$(awk -F'\t' '$1 == "resumes" { print $2 }' "$O3/cut/run.tsv")" = 1 ] && pass ||
+        fail "run.tsv does not count the resume"
+    [ ! -e "$O3/cut.started" ] && pass || fail "cut.started is left behind"
+    # nmt train's clock went on from where it stopped: 24 s in all, not 24 s more
+    last=$(tail -n 1 "$O3/cut/log.tsv" | cut -f8)
+    awk -v t="$last" 'BEGIN { exit !(t >= 23 && t < 40) }' && pass ||
+        fail "the resumed run trained $last s in all, not about 24"
+fi
+
 echo "$n_pass passed, $n_fail failed"
 [ $n_fail -eq 0 ]
