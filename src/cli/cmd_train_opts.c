@@ -662,10 +662,11 @@ static int check_architecture(const train_args *a)
         return -1;
     }
     if (a->given[O_INIT_SCALE] && init == NMT_INIT_XAVIER) {
+        char whose[64] = ""; /* "the default of --arch transformer, " */
+        if (!a->given[O_INIT])
+            snprintf(whose, sizeof whose, "the default of --arch %s, ", arch);
         cli_error("--init-scale goes with --init uniform or orthogonal, not --init xavier "
-                  "(%s%s%swhose scales follow each matrix's shape)",
-                  a->given[O_INIT] ? "" : "the default of --arch ", a->given[O_INIT] ? "" : arch,
-                  a->given[O_INIT] ? "" : ", ");
+                  "(%swhose scales follow each matrix's shape)", whose);
         return -1;
     }
     return 0;
