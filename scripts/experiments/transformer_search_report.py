@@ -68,8 +68,33 @@ def summarize(out, name):
         "beam": num(rec.get("valid_beam_bleu")),
         "chrf": num(rec.get("valid_beam_chrf")),
         "curve": [(num(r["elapsed_s"]) / 60, num(r["valid_bleu"])) for r in valid],
+        # the greedy validation BLEU at each epoch's end (the last validation
+        # of that epoch), which the load does not change
+        "by_epoch": {int(r["epoch"]): num(r["valid_bleu"]) for r in valid},
     }
     return s
+
+
+MATCH_EPOCHS = (1, 5, 10, 15, 20, 25, 30, 35)
+MATCH_MINUTES = (10, 20, 30)
+
+
+def at_minute(run, minute):
+    """The last greedy validation BLEU measured by that minute."""
+    seen = [b for m, b in run["curve"] if m <= minute + 0.25]
+    return seen[-1] if seen else None
+
+
+def matched_table(runs):
+    """Markdown: every run's greedy validation BLEU at the same epochs (the
+    same data seen, whatever the load or the batch) and at the same minutes."""
+    head = ["run"] + ["ep %d" % e for e in MATCH_EPOCHS] + ["%d min" % m for m in MATCH_MINUTES]
+    md = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for r in runs:
+        cells = [fmt(r["by_epoch"].get(e)) for e in MATCH_EPOCHS]
+        cells += [fmt(at_minute(r, m)) for m in MATCH_MINUTES]
+        md.append("| %s | %s |" % (r["name"], " | ".join(c or "-" for c in cells)))
+    return md
 
 
 def fmt(x, nd=2):
@@ -215,6 +240,9 @@ def main(argv):
                       fmt(r["average"]), fmt(r["beam"]), fmt(r["chrf"]), rec.get("commit", ""),
                       rec.get("date_start", ""), rec.get("load_before", ""),
                       rec.get("load_after", "")))
+    md += ["", "Greedy validation BLEU (as nmt train validates) at the same epoch and at the "
+           "same minute (-: the run had not got there):", ""]
+    md += matched_table(runs)
     md += ["", "Commands (`$m`: Multi30k's folder):", ""]
     for r in runs:
         md.append("- %s: `%s`" % (r["name"], r["rec"].get("command", "")))

@@ -53,6 +53,14 @@ ranked=$(tail -n +2 "$OUT/results.tsv" | awk -F'\t' '{ print $15 }' | tr '\n' ' 
 grep -q '^| 1 | ' "$OUT/results.md" && grep -q '^| 2 | ' "$OUT/results.md" && pass ||
     fail "results.md lacks its rows"
 grep -q 'no test set was read' "$OUT/results.md" && pass || fail "results.md does not say how it chose"
+# the epoch- and minute-matched table: a row a run, its epoch 1 cell the
+# greedy BLEU log.tsv has at epoch 1's last validation
+for n in small small-drop; do
+    want=$(awk -F'\t' 'NR > 1 && $2 == 1 && $10 != "" { b = $10 } END { print b }' "$OUT/$n/log.tsv")
+    got=$(awk -F' [|] ' -v n="$n" '$1 == "| " n { print $2 }' "$OUT/results.md")
+    [ -n "$want" ] && [ "$got" = "$(printf '%.2f' "$want")" ] && pass ||
+        fail "$n: matched epoch 1 cell '$got', log.tsv has '$want'"
+done
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1])
 assert len(d.getElementsByTagName("polyline")) == 2' "$OUT/valid-bleu-vs-time.svg" && pass ||
     fail "the SVG does not parse or lacks a line a run"
