@@ -108,12 +108,14 @@ static void help(void)
         "  --layers N             encoder and decoder layers (default 3 each)\n"
         "  --enc-layers N, --dec-layers N\n"
         "                         one side's layers (over --layers)\n"
-        "  --norm layer|scale     every norm a layer norm (default), or ScaleNorm:\n"
-        "                         g * u / max(|u|, 1e-5) with one scalar gain g per\n"
-        "                         norm, initially sqrt(d-model) (Nguyen and Salazar)\n"
-        "  --fixnorm              read every embedding row at unit length (and with\n"
+        "  --norm layer|scale     every norm ScaleNorm (default): g * u / max(|u|,\n"
+        "                         1e-5) with one scalar gain g per norm, initially\n"
+        "                         sqrt(d-model) (Nguyen and Salazar), or a layer norm\n"
+        "  --fixnorm, --no-fixnorm\n"
+        "                         read every embedding row at unit length (and with\n"
         "                         tied embeddings project onto the normalised table;\n"
-        "                         default off)\n"
+        "                         default on); --norm layer --no-fixnorm is the\n"
+        "                         plain model of Vaswani et al.\n"
         "  --joint-vocab          one vocabulary for both sides (the subword pieces,\n"
         "                         or the words of both sides counted together, with\n"
         "                         --min-count and --max-vocab on that count) and one\n"
@@ -273,7 +275,8 @@ enum {
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
     O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_NORM,
-    O_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC, O_WORD_DROPOUT_TGT, O_END
+    O_FIXNORM, O_NO_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC,
+    O_WORD_DROPOUT_TGT, O_END
 };
 
 static const struct option long_options[] = {
@@ -341,6 +344,7 @@ static const struct option long_options[] = {
     {"dec-layers", required_argument, 0, O_DEC_LAYERS},
     {"norm", required_argument, 0, O_NORM},
     {"fixnorm", no_argument, 0, O_FIXNORM},
+    {"no-fixnorm", no_argument, 0, O_NO_FIXNORM},
     {"dropout-residual", required_argument, 0, O_DROPOUT_RESIDUAL},
     {"dropout-att", required_argument, 0, O_DROPOUT_ATT},
     {"dropout-ff", required_argument, 0, O_DROPOUT_FF},
@@ -547,6 +551,7 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_DROPOUT_FF: return opt_rate(name, v, &s->dropout_ff);
     case O_LABEL_SMOOTHING: return opt_rate(name, v, &s->label_smoothing);
     case O_FIXNORM: tf->fixnorm = 1; return 0;
+    case O_NO_FIXNORM: tf->fixnorm = 0; return 0;
     case O_NORM: {
         static const char *const norms[] = {"layer", "scale", NULL};
         int i = opt_choice(name, v, norms);
@@ -602,7 +607,8 @@ static const int rnn_options[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O
                                   O_ATT_DIM, O_OUT_DIM, O_DROPOUT_ENC, O_DROPOUT_OUT, 0};
 static const int transformer_options[] = {O_D_MODEL, O_HEADS, O_FF, O_LAYERS, O_ENC_LAYERS,
                                           O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT,
-                                          O_DROPOUT_FF, O_NORM, O_FIXNORM, O_JOINT_VOCAB, 0};
+                                          O_DROPOUT_FF, O_NORM, O_FIXNORM, O_NO_FIXNORM,
+                                          O_JOINT_VOCAB, 0};
 static const struct {
     const char *arch;
     const int *options;
@@ -678,7 +684,7 @@ static int check_combinations(const train_args *a)
 {
     static const int arch[] = {O_ARCH, O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O_HIDDEN,
                                O_ATT_DIM, O_OUT_DIM, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
-                               O_ENC_LAYERS, O_DEC_LAYERS, O_NORM, O_FIXNORM, O_TIED,
+                               O_ENC_LAYERS, O_DEC_LAYERS, O_NORM, O_FIXNORM, O_NO_FIXNORM, O_TIED,
                                O_UNTIED, O_LOWERCASE,
                                O_MIN_COUNT, O_MAX_VOCAB, O_SUBWORDS, O_SPM, O_JOINT_VOCAB};
     const nmt_train_request *q = &a->q;

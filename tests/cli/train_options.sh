@@ -19,7 +19,7 @@ SMALL=(--emb 8 --hidden 8 --att-dim 8 --batch-size 16 --threads 1 --subwords 0 -
 # --- help ----------------------------------------------------------------------
 expect_ok "help" "$NMT" train --help
 for opt in arch d-model heads ff layers enc-layers dec-layers dropout-residual dropout-att \
-    dropout-ff warmup lr-schedule norm fixnorm; do
+    dropout-ff warmup lr-schedule norm fixnorm no-fixnorm; do
     grep -q -- "--$opt" "$TMP/out" && pass || fail "help lacks --$opt"
 done
 grep -q -- "--init uniform|orthogonal|bahdanau|xavier" "$TMP/out" && pass || fail "help lacks --init xavier"

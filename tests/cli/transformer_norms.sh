@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The Transformer's variants (docs/DESIGN.md, "The Transformer"): --norm
 # scale (ScaleNorm) and --fixnorm (FixNorm), each alone, both, tied and
-# untied. Each trains a few steps on the toy corpus, writes its metadata
-# key (and a plain run none: its file has exactly the plain keys, and
-# --norm layer writes the same file as no option), shows it in nmt info
+# untied. Both are the defaults: a run without either option writes the
+# same files as one with --norm scale --fixnorm, and --norm layer
+# --no-fixnorm is the plain model. Each trains a few steps on the toy
+# corpus, writes its metadata key (and a plain run none: its file has
+# exactly the plain keys), shows it in nmt info
 # (-v: ScaleNorm's gains of shape [1], no norm bias), translates alone and
 # in an ensemble with itself, scores as the training's loss says, aligns,
 # and averages its snapshots into a model of the same kind; nmt average
@@ -41,28 +43,31 @@ print(json.loads(b[8:8 + n]).get("__metadata__", {}).get(sys.argv[2], ""))
 EOF
 }
 
-# --- the plain model: exactly the plain keys, and --norm layer changes nothing ----------
+# --- the plain model: exactly the plain keys; the defaults are both variants ----------
 PLAIN="arch crc32 d_model dec_layers enc_layers ff format heads lowercase src_vocab tgt_vocab tied"
-expect_ok "plain" "${TRAIN[@]}" --out plain
-expect_ok "plain, --norm layer" "${TRAIN[@]}" --norm layer --out layer
+expect_ok "plain" "${TRAIN[@]}" --norm layer --no-fixnorm --out plain
 [ "$(keys_of plain/checkpoint.safetensors)" = "$PLAIN" ] && pass ||
     fail "a plain model's keys: $(keys_of plain/checkpoint.safetensors)"
-for f in checkpoint best snapshot-8 snapshot-12; do
-    same_data plain/$f.safetensors layer/$f.safetensors && pass ||
-        fail "--norm layer: $f differs from the default's"
-    [ "$(keys_of plain/$f.safetensors)" = "$(keys_of layer/$f.safetensors)" ] && pass ||
-        fail "--norm layer: $f's keys differ"
-done
-
-# --- each variant ------------------------------------------------------------------------------
+expect_ok "the defaults" "${TRAIN[@]}" --out default
 for v in scale fixnorm both both-untied; do
     case $v in
-    scale) opts=(--norm scale) ;;
-    fixnorm) opts=(--fixnorm) ;;
+    scale) opts=(--norm scale --no-fixnorm) ;;
+    fixnorm) opts=(--norm layer --fixnorm) ;;
     both) opts=(--norm scale --fixnorm) ;;
     both-untied) opts=(--norm scale --fixnorm --untied-embeddings) ;;
     esac
     expect_ok "$v: train" "${TRAIN[@]}" "${opts[@]}" --out $v
+done
+for f in checkpoint best snapshot-8 snapshot-12; do
+    same_data default/$f.safetensors both/$f.safetensors && pass ||
+        fail "the defaults: $f differs from --norm scale --fixnorm's"
+    [ "$(keys_of default/$f.safetensors)" = "$(keys_of both/$f.safetensors)" ] && pass ||
+        fail "the defaults: $f's keys differ from --norm scale --fixnorm's"
+    same_data default/$f.safetensors plain/$f.safetensors && fail "the defaults: $f is plain" || pass
+done
+
+# --- each variant ------------------------------------------------------------------------------
+for v in scale fixnorm both both-untied; do
     M=$v/checkpoint.safetensors
     want_norm=; want_fix=
     [ $v != fixnorm ] && want_norm=scale
@@ -131,5 +136,9 @@ expect_fail "--norm with --init-from" "--norm cannot be used with --init-from" "
     --init-from both/checkpoint.safetensors --src s --tgt t --norm layer --out from2
 expect_fail "--fixnorm on --resume" "--fixnorm cannot be changed on --resume" "$NMT" train \
     --resume both --fixnorm
+expect_fail "--no-fixnorm on --resume" "--no-fixnorm cannot be changed on --resume" "$NMT" train \
+    --resume both --no-fixnorm
+expect_fail "--no-fixnorm with the RNN" "--no-fixnorm is an option of --arch transformer" \
+    "$NMT" train --arch rnn --src s --tgt t --no-fixnorm --out rnn
 
 finish
