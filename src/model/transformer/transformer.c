@@ -428,8 +428,7 @@ static int tf_map_at(const nmt_config *c, int layer, int head)
 /* ---- what a run takes when nothing else is asked ---- */
 
 /* The smallest sizes that reach the toy corpus's test BLEU 95 in 6 minutes
- * on 2 cores (docs/training.md), the plain model's norms. */
-/* The sizes as chosen on the toy corpus; ScaleNorm and FixNorm as chosen
+ * on 2 cores (docs/training.md); ScaleNorm and FixNorm as chosen
  * on Multi30k, where they led the plain model at every epoch from the 7th
  * (docs/experiments/transformer-search.md). A file without the variants'
  * keys is still read as the plain model (tf_meta_read). */
