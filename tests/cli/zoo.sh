@@ -35,7 +35,7 @@ for part in "toy corpus" "Multi30k De->En"; do
         on && /^parameters/ { params = NF - 1 }
         END {
             ok = run == "bahdanau dot general scaled-dot none transformer" &&
-                 model == "gru/bahdanau gru/dot gru/general gru/scaled-dot gru/none transformer 3+3" &&
+                 model == "gru/bahdanau gru/dot gru/general gru/scaled-dot gru/none transformer 4+4" &&
                  steps == 6 && params == 6
             exit !ok
         }' "$T" && pass || fail "$part: the table lacks a column per kind"
