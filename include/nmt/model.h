@@ -168,6 +168,9 @@ typedef struct nmt_arch_recipe {
      * as its fields without "dropout_" ("emb", "enc", "out"); NULL ends */
     const char *const *dropout_sites;
     float dropout;          /* every site's rate */
+    float long_dropout;     /* every site's rate in a run given --max-time of
+                             * at least long_seconds (0: no such rule) */
+    double long_seconds;
     double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
     int64_t warmup;         /* the lr's warm-up steps, then its decay as
                              * 1/sqrt(step) (0: a constant lr lowered on

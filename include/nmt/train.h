@@ -137,6 +137,10 @@ void nmt_train_settings_default(nmt_train_settings *s);
  * warm-up, measured on the toy corpus: docs/training.md); the warm-up steps
  * (the RNN's 0: a constant lr lowered on plateaus; the Transformer's 300). */
 float nmt_train_default_dropout(nmt_arch a);
+/* The dropout of a fresh run given max_time seconds of --max-time (0: none):
+ * the default, or the recipe's long_dropout from its long_seconds on (the
+ * Transformer's 0.2 from an hour: docs/training.md). */
+float nmt_train_rule_dropout(nmt_arch a, double max_time);
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
 int64_t nmt_train_default_warmup(nmt_arch a);
 /* The warm-up of the rsqrt schedule asked of an architecture whose recipe

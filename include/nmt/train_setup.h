@@ -144,6 +144,10 @@ typedef struct nmt_train_run {
     int resumed;
     double learn_s;         /* seconds spent learning the subwords (0: none learned) */
     int subwords;           /* pieces learned (0: none) */
+    int dropout_rule;       /* the architecture's rule by --max-time chose the
+                             * dropout: 1 its long runs' rate, -1 its
+                             * default below the threshold (0: no rule, the
+                             * dropout given, or resumed) */
     int subwords_auto;      /* learned because the corpus has this many distinct
                              * words (0: asked for, or not learned) */
     /* internal */

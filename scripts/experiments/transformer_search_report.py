@@ -67,6 +67,7 @@ def summarize(out, name):
         "average": num(avg[-1]["valid_bleu"]) if avg else None,
         "beam": num(rec.get("valid_beam_bleu")),
         "chrf": num(rec.get("valid_beam_chrf")),
+        "alpha": rec.get("valid_beam_alpha") or "-",
         "curve": [(num(r["elapsed_s"]) / 60, num(r["valid_bleu"])) for r in valid],
         # the greedy validation BLEU at each epoch's end (the last validation
         # of that epoch), which the load does not change
@@ -183,7 +184,7 @@ def svg_plot(runs, path, title):
 
 COLUMNS = ["rank", "name", "options", "params", "steps", "epochs", "steps_per_s", "minutes",
            "best_greedy", "best_step", "best_minute", "last_greedy", "best_ppl", "average",
-           "valid_beam_bleu", "valid_beam_chrf", "commit", "date_start", "load_before",
+           "valid_beam_bleu", "valid_beam_chrf", "valid_beam_alpha", "commit", "date_start", "load_before",
            "load_after", "command"]
 
 
@@ -216,7 +217,7 @@ def main(argv):
                     "best_step": str(r["best_step"] or ""), "best_minute": fmt(r["best_minute"], 1),
                     "last_greedy": fmt(r["last_greedy"]), "best_ppl": fmt(r["best_ppl"], 3),
                     "average": fmt(r["average"]), "valid_beam_bleu": fmt(r["beam"]),
-                    "valid_beam_chrf": fmt(r["chrf"])}
+                    "valid_beam_chrf": fmt(r["chrf"]), "valid_beam_alpha": r["alpha"]}
             for k in ("commit", "date_start", "load_before", "load_after", "command"):
                 vals[k] = rec.get(k, "")
             f.write("\t".join(vals[c] for c in COLUMNS) + "\n")
@@ -225,19 +226,26 @@ def main(argv):
           "Ranked by the validation BLEU (val, cased sacreBLEU, beam 5) of the model each run "
           "handed over; no test set was read. Greedy validation BLEU is what nmt train "
           "measured during the run (its best, and at its last validation). Load: the 1-minute "
-          "load average before and after the run (the run's own threads count).", "",
-          "| # | run | options | params | steps | steps/s | epochs | best greedy (step, min) "
-          "| last greedy | average | **valid BLEU, beam** | chrF | commit | start (UTC) | load |",
-          "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-          "| --- | --- | --- |"]
+          "load average before and after the run (the run's own threads count). Alpha: the "
+          "beam's length normalisation (-: not recorded; the script decoded at 0.6 then).", ""]
+    alphas = sorted(set(r["alpha"] for r in runs))
+    if len(alphas) > 1:
+        md += ["**The beam scores were decoded at different alphas (%s): rank them only "
+               "after `transformer-search --rescore`.**" % ", ".join(alphas), ""]
+    md += ["| # | run | options | params | steps | steps/s | epochs | best greedy (step, min) "
+           "| last greedy | average | **valid BLEU, beam** | chrF | alpha | commit | start (UTC) "
+           "| load |",
+           "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: | --- | --- | --- |"]
     for i, r in enumerate(runs):
         rec = r["rec"]
         md.append("| %d | %s | `%s` | %s | %d | %s | %d | %s (%s, %s) | %s | %s | **%s** | %s | "
-                  "%s | %s | %s-%s |" % (
+                  "%s | %s | %s | %s-%s |" % (
                       i + 1, r["name"], rec.get("options") or "(defaults)", rec.get("params", ""),
                       r["steps"], fmt(r["steps_per_s"]), r["epochs"], fmt(r["best_greedy"]),
                       r["best_step"], fmt(r["best_minute"], 1), fmt(r["last_greedy"]),
-                      fmt(r["average"]), fmt(r["beam"]), fmt(r["chrf"]), rec.get("commit", ""),
+                      fmt(r["average"]), fmt(r["beam"]), fmt(r["chrf"]), r["alpha"],
+                      rec.get("commit", ""),
                       rec.get("date_start", ""), rec.get("load_before", ""),
                       rec.get("load_after", "")))
     md += ["", "Greedy validation BLEU (as nmt train validates) at the same epoch and at the "

@@ -54,6 +54,14 @@ float nmt_train_default_dropout(nmt_arch a)
     return r ? r->dropout : 0;
 }
 
+float nmt_train_rule_dropout(nmt_arch a, double max_time)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    if (!r)
+        return 0;
+    return r->long_seconds > 0 && max_time >= r->long_seconds ? r->long_dropout : r->dropout;
+}
+
 float nmt_train_default_word_dropout(nmt_arch a)
 {
     (void)a;

@@ -234,7 +234,7 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
     float *rate[6] = {&s->dropout_emb, &s->dropout_enc, &s->dropout_out,
                       &s->dropout_residual, &s->dropout_att, &s->dropout_ff};
     nmt_arch a = s->model.arch;
-    float all = q->given.dropout ? q->dropout : nmt_train_default_dropout(a);
+    float all = q->given.dropout ? q->dropout : nmt_train_rule_dropout(a, s->max_time);
     for (int k = 0; k < 6; k++) {
         int has = nmt_arch_has_dropout(a, sites[k]);
         char own[128];
@@ -297,6 +297,16 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
 }
 
 /* A fresh run's model settings, and --init-from's model. */
+/* Whether the architecture's rule by --max-time chose the dropout, for
+ * nmt train to say so (nmt_train_run's dropout_rule). */
+static int dropout_rule(const nmt_train_settings *s, const nmt_train_request *q)
+{
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
+    if (!rec || rec->long_seconds <= 0 || q->given.dropout)
+        return 0;
+    return s->max_time >= rec->long_seconds ? 1 : -1;
+}
+
 static int begin(nmt_train_run *r, const nmt_train_request *q)
 {
     r->s = q->s;
@@ -318,6 +328,7 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
         fill_defaults(&r->s, q);
         if ((rc = choose_dropout(&r->s, q)))
             return rc;
+        r->dropout_rule = dropout_rule(&r->s, q);
         return nmt_train_check_memory(&lower, r->s.optimizer, r->s.batch_size,
                                       r->s.max_len + 1);
     }
@@ -327,6 +338,7 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
     fill_defaults(&r->s, q);
     if (r->model->subwords && !q->given.max_len)
         r->s.max_len = NMT_SUBWORD_MAX_LEN;
+    r->dropout_rule = dropout_rule(&r->s, q);
     return choose_dropout(&r->s, q);
 }
 

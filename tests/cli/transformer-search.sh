@@ -33,7 +33,7 @@ for n in small small-drop; do
         [ -s "$OUT/$n/$f" ] && pass || fail "$n: no $f"
     done
     for k in name options command commit direction threads max_time date_start load_before \
-             load_after params valid_beam_bleu valid_beam_chrf; do
+             load_after params valid_beam_bleu valid_beam_chrf valid_beam_alpha; do
         v=$(awk -F'\t' -v k=$k '$1 == k { print $2 }' "$OUT/$n/run.tsv")
         [ -n "$v" ] && pass || fail "$n: run.tsv has no $k"
     done
@@ -75,6 +75,27 @@ expect_ok "second sitting" run --out "$OUT"
 rows=$(tail -n +2 "$OUT/results.tsv" | wc -l)
 [ "$rows" = 3 ] && pass || fail "results.tsv has $rows runs after the second sitting, not 3"
 expect_ok "--report-only" run --out "$OUT" --report-only
+grep -q 'different alphas' "$OUT/results.md" && fail "one alpha, yet a warning" || pass
+
+# --rescore: the handed-over model decoded again at another alpha; its record
+# says so, the score is what nmt gives at that alpha, the table warns
+before=$(stat -c %Y "$OUT/small/log.tsv")
+expect_ok "--rescore" run --out "$OUT" --rescore --only small --alpha 0.6
+[ "$(awk -F'\t' '$1 == "valid_beam_alpha" { print $2 }' "$OUT/small/run.tsv")" = 0.6 ] && pass ||
+    fail "run.tsv does not record the rescoring alpha"
+"$NMT" translate -m "$OUT/small/best.safetensors" -i "$C/val.de.gz" --alpha 0.6 -o "$TMP/a06.txt" -q
+want=$("$NMT" bleu -i "$TMP/a06.txt" "$C/val.en.gz" -b)
+got=$(awk -F'\t' '$1 == "valid_beam_bleu" { print $2 }' "$OUT/small/run.tsv")
+[ "$want" = "$got" ] && pass || fail "rescored valid BLEU $got, nmt bleu at alpha 0.6 says $want"
+[ "$(grep -c '^valid_beam_bleu' "$OUT/small/run.tsv")" = 1 ] && pass || fail "the old score is kept beside the new"
+[ "$(stat -c %Y "$OUT/small/log.tsv")" = "$before" ] && pass || fail "--rescore trained"
+grep -q 'different alphas (0.6, 1.2)' "$OUT/results.md" && pass ||
+    fail "the table does not warn of rows decoded at different alphas"
+[ "$(awk -F'\t' '$2 == "small" { print $17 }' "$OUT/results.tsv")" = 0.6 ] && pass ||
+    fail "results.tsv lacks the alpha column"
+expect_ok "--rescore back" run --out "$OUT" --rescore --only small
+grep -q 'different alphas' "$OUT/results.md" && fail "the warning outlived the rescoring" || pass
+expect_fail "bad --alpha" "--alpha: not a number" run --out "$OUT" --rescore --alpha x
 
 # refusals, before any training
 sed -i 's/--label-smoothing 0.2/--label-smoothing 0.3/' "$TMP/configs"
