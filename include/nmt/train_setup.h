@@ -147,7 +147,8 @@ typedef struct nmt_train_run {
     int dropout_rule;       /* the architecture's rule by --max-time chose the
                              * dropout: 1 its long runs' rate, -1 its
                              * default below the threshold (0: no rule, the
-                             * dropout given, or resumed) */
+                             * dropout given, every site given its own, or
+                             * resumed) */
     int subwords_auto;      /* learned because the corpus has this many distinct
                              * words (0: asked for, or not learned) */
     /* internal */

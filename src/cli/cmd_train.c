@@ -214,14 +214,15 @@ static void describe(const nmt_train_run *r)
                 (long long)s->shuffle_buffer);
     describe_model(c, r->model->n_params);
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
-    if (r->dropout_rule && rec) /* a rule by the time given is never silent */
+    if (r->dropout_rule && rec) { /* a rule by the time given is never silent */
+        int long_run = r->dropout_rule > 0;
         fprintf(stderr, "dropout: %g at every site not given its own, the %s's default for "
                 "%s %g minutes of --max-time (%g %s; docs/training.md)\n",
-                (double)(r->dropout_rule > 0 ? rec->long_dropout : rec->dropout),
-                nmt_arch_name(c->arch), r->dropout_rule > 0 ? "runs given at least" : "runs without --max-time or under",
-                rec->long_seconds / 60, (double)(r->dropout_rule > 0 ? rec->dropout
-                                                                      : rec->long_dropout),
-                r->dropout_rule > 0 ? "below" : "from there on");
+                (double)(long_run ? rec->long_dropout : rec->dropout), nmt_arch_name(c->arch),
+                long_run ? "runs given at least" : "runs without --max-time or under",
+                rec->long_seconds / 60, (double)(long_run ? rec->dropout : rec->long_dropout),
+                long_run ? "below" : "from there on");
+    }
     if (cli_verbosity < 2)
         return;
     char dropout[128], warmup[48] = "";

@@ -224,8 +224,10 @@ static void sites_text(nmt_arch a, char *buf, size_t size)
  * else --dropout, else the architecture's default. A site the architecture
  * does not have is 0, and asking for it is refused. Word dropout likewise:
  * a side's own option, else --word-dropout, else 0 with --dropout 0, else
- * the default. */
-static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
+ * the default. *rule tells whether the architecture's rule by --max-time
+ * (nmt_train_rule_dropout) set a site, for nmt train to say so
+ * (nmt_train_run's dropout_rule). */
+static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q, int *rule)
 {
     static const char *const sites[6] = {"emb", "enc", "out", "residual", "att", "ff"};
     const nmt_train_given *g = &q->given;
@@ -235,6 +237,9 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
                       &s->dropout_residual, &s->dropout_att, &s->dropout_ff};
     nmt_arch a = s->model.arch;
     float all = q->given.dropout ? q->dropout : nmt_train_rule_dropout(a, s->max_time);
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(a);
+    int by_rule = !q->given.dropout && rec && rec->long_seconds > 0;
+    *rule = 0;
     for (int k = 0; k < 6; k++) {
         int has = nmt_arch_has_dropout(a, sites[k]);
         char own[128];
@@ -249,6 +254,8 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q)
         }
         if (!given[k])
             *rate[k] = has ? all : 0;
+        if (!given[k] && has && by_rule)
+            *rule = s->max_time >= rec->long_seconds ? 1 : -1;
     }
     /* word dropout replaces words, where --dropout drops units: --dropout 0
      * turns it off (every kind of dropout off, as the reference checks
@@ -297,16 +304,6 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
 }
 
 /* A fresh run's model settings, and --init-from's model. */
-/* Whether the architecture's rule by --max-time chose the dropout, for
- * nmt train to say so (nmt_train_run's dropout_rule). */
-static int dropout_rule(const nmt_train_settings *s, const nmt_train_request *q)
-{
-    const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
-    if (!rec || rec->long_seconds <= 0 || q->given.dropout)
-        return 0;
-    return s->max_time >= rec->long_seconds ? 1 : -1;
-}
-
 static int begin(nmt_train_run *r, const nmt_train_request *q)
 {
     r->s = q->s;
@@ -326,9 +323,8 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
         if (!nmt_arch_available(lower.arch))
             return nmt_config_check(&lower);
         fill_defaults(&r->s, q);
-        if ((rc = choose_dropout(&r->s, q)))
+        if ((rc = choose_dropout(&r->s, q, &r->dropout_rule)))
             return rc;
-        r->dropout_rule = dropout_rule(&r->s, q);
         return nmt_train_check_memory(&lower, r->s.optimizer, r->s.batch_size,
                                       r->s.max_len + 1);
     }
@@ -338,8 +334,7 @@ static int begin(nmt_train_run *r, const nmt_train_request *q)
     fill_defaults(&r->s, q);
     if (r->model->subwords && !q->given.max_len)
         r->s.max_len = NMT_SUBWORD_MAX_LEN;
-    r->dropout_rule = dropout_rule(&r->s, q);
-    return choose_dropout(&r->s, q);
+    return choose_dropout(&r->s, q, &r->dropout_rule);
 }
 
 /* In a run of several processes rank 0 learns the pieces and sends them to

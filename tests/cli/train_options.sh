@@ -66,6 +66,10 @@ grep -q "^dropout: 0.2 at every site not given its own.*at least 60 minutes of -
 rule_run "a long Transformer with --dropout" --arch transformer --max-time 2h --dropout 0.3
 [ "$(rule_meta residual)" = 0.300000012 ] && pass || fail "--dropout lost to the rule: $(rule_meta residual)"
 grep -q "^dropout:" "$TMP/rule.err" && fail "a rule stated where --dropout chose" || pass
+rule_run "a long Transformer, every site its own" --arch transformer --max-time 2h \
+    --dropout-emb 0.1 --dropout-residual 0.1 --dropout-att 0.1 --dropout-ff 0.1
+[ "$(rule_meta residual)" = 0.100000001 ] && pass || fail "a site's own rate lost to the rule"
+grep -q "^dropout:" "$TMP/rule.err" && fail "a rule stated where every site chose its own" || pass
 rule_run "a long RNN" --max-time 2h --emb 8 --hidden 8 --att-dim 8 --batch-size 16
 [ "$(rule_meta emb)" = 0.300000012 ] && pass || fail "the RNN's dropout changed with --max-time: $(rule_meta emb)"
 grep -q "^dropout:" "$TMP/rule.err" && fail "the RNN states a rule it does not have" || pass
