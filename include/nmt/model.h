@@ -175,6 +175,10 @@ typedef struct nmt_arch_recipe {
     int64_t warmup;         /* the lr's warm-up steps, then its decay as
                              * 1/sqrt(step) (0: a constant lr lowered on
                              * plateaus) */
+    int batch_tokens;       /* a batch's target tokens, padding counted (0:
+                             * batches of nmt_train_settings' sentences) */
+    int batch_size;         /* with batch_tokens: the most sentences a batch
+                             * holds, which sizes the memory */
     nmt_init_scheme init;   /* the initial weights' scheme */
     unsigned inits;         /* the schemes a run may choose: 1 << scheme each */
     const char *sizes;      /* what sizes its memory, as nmt train's options

@@ -60,6 +60,9 @@ typedef struct nmt_train_given {
     int lr;                              /* else the optimizer's usual one */
     int patience, lr_decay;
     int warmup; /* else a settings' warmup of 0 takes the architecture's default */
+    /* neither given: the architecture's batches (by tokens for the
+     * Transformer); --batch-size alone keeps batches of that many sentences */
+    int batch_size, batch_tokens;
     /* neither given and a validation set: the last NMT_DEFAULT_SNAPSHOTS
      * validations' models are kept and averaged at the end */
     int keep_snapshots, average_snapshots;

@@ -271,8 +271,8 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q, int
 
 /* The settings that follow from others given or not, once the model's
  * architecture is known: the lr of the optimizer and architecture, the
- * Transformer's warm-up (unless a plateau decay was asked for instead), a
- * run limited by time alone, a warm-up's own decay. */
+ * Transformer's warm-up (unless a plateau decay was asked for instead) and
+ * batches by tokens, a run limited by time alone, a warm-up's own decay. */
 static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
 {
     const nmt_train_given *g = &q->given;
@@ -288,6 +288,16 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
         s->warmup = nmt_train_default_warmup(s->model.arch);
     if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
         s->warmup = NMT_RSQRT_WARMUP;
+    /* the architecture's batches by tokens unless a size was given: a
+     * --batch-size alone asks for batches of that many sentences, a
+     * --batch-tokens alone for the recipe's most sentences beside it */
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
+    if (rec && rec->batch_tokens > 0 && !g->batch_size) {
+        if (!g->batch_tokens && s->batch_tokens == 0)
+            s->batch_tokens = rec->batch_tokens;
+        if (s->batch_tokens > 0)
+            s->batch_size = rec->batch_size;
+    }
     /* a validated run hands over the mean of its last validations' models
      * when that validates better than the best of them */
     if (!g->keep_snapshots && !g->average_snapshots && s->valid_src_path &&
