@@ -243,6 +243,7 @@ START_TEST(settings_round_trip)
     s.data_from_run[0] = "../corpus/train.de.gz";
     s.data_print[0] = (nmt_data_print){1, 1234567, 0xfedcba9876543210ULL};
     s.data_print[3] = (nmt_data_print){1, 7, 1};
+    s.model.arch = NMT_ARCH_RNN;
     s.model.rnn.cell = NMT_CELL_GRU;
     s.model.rnn.attention = NMT_ATT_NONE;
     s.model.rnn.bidirectional = 0;

@@ -67,6 +67,7 @@ static void small_request(nmt_train_request *q, const char *name)
     nmt_train_request_default(q);
     q->s.src_path = in_tmp("src.txt");
     q->s.tgt_path = in_tmp("tgt.txt");
+    q->s.model.arch = NMT_ARCH_RNN;
     q->s.model.rnn.emb = q->s.model.rnn.hidden = q->s.model.rnn.att_dim = 8;
     q->s.model.rnn.out_dim = 8;
     q->s.batch_size = 2;

@@ -21,7 +21,7 @@ done
 zcat "$M30K/val.de.gz" | head -n 500 >"$TMP/val.de"
 zcat "$M30K/val.en.gz" | head -n 500 >"$TMP/val.en"
 
-expect_ok "train two epochs with the defaults" "$NMT" train -q \
+expect_ok "train two epochs with the defaults" "$NMT" train --arch rnn -q \
     --src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" \
     --valid-src "$TMP/val.de" --valid-tgt "$TMP/val.en" --threads 2 --epochs 2 \
     --out "$TMP/run"
