@@ -87,7 +87,7 @@ static void check_sgd_step(const char *arch)
     write_file("src.txt", src_text);
     write_file("tgt.txt", tgt_text);
     char args[1024];
-    snprintf(args, sizeof args, "--src @/src.txt --tgt @/tgt.txt %s --emb 6 "
+    snprintf(args, sizeof args, "--arch rnn --src @/src.txt --tgt @/tgt.txt %s --emb 6 "
              "--hidden 5 --att-dim 4 --out-dim 7 --seed 3 --max-steps 0 --out @/init", arch);
     ck_assert_int_eq(nmt_train(args), 0);
     /* the init has zero biases and att.v (which zero the gradients of att.*):
