@@ -257,7 +257,7 @@ refused() { # refused NAME PATTERN ARGS...
     local name=$1 pattern=$2
     shift 2
     rm -rf "$TMP/refused"
-    expect_fail "$name" "$pattern" "$NMT" train --arch rnn --src "$TMP/s.src" --tgt "$TMP/s.tgt" "$@" --out "$TMP/refused"
+    expect_fail "$name" "$pattern" "$NMT" train --src "$TMP/s.src" --tgt "$TMP/s.tgt" "$@" --out "$TMP/refused"
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
