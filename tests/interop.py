@@ -378,8 +378,9 @@ def test_subwords(c, nmt, tmp):
             f.writelines(lines)
         sides.append(path)
     out = os.path.join(tmp, "swrun")
-    r = run([nmt, "train", "--src", sides[0], "--tgt", sides[1], "--out", out, "--subwords", "300",
-             "--emb", "8", "--hidden", "8", "--att-dim", "8", "--out-dim", "8", "--max-steps", "1"])
+    r = run([nmt, "train", "--arch", "rnn", "--src", sides[0], "--tgt", sides[1], "--out", out,
+             "--subwords", "300", "--emb", "8", "--hidden", "8", "--att-dim", "8",
+             "--out-dim", "8", "--max-steps", "1"])
     if not c.check(r.returncode == 0, "nmt train --subwords failed: %s" % r.stderr.strip()):
         return
     try:

@@ -87,7 +87,7 @@ static void check_sgd_step(const char *arch)
     write_file("src.txt", src_text);
     write_file("tgt.txt", tgt_text);
     char args[1024];
-    snprintf(args, sizeof args, "--src @/src.txt --tgt @/tgt.txt %s --emb 6 "
+    snprintf(args, sizeof args, "--arch rnn --src @/src.txt --tgt @/tgt.txt %s --emb 6 "
              "--hidden 5 --att-dim 4 --out-dim 7 --seed 3 --max-steps 0 --out @/init", arch);
     ck_assert_int_eq(nmt_train(args), 0);
     /* the init has zero biases and att.v (which zero the gradients of att.*):
@@ -243,6 +243,7 @@ START_TEST(settings_round_trip)
     s.data_from_run[0] = "../corpus/train.de.gz";
     s.data_print[0] = (nmt_data_print){1, 1234567, 0xfedcba9876543210ULL};
     s.data_print[3] = (nmt_data_print){1, 7, 1};
+    s.model.arch = NMT_ARCH_RNN;
     s.model.rnn.cell = NMT_CELL_GRU;
     s.model.rnn.attention = NMT_ATT_NONE;
     s.model.rnn.bidirectional = 0;

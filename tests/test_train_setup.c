@@ -67,6 +67,7 @@ static void small_request(nmt_train_request *q, const char *name)
     nmt_train_request_default(q);
     q->s.src_path = in_tmp("src.txt");
     q->s.tgt_path = in_tmp("tgt.txt");
+    q->s.model.arch = NMT_ARCH_RNN;
     q->s.model.rnn.emb = q->s.model.rnn.hidden = q->s.model.rnn.att_dim = 8;
     q->s.model.rnn.out_dim = 8;
     q->s.batch_size = 2;
@@ -381,8 +382,12 @@ START_TEST(refusals_say_why)
         ck_assert(r->s.dropout_emb == 0.1f && r->s.dropout_residual == 0.1f);
         ck_assert(r->s.dropout_att == 0.1f && r->s.dropout_ff == 0.1f);
         ck_assert(r->s.dropout_enc == 0 && r->s.dropout_out == 0);
-        /* its lr schedule: Adam's peak 3e-3 after 300 steps, no plateau decay */
-        ck_assert(r->s.lr == 3e-3 && r->s.warmup == 300 && r->s.patience == 0);
+        /* its lr schedule: Adam's peak 4e-3 after 300 steps, no plateau decay */
+        ck_assert(r->s.lr == 4e-3 && r->s.warmup == 300 && r->s.patience == 0);
+        /* its batches: 2048 target tokens of at most 256 pairs, the size set
+         * by small_request not being marked given */
+        ck_assert_int_eq(r->s.batch_tokens, 2048);
+        ck_assert_int_eq(r->s.batch_size, 256);
         nmt_train_run_free(r);
         /* a plateau decay asked for instead: no warm-up, a constant lr */
         small_request(&q, "tf-patience");
@@ -393,7 +398,7 @@ START_TEST(refusals_say_why)
         q.s.patience = 3;
         q.given.patience = 1;
         ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
-        ck_assert(r->s.warmup == 0 && r->s.patience == 3 && r->s.lr == 3e-3);
+        ck_assert(r->s.warmup == 0 && r->s.patience == 3 && r->s.lr == 4e-3);
         nmt_train_run_free(r);
     } else {
         ck_assert_int_eq(rc, NMT_ERR_ARG);

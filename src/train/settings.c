@@ -247,6 +247,10 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
  * architecture has not must be 0. */
 static void get_dropout(nmt_ckpt_reader *r, nmt_train_settings *s, int before)
 {
+    /* every rate from the file or 0: the defaults s starts from are those
+     * of the default architecture, which need not be the checkpoint's */
+    for (int k = 0; k < N_DROPOUT_FIELDS; k++)
+        *dropout_rate(s, &dropout_fields[k]) = 0;
     if (before) {
         s->dropout_emb = s->dropout_out = (float)nmt_ckpt_get_double_in(r, "train.dropout", 0, 1);
         s->dropout_enc = s->label_smoothing = 0;

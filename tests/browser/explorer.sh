@@ -23,7 +23,7 @@ export PYTHONPATH=$SRC/tests/browser
 # --- the pages ----------------------------------------------------------------------------
 zcat "$TOY/test.src.gz" >"$TMP/src"
 zcat "$TOY/test.tgt.gz" >"$TMP/tgt"
-expect_ok "a second model" "$NMT" train -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" \
+expect_ok "a second model" "$NMT" train --arch rnn -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" \
     --cell gru --attention general --unidirectional --emb 16 --hidden 16 --att-dim 16 --out-dim 16 \
     --batch-size 32 --max-steps 40 --threads 1 --seed 3 --out "$TMP/small"
 M2=$TMP/small/checkpoint.safetensors

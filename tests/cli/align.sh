@@ -14,9 +14,9 @@ zcat "$M30K/test_2016_flickr.de.gz" | head -n 5 >"$TMP/s5.de"
 zcat "$M30K/test_2016_flickr.en.gz" | head -n 5 >"$TMP/s5.en"
 SMALL=(--cell gru --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 32
        --max-len 40 --max-steps 30 --lr 0.01 --seed 5 --lowercase -q)
-expect_ok "train an attention model" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" \
+expect_ok "train an attention model" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" \
     "${SMALL[@]}" --out "$TMP/att"
-expect_ok "train a no-attention model" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" \
+expect_ok "train a no-attention model" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" \
     "${SMALL[@]}" --attention none --out "$TMP/none"
 M=$TMP/att/checkpoint.safetensors
 

@@ -52,29 +52,29 @@ done
 # refused before anything is read: the corpus does not even exist
 expect_fail "dot over a bidirectional encoder" \
     "nmt train: attention dot scores s \. h_j, so it needs annotations h_j of the decoder state's size H = 16, and a bidirectional encoder's have 2H = 32 \(use a unidirectional encoder, or general or scaled-dot" \
-    "$NMT" train --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
+    "$NMT" train --arch rnn --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
     --attention dot --hidden 16
-"$NMT" train --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
+"$NMT" train --arch rnn --src "$TMP/nope.src" --tgt "$TMP/nope.tgt" --out "$TMP/refused" \
     --attention dot 2>/dev/null
 [ $? -eq 2 ] && pass || fail "dot over a bidirectional encoder: exit status is not 2"
 [ ! -e "$TMP/refused" ] && pass || fail "a refused run left $TMP/refused"
 for kind in general scaled-dot dot; do
     expect_fail "$kind with a mismatched --tied-embeddings" \
         "tied embeddings need out_dim \(16\) equal to emb \(8\)" \
-        "$NMT" train "${SMALL[@]}" --attention "$kind" --unidirectional --tied-embeddings \
+        "$NMT" train --arch rnn "${SMALL[@]}" --attention "$kind" --unidirectional --tied-embeddings \
         --emb 8 --out "$TMP/refused"
 done
 expect_fail "unknown kind" "--attention: unknown value 'luong'" \
-    "$NMT" train "${SMALL[@]}" --attention luong --out "$TMP/refused"
+    "$NMT" train --arch rnn "${SMALL[@]}" --attention luong --out "$TMP/refused"
 expect_fail "scaled_dot is not scaled-dot" "--attention: unknown value 'scaled_dot'" \
-    "$NMT" train "${SMALL[@]}" --attention scaled_dot --out "$TMP/refused"
+    "$NMT" train --arch rnn "${SMALL[@]}" --attention scaled_dot --out "$TMP/refused"
 
 # --- every kind trains; info names it and lists its tensors ------------------
 kinds=(bahdanau dot general scaled-dot none)
 declare -A params
 encoder_of() { [ "$1" = dot ] && echo --unidirectional || echo --bidirectional; }
 for kind in "${kinds[@]}"; do
-    expect_ok "train $kind" "$NMT" train "${SMALL[@]}" --attention "$kind" "$(encoder_of "$kind")" \
+    expect_ok "train $kind" "$NMT" train --arch rnn "${SMALL[@]}" --attention "$kind" "$(encoder_of "$kind")" \
         --out "$TMP/runs/$kind"
     M=$TMP/runs/$kind/best.safetensors
     expect_ok "info $kind" "$NMT" info -v "$M"
@@ -133,7 +133,7 @@ done
 
 # --- the new scorers with tied embeddings and label smoothing ----------------
 for kind in dot general scaled-dot; do
-    expect_ok "train $kind tied, label smoothing" "$NMT" train "${SMALL[@]}" --attention "$kind" \
+    expect_ok "train $kind tied, label smoothing" "$NMT" train --arch rnn "${SMALL[@]}" --attention "$kind" \
         --unidirectional --tied-embeddings --label-smoothing 0.1 --out "$TMP/tied-$kind"
     expect_ok "info tied $kind" "$NMT" info -v "$TMP/tied-$kind/best.safetensors"
     grep -Eq "^tied +true" "$TMP/out" && grep -Eq "^attention +$kind$" "$TMP/out" && pass ||
@@ -144,7 +144,7 @@ for kind in dot general scaled-dot; do
 done
 
 # --- an interrupted scaled-dot run resumes to the same weights; --init-from --
-"$NMT" train "${SMALL[@]}" --attention scaled-dot --max-steps 8 --out "$TMP/resumed" &&
+"$NMT" train --arch rnn "${SMALL[@]}" --attention scaled-dot --max-steps 8 --out "$TMP/resumed" &&
     "$NMT" train --resume "$TMP/resumed" --max-steps 20 -q && pass || fail "scaled-dot resume"
 cmp -s <(data_of "$TMP/runs/scaled-dot/checkpoint.safetensors") \
     <(data_of "$TMP/resumed/checkpoint.safetensors") && pass ||

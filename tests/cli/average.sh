@@ -57,7 +57,7 @@ grep -q "parameters      1178" "$TMP/out" && pass || fail "info of the average: 
 # --- checkpoints: only the model's weights ----------------------------------------------
 printf 'ein haus\nein haus ein haus\n' >"$TMP/s.txt"
 printf 'a house\na house a house\n' >"$TMP/t.txt"
-TRAIN=("$NMT" train -q --src "$TMP/s.txt" --tgt "$TMP/t.txt" --emb 4 --hidden 4 --att-dim 4
+TRAIN=("$NMT" train --arch rnn -q --src "$TMP/s.txt" --tgt "$TMP/t.txt" --emb 4 --hidden 4 --att-dim 4
        --out-dim 4 --threads 1)
 expect_ok "checkpoint 1" "${TRAIN[@]}" --max-steps 1 --out "$TMP/r1"
 expect_ok "checkpoint 2" "${TRAIN[@]}" --max-steps 3 --seed 2 --out "$TMP/r2"

@@ -21,7 +21,7 @@ zcat "$TOY/test.src.gz" | head -n 300 >ts300
 head -n 40 ts300 >ts40
 expect_ok "train a small Transformer" "$NMT" train -q --arch transformer --src s --tgt t \
     --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 16 --max-steps 40 --threads 1 --out tf
-expect_ok "train a small RNN" "$NMT" train -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
+expect_ok "train a small RNN" "$NMT" train --arch rnn -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
     --out-dim 8 --max-steps 40 --threads 1 --out rnn
 
 # --- the promise ----------------------------------------------------------------

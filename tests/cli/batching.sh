@@ -25,7 +25,7 @@ within() { # NAME A B BOUND [--except SUFFIX]...: A's and B's weights agree with
 
 # --- --accumulate: 3 batches of 4 against one batch of 12, one SGD step
 # (label smoothing on: it is normalised per token like the loss)
-RNN=(train --src s --tgt t --emb 16 --hidden 16 --att-dim 16 --out-dim 16)
+RNN=(train --arch rnn --src s --tgt t --emb 16 --hidden 16 --att-dim 16 --out-dim 16)
 TF=(train --src s --tgt t --arch transformer --d-model 16 --heads 2 --ff 32 --layers 2 --warmup 0)
 ONE=(--threads 1 -q --no-shuffle --dropout 0 --label-smoothing 0.1 --optimizer sgd --lr 0.5
      --max-steps 1)

@@ -25,11 +25,11 @@ paste <(zcat "$M30K/val.de.gz") <(zcat "$M30K/val.en.gz") | awk -F'\t' '{ n = sp
 SMALL=(--cell gru --emb 24 --hidden 24 --att-dim 24 --out-dim 24 --batch-size 30
        --max-steps 150 --lr 0.03 --dropout 0 --epochs 1000 --patience 0 --seed 2 --lowercase -q
        --valid-src "$TMP/valid.de" --valid-tgt "$TMP/valid.en")
-expect_ok "train att" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" "${SMALL[@]}" \
+expect_ok "train att" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" "${SMALL[@]}" \
     --out "$TMP/runs/att"
-expect_ok "train none" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" "${SMALL[@]}" \
+expect_ok "train none" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" "${SMALL[@]}" \
     --attention none --out "$TMP/runs/none"
-expect_ok "train without validation" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" \
+expect_ok "train without validation" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" \
     --cell gru --emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-steps 3 -q --lowercase \
     --out "$TMP/runs/noval"
 [ -f "$TMP/runs/att/best.safetensors" ] && [ -f "$TMP/runs/none/best.safetensors" ] && pass ||

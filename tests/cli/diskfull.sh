@@ -28,7 +28,7 @@ check_kept() {
 
 printf 'ein Hund läuft .\neine Katze schläft .\nzwei Hunde spielen im Park .\nein Mann liest ein Buch .\n' >"$TMP/de"
 printf 'a dog runs .\na cat sleeps .\ntwo dogs play in the park .\na man reads a book .\n' >"$TMP/en"
-expect_ok "fixture model" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" --emb 8 --hidden 8 --att-dim 8 \
+expect_ok "fixture model" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" --emb 8 --hidden 8 --att-dim 8 \
     --out-dim 8 --batch-size 2 --seed 3 -q --max-steps 2 --save-every 1 --out "$TMP/run"
 
 ck=$(wc -c <"$TMP/run/checkpoint.safetensors")

@@ -19,17 +19,17 @@ zcat "$TOY/test.src.gz" | head -n 8 >ts
 head -n 299 s >s2
 head -n 299 t >t2
 RNN=(--emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-steps 40 --threads 1 -q)
-expect_ok "train an RNN" "$NMT" train --src s --tgt t "${RNN[@]}" --out rnn
+expect_ok "train an RNN" "$NMT" train --arch rnn --src s --tgt t "${RNN[@]}" --out rnn
 expect_ok "train a Transformer" "$NMT" train --arch transformer --src s --tgt t --d-model 16 \
     --heads 2 --ff 32 --layers 2 --batch-size 16 --max-steps 40 --threads 1 -q --out tf
 # models that are only refused need no training
-expect_ok "make an RNN without attention" "$NMT" train --src s --tgt t "${RNN[@]}" \
+expect_ok "make an RNN without attention" "$NMT" train --arch rnn --src s --tgt t "${RNN[@]}" \
     --attention none --max-steps 0 --out none
-expect_ok "make an RNN of other lines" "$NMT" train --src s2 --tgt t2 "${RNN[@]}" --max-steps 0 \
+expect_ok "make an RNN of other lines" "$NMT" train --arch rnn --src s2 --tgt t2 "${RNN[@]}" --max-steps 0 \
     --out other
-expect_ok "make a lowercasing RNN" "$NMT" train --src s --tgt t "${RNN[@]}" --lowercase \
+expect_ok "make a lowercasing RNN" "$NMT" train --arch rnn --src s --tgt t "${RNN[@]}" --lowercase \
     --max-steps 0 --out lc
-expect_ok "make a subword model" "$NMT" train --src s --tgt t "${RNN[@]}" --subwords 60 \
+expect_ok "make a subword model" "$NMT" train --arch rnn --src s --tgt t "${RNN[@]}" --subwords 60 \
     --max-steps 0 --out sw
 R=rnn/checkpoint.safetensors F=tf/checkpoint.safetensors
 

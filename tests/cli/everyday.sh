@@ -25,7 +25,7 @@ SMALL=(--emb 8 --hidden 8 --att-dim 8 --batch-size 20 --subwords 0 -q)
 
 # --- 1. --resume from any folder ---------------------------------------------------
 # the corpus named by relative paths, as a user in the data folder types it
-(cd "$TMP/data" && "$NMT" train --src s.de --tgt s.en --valid-src v.de --valid-tgt v.en \
+(cd "$TMP/data" && "$NMT" train --arch rnn --src s.de --tgt s.en --valid-src v.de --valid-tgt v.en \
     "${SMALL[@]}" --max-steps 3 --out ../run) 2>"$TMP/err" && pass ||
     fail "train in the data folder: $(cat "$TMP/err")"
 CK=$TMP/run/checkpoint.safetensors
@@ -62,7 +62,7 @@ tac "$TMP/moved/s.de" >"$TMP/reversed.de" # the same bytes in another order
 expect_fail "other data (first lines)" "reversed\\.de: not the data the run began on .*first lines differ" \
     "$NMT" train -q --resume "$TMP/run" --max-steps 12 --src "$TMP/reversed.de"
 cmp -s "$CK" "$TMP/ck.before" && pass || fail "a refused resume changed the checkpoint"
-"$NMT" train -q --src "$TMP/moved/s.de" --tgt "$TMP/moved/s.en" "${SMALL[@]}" --max-steps 1 \
+"$NMT" train --arch rnn -q --src "$TMP/moved/s.de" --tgt "$TMP/moved/s.en" "${SMALL[@]}" --max-steps 1 \
     --out "$TMP/noval" 2>/dev/null
 expect_fail "valid data for a run without validation" "--valid-src: the run in .* has no validation set" \
     "$NMT" train -q --resume "$TMP/noval" --max-steps 2 --valid-src "$TMP/moved/v.de"
@@ -72,7 +72,7 @@ expect_fail "other options still refused" "--lr cannot be changed on --resume" \
 # a run folder moved along with its data: found from the run folder, with a note
 mkdir -p "$TMP/box/data"
 cp "$TMP/moved/s.de" "$TMP/moved/s.en" "$TMP/box/data/"
-expect_ok "train in a box" "$NMT" train --src "$TMP/box/data/s.de" --tgt "$TMP/box/data/s.en" \
+expect_ok "train in a box" "$NMT" train --arch rnn --src "$TMP/box/data/s.de" --tgt "$TMP/box/data/s.en" \
     "${SMALL[@]}" --max-steps 2 --out "$TMP/box/run"
 mv "$TMP/box" "$TMP/box2"
 expect_ok "resume the moved box" bash -c 'cd / && exec "$@"' - "$NMT" train --resume "$TMP/box2/run" \
@@ -94,7 +94,7 @@ expect_fail "--epochs below the epoch" "--epochs 1: the run in .* is past 1 epoc
 
 # a signal: the steps since the last row get one (reports every 100000 steps, so
 # that no other row is due)
-LONG=("$NMT" train --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --emb 8 --hidden 8
+LONG=("$NMT" train --arch rnn --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --emb 8 --hidden 8
       --att-dim 8 --batch-size 20 --subwords 0 -q --epochs 100000 --report-every 100000 --save-every 0)
 for sig in INT TERM; do
     rm -rf "$TMP/sig"
@@ -154,7 +154,7 @@ expect_ok "toy through toy" "$NMT" score -m "$TOYMODEL" --src "$TMP/toy.src" --t
 expect_ok "toy translate" "$NMT" translate -m "$TOYMODEL" -i "$TMP/toy.src" -b 1
 [ -s "$TMP/err" ] && fail "a warning for the toy model's own text: $(cat "$TMP/err")" || pass
 # a Multi30k word model: its val set does not warn, the toy test set does
-expect_ok "Multi30k word model" "$NMT" train -q --src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" \
+expect_ok "Multi30k word model" "$NMT" train --arch rnn -q --src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" \
     --subwords 0 --emb 8 --hidden 8 --att-dim 8 --max-steps 0 --out "$TMP/m30k"
 M30KMODEL=$TMP/m30k/checkpoint.safetensors
 expect_ok "Multi30k val through it" "$NMT" score -m "$M30KMODEL" --src "$M30K/val.de.gz" \

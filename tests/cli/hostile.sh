@@ -47,7 +47,7 @@ no_temp_files() {
 SMALL=(--emb 8 --hidden 8 --att-dim 8 --out-dim 8 --batch-size 2 --seed 3 -q)
 printf 'ein Hund läuft .\neine Katze schläft .\nzwei Hunde spielen im Park .\nein Mann liest ein Buch .\n' >"$TMP/de"
 printf 'a dog runs .\na cat sleeps .\ntwo dogs play in the park .\na man reads a book .\n' >"$TMP/en"
-expect_ok "fixture model" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 2 \
+expect_ok "fixture model" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 2 \
     --save-every 1 --out "$TMP/run"
 MODEL=$TMP/run/checkpoint.safetensors
 cp "$MODEL" "$TMP/model.safetensors"
@@ -74,9 +74,9 @@ sed 's/^/x /' "$TMP/long.txt" >"$TMP/long.en"
 # ---- bad corpora: train, score and translate --------------------------------
 corpus_case() { # corpus_case NAME PATTERN SRC TGT
     local name=$1 pattern=$2 src=$3 tgt=$4
-    refused "train: $name" "$pattern" "$NMT" train --src "$src" --tgt "$tgt" "${SMALL[@]}" --out "$TMP/out-dir"
+    refused "train: $name" "$pattern" "$NMT" train --arch rnn --src "$src" --tgt "$tgt" "${SMALL[@]}" --out "$TMP/out-dir"
     refused "score: $name" "$pattern" "$NMT" score -m "$MODEL" --src "$src" --tgt "$tgt"
-    refused "train --valid-*: $name" "$pattern" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" \
+    refused "train --valid-*: $name" "$pattern" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" \
         --valid-src "$src" --valid-tgt "$tgt" "${SMALL[@]}" --out "$TMP/out-dir"
 }
 corpus_case "missing file" "nope\\.txt: .*No such file" "$TMP/nope.txt" "$TMP/three"
@@ -113,11 +113,11 @@ expect_ok "translate: empty input" "$NMT" translate -q -m "$MODEL" -i "$TMP/empt
 { cat "$TMP/de"; head -c 10000000 /dev/zero | tr '\0' 'a' | sed 's/aaaaa/aaaa /g'; } >"$TMP/huge.de"
 { cat "$TMP/en"; printf 'a long one'; } >"$TMP/huge.en"
 rm -rf "$TMP/huge-run"
-expect_ok "train: 10 MB line skipped by --max-len" "$NMT" train --src "$TMP/huge.de" --tgt "$TMP/huge.en" \
+expect_ok "train: 10 MB line skipped by --max-len" "$NMT" train --arch rnn --src "$TMP/huge.de" --tgt "$TMP/huge.en" \
     --emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-len 20 --max-steps 1 --out "$TMP/huge-run"
 grep -q "1 skipped by --max-len 20" "$TMP/err" && pass || fail "10 MB line: skip not reported: $(cat "$TMP/err")"
 [ -s "$TMP/huge-run/checkpoint.safetensors" ] && pass || fail "10 MB line: no checkpoint"
-refused "train: 10 MB line as validation" "huge\\.de:5: .*2000000 tokens is too long" "$NMT" train \
+refused "train: 10 MB line as validation" "huge\\.de:5: .*2000000 tokens is too long" "$NMT" train --arch rnn \
     --src "$TMP/de" --tgt "$TMP/en" --valid-src "$TMP/huge.de" --valid-tgt "$TMP/huge.en" "${SMALL[@]}" \
     --out "$TMP/out-dir"
 refused "score: 10 MB line" "huge\\.de:5: .*2000000 tokens is too long" "$NMT" score -m "$MODEL" \
@@ -141,16 +141,16 @@ expect_ok "translate LF" "$NMT" translate -q -m "$MODEL" -i "$TMP/de" -o "$TMP/l
 cmp -s "$TMP/crlf.out" "$TMP/lf.out" && pass || fail "CRLF translations differ"
 grep -q $'\r' "$TMP/crlf.out" && fail "a CR in the translations" || pass
 rm -rf "$TMP/crlf-run" "$TMP/lf-run"
-expect_ok "train CRLF" "$NMT" train --src "$TMP/crlf.de" --tgt "$TMP/crlf.en" "${SMALL[@]}" --max-steps 2 \
+expect_ok "train CRLF" "$NMT" train --arch rnn --src "$TMP/crlf.de" --tgt "$TMP/crlf.en" "${SMALL[@]}" --max-steps 2 \
     --out "$TMP/crlf-run"
-expect_ok "train LF" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 2 --out "$TMP/lf-run"
+expect_ok "train LF" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 2 --out "$TMP/lf-run"
 n=$(header_len "$TMP/lf-run/checkpoint.safetensors")
 cmp -s <(tail -c +$((9 + n)) "$TMP/lf-run/checkpoint.safetensors") \
     <(tail -c +$((9 + $(header_len "$TMP/crlf-run/checkpoint.safetensors"))) "$TMP/crlf-run/checkpoint.safetensors") &&
     pass || fail "CRLF training gave other weights than LF"
 
 # ---- bad option values ---------------------------------------------------------
-TRAIN=("$NMT" train --src "$TMP/de" --tgt "$TMP/en" --out "$TMP/out-dir")
+TRAIN=("$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" --out "$TMP/out-dir")
 refused "train --emb 0" "--emb: '?0'? is out of range" "${TRAIN[@]}" --emb 0
 refused "train --hidden -5" "--hidden: '?-5'? is out of range" "${TRAIN[@]}" --hidden -5
 refused "train --batch-size abc" "--batch-size: 'abc' is not" "${TRAIN[@]}" --batch-size abc
@@ -224,16 +224,16 @@ refused "translate: absurd beam x batch" "too many hypotheses" "${TRANSLATE[@]}"
 refused "translate without a model" "--model is required" "$NMT" translate -q -i "$TMP/de" -o "$TMP/out.txt"
 
 # ---- outputs that cannot be written ----------------------------------------------
-refused "train --out under a file" "afile/sub.*Not a directory" "$NMT" train --src "$TMP/de" \
+refused "train --out under a file" "afile/sub.*Not a directory" "$NMT" train --arch rnn --src "$TMP/de" \
     --tgt "$TMP/en" "${SMALL[@]}" --out "$TMP/afile/sub"
-refused "train --out is a file" "afile.*not a folder" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" \
+refused "train --out is a file" "afile.*not a folder" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" \
     "${SMALL[@]}" --out "$TMP/afile"
 [ -f "$TMP/afile" ] && [ ! -s "$TMP/afile" ] && pass || fail "train --out FILE changed the file"
 refused "translate -o under a file" "afile/x\\.txt: cannot write: Not a directory" "$NMT" translate -q \
     -m "$MODEL" -i "$TMP/de" -o "$TMP/afile/x.txt"
 refused "translate --alignments under a file" "afile/a\\.json: cannot write" "$NMT" translate -q \
     -m "$MODEL" -i "$TMP/de" -o "$TMP/out.txt" --alignments "$TMP/afile/a.json"
-refused "train --out holds a run" "already holds a run" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" \
+refused "train --out holds a run" "already holds a run" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" \
     "${SMALL[@]}" --out "$TMP/run"
 
 # ---- outputs that fail while being written ------------------------------------------
@@ -321,7 +321,7 @@ cmp -s "$TMP/bad/dropout.safetensors" "$TMP/resume-bad/checkpoint.safetensors" &
     fail "train --resume: dropout 1: the checkpoint was changed"
 # a subword model whose SentencePiece model is damaged: the crc fixed, so
 # that the damage reaches the loader (damage_subwords FILE OUT HOW)
-expect_ok "fixture subword model" "$NMT" train --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 1 \
+expect_ok "fixture subword model" "$NMT" train --arch rnn --src "$TMP/de" --tgt "$TMP/en" "${SMALL[@]}" --max-steps 1 \
     --subwords 40 --out "$TMP/sw-run"
 damage_subwords() {
     "${NMT_PYTHON:-python3}" - "$@" <<'PY'

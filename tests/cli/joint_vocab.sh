@@ -192,8 +192,6 @@ refused() { # refused NAME PATTERN ARGS...
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
-refused "the RNN" "--joint-vocab is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
-    "$NMT" train "${DATA[@]}" --joint-vocab
 refused "--arch rnn" "--joint-vocab is an option of --arch transformer, not of --arch rnn$" \
     "$NMT" train "${DATA[@]}" --arch rnn --joint-vocab
 refused "--init-from" "--joint-vocab cannot be used with --init-from" \

@@ -25,7 +25,7 @@ rows() { tail -n +2 "$1" | wc -l; }
 zcat "$TOY/valid.src.gz" | head -n 30 >"$TMP/v.src"
 zcat "$TOY/valid.tgt.gz" | head -n 30 >"$TMP/v.tgt"
 SMALL=(--emb 8 --hidden 8 --att-dim 8 --out-dim 8 --batch-size 16 --threads 1)
-TOYRUN=("$NMT" train --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" "${SMALL[@]}")
+TOYRUN=("$NMT" train --arch rnn --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" "${SMALL[@]}")
 VALID=(--valid-src "$TMP/v.src" --valid-tgt "$TMP/v.tgt")
 
 # --- help -------------------------------------------------------------------------
@@ -91,26 +91,26 @@ expect_ok "--max-time 0 --max-steps" "$NMT" train -q --resume "$TMP/t" --max-tim
     --max-steps $((step2 + 3))
 [ "$(meta_of "$CK" state.step)" = $((step2 + 3)) ] && pass || fail "--max-steps after --max-time"
 # --epochs given: it stays a limit beside the time
-expect_ok "max-time with epochs" "$NMT" train -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
+expect_ok "max-time with epochs" "$NMT" train --arch rnn -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
     --max-time 1h --epochs 2 --out "$TMP/te"
 [ "$(meta_of "$TMP/te/checkpoint.safetensors" state.epoch)" = 3 ] && pass || fail "--epochs 2 with --max-time"
 
 # --- every end leaves the checkpoint of the end -----------------------------------------
-expect_ok "ends by --max-steps" "$NMT" train -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
+expect_ok "ends by --max-steps" "$NMT" train --arch rnn -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
     --max-steps 3 --save-every 1000 --out "$TMP/ms"
 [ "$(meta_of "$TMP/ms/checkpoint.safetensors" state.step)" = 3 ] && pass || fail "--max-steps 3"
-expect_ok "ends by --epochs" "$NMT" train -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
+expect_ok "ends by --epochs" "$NMT" train --arch rnn -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" "${SMALL[@]}" \
     --epochs 3 --save-every 1000 --out "$TMP/ep"
 [ "$(meta_of "$TMP/ep/checkpoint.safetensors" state.step)" = 6 ] &&
     [ "$(meta_of "$TMP/ep/checkpoint.safetensors" state.epoch)" = 4 ] && pass ||
     fail "--epochs 3 of 2 batches: step $(meta_of "$TMP/ep/checkpoint.safetensors" state.step)"
 
 # --- --threads: every core the process may use ----------------------------------------------
-expect_ok "default threads" "$NMT" train -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" --emb 8 --hidden 8 \
+expect_ok "default threads" "$NMT" train --arch rnn -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" --emb 8 --hidden 8 \
     --att-dim 8 --out-dim 8 --max-steps 1 --out "$TMP/th"
 [ "$(meta_of "$TMP/th/checkpoint.safetensors" train.threads)" = "$(nproc)" ] && pass ||
     fail "threads $(meta_of "$TMP/th/checkpoint.safetensors" train.threads), nproc $(nproc)"
-expect_ok "threads under taskset" taskset -c 0 "$NMT" train -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" \
+expect_ok "threads under taskset" taskset -c 0 "$NMT" train --arch rnn -q --src "$TMP/v.src" --tgt "$TMP/v.tgt" \
     --emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-steps 1 --out "$TMP/th1"
 [ "$(meta_of "$TMP/th1/checkpoint.safetensors" train.threads)" = 1 ] && pass ||
     fail "threads under taskset -c 0: $(meta_of "$TMP/th1/checkpoint.safetensors" train.threads)"
@@ -127,7 +127,7 @@ done
 printf 'ein Hund läuft .\neine Katze schläft .\nzwei Hunde spielen im Park .\nein Mann liest\nder Mann sieht den Hund\n' >"$TMP/p.de"
 printf 'a dog runs .\na cat sleeps .\ntwo dogs play in the park .\na man reads\nthe man sees the dog\n' >"$TMP/p.en"
 for metric in bleu ppl; do
-    expect_ok "best-metric $metric" "$NMT" train -q --src "$TMP/p.de" --tgt "$TMP/p.en" \
+    expect_ok "best-metric $metric" "$NMT" train --arch rnn -q --src "$TMP/p.de" --tgt "$TMP/p.en" \
         --valid-src "$TMP/p.de" --valid-tgt "$TMP/p.en" --emb 8 --hidden 8 --att-dim 8 --out-dim 8 \
         --batch-size 2 --threads 1 --dropout 0 --label-smoothing 0 --untied-embeddings \
         --best-metric "$metric" --epochs 20 --valid-every 3 \

@@ -32,7 +32,7 @@ zcat "$ROOT/corpora/toy/train.src.gz" | head -n 600 >s
 zcat "$ROOT/corpora/toy/train.tgt.gz" | head -n 600 >t
 zcat "$ROOT/corpora/toy/valid.src.gz" | head -n 40 >vs
 zcat "$ROOT/corpora/toy/valid.tgt.gz" | head -n 40 >vt
-C=(train --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
+C=(train --arch rnn --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
    --out-dim 16 --batch-size 10 --threads 1 --dropout 0 --label-smoothing 0 -q)
 
 within() { # NAME A B BOUND [--except SUFFIX]...: A's and B's weights agree within BOUND

@@ -84,8 +84,8 @@ print(json.loads(f.read(n))["__metadata__"]["crc32"])' "$1"; }
 
 # -- --archive-snapshots and --batch-log do not change the run --
 RUN=("${DATA[@]}" "${TINY[@]}" --max-steps 30 --valid-every 10 --threads 1)
-expect_ok "plain run" "$NMT" train "${RUN[@]}" --out "$TMP/plain" -q
-expect_ok "observed run" "$NMT" train "${RUN[@]}" --out "$TMP/observed" -q \
+expect_ok "plain run" "$NMT" train --arch rnn "${RUN[@]}" --out "$TMP/plain" -q
+expect_ok "observed run" "$NMT" train --arch rnn "${RUN[@]}" --out "$TMP/observed" -q \
     --archive-snapshots "$TMP/archive" --batch-log "$TMP/batches.jsonl"
 for f in checkpoint best; do
     [ "$(crc "$TMP/plain/$f.safetensors")" = "$(crc "$TMP/observed/$f.safetensors")" ] && pass ||
@@ -96,15 +96,15 @@ for s in 10 20 30; do
 done
 expect_ok "archived model translates" "$NMT" translate -m "$TMP/archive/snapshot-20.safetensors" \
     -i "$C/test_2016_flickr.de.gz" -b 1 -q
-expect_fail "archive needs validation" "needs a validation set" "$NMT" train \
+expect_fail "archive needs validation" "needs a validation set" "$NMT" train --arch rnn \
     --src "$C/train.de.gz" --tgt "$C/train.en.gz" "${TINY[@]}" --max-steps 1 \
     --archive-snapshots "$TMP/a2" --out "$TMP/novalid"
 
 # -- the batch log: its first line names the initial weights; every step its lr --
-expect_ok "initial model" "$NMT" train "${RUN[@]}" --max-steps 0 --out "$TMP/init" -q
+expect_ok "initial model" "$NMT" train --arch rnn "${RUN[@]}" --max-steps 0 --out "$TMP/init" -q
 expect_ok "starts from the initial model" $PY "$REPORT" start-crc \
     "$TMP/init/checkpoint.safetensors" "$TMP/batches.jsonl"
-expect_ok "other initial model" "$NMT" train "${RUN[@]}" --seed 2 --max-steps 0 \
+expect_ok "other initial model" "$NMT" train --arch rnn "${RUN[@]}" --seed 2 --max-steps 0 \
     --out "$TMP/init2" -q
 expect_fail "not from another model" "did not start from" $PY "$REPORT" start-crc \
     "$TMP/init2/checkpoint.safetensors" "$TMP/batches.jsonl"
@@ -119,7 +119,7 @@ EOF
 
 # a run whose checkpoint carries train.decay_from, a setting that only
 # changes nmt's lr (which the batch log carries): the followers accept it
-expect_ok "run with a late linear decay" "$NMT" train "${RUN[@]}" --lr-schedule linear \
+expect_ok "run with a late linear decay" "$NMT" train --arch rnn "${RUN[@]}" --lr-schedule linear \
     --decay-from 0.5 --warmup 5 --out "$TMP/decay" -q
 
 # -- torch_baseline.py refuses what it cannot follow (one python, one torch import) --

@@ -137,7 +137,7 @@ no_temp "$TMP/run" "plot"
 zcat "$TOY/train.src.gz" | head -n 20 >"$TMP/tr.src"
 zcat "$TOY/train.tgt.gz" | head -n 20 >"$TMP/tr.tgt"
 ln -s tr.tgt "$TMP/tr-link.tgt"
-TR=("$NMT" train -q --src "$TMP/tr.src" --tgt "$TMP/tr.tgt" --emb 8 --hidden 8 --att-dim 8
+TR=("$NMT" train --arch rnn -q --src "$TMP/tr.src" --tgt "$TMP/tr.tgt" --emb 8 --hidden 8 --att-dim 8
     --out-dim 8 --max-steps 2)
 refused_same "train --batch-log --src" "$TMP/tr.src" "--batch-log $TMP/\./tr.src $SAME --src" \
     "${TR[@]}" --out "$TMP/tr-run1" --batch-log "$TMP/./tr.src"

@@ -18,7 +18,7 @@ done
 # --- two short runs, one of them with averaged snapshots --------------------------
 zcat "$TOY/valid.src.gz" | head -n 40 >"$TMP/v.src"
 zcat "$TOY/valid.tgt.gz" | head -n 40 >"$TMP/v.tgt"
-RUN=("$NMT" train -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid-src "$TMP/v.src"
+RUN=("$NMT" train --arch rnn -q --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid-src "$TMP/v.src"
      --valid-tgt "$TMP/v.tgt" --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
      --threads 1 --max-steps 40 --valid-every 10 --report-every 5)
 expect_ok "run gru" "${RUN[@]}" --cell gru --keep-snapshots 2 --average-snapshots --out "$TMP/runs/gru"

@@ -1,4 +1,4 @@
-# Real language: two epochs of Multi30k De->En with nmt train's defaults
+# Real language: two epochs of Multi30k De->En with nmt train --arch rnn's defaults
 # (the recipe, its sizes and the initial weights; 2 threads, as the
 # 30-minute run of docs/experiments/multi30k.md, so that on 2 cores it
 # repeats that run's first 908 steps), then the attention of a sentence pair must be its alignment: the argmax of each content word's row is its translation. A
@@ -21,7 +21,7 @@ done
 zcat "$M30K/val.de.gz" | head -n 500 >"$TMP/val.de"
 zcat "$M30K/val.en.gz" | head -n 500 >"$TMP/val.en"
 
-expect_ok "train two epochs with the defaults" "$NMT" train -q \
+expect_ok "train two epochs with the RNN's defaults" "$NMT" train --arch rnn -q \
     --src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" \
     --valid-src "$TMP/val.de" --valid-tgt "$TMP/val.en" --threads 2 --epochs 2 \
     --out "$TMP/run"

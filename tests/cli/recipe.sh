@@ -30,7 +30,7 @@ refused() { # refused NAME PATTERN ARGS...: one line on stderr, nothing written
     local name=$1 pattern=$2
     shift 2
     rm -rf "$TMP/refused"
-    expect_fail "$name" "$pattern" "$NMT" train --src "$TMP/s.de" --tgt "$TMP/s.en" "$@" \
+    expect_fail "$name" "$pattern" "$NMT" train --arch rnn --src "$TMP/s.de" --tgt "$TMP/s.en" "$@" \
         --out "$TMP/refused"
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
@@ -47,7 +47,7 @@ refused "dropout-emb 1" "--dropout-emb: must be below 1" --dropout-emb 1
 refused "dropout-out word" "--dropout-out: 'x'" --dropout-out x
 
 # --- a tied run: the files say so ----------------------------------------------
-RUN=("$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" --tied-embeddings
+RUN=("$NMT" train --arch rnn -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" --tied-embeddings
      --label-smoothing 0.1 --dropout 0.3 --dropout-enc 0.1 --seed 3)
 expect_ok "tied run" "${RUN[@]}" --max-steps 12 --out "$TMP/tied"
 CK="$TMP/tied/checkpoint.safetensors"
@@ -67,14 +67,14 @@ header_of "$CK" | grep -q '"adam\.m\.tgt_emb"' && pass || fail "tied run: no mom
 expect_ok "info" "$NMT" info "$CK"
 grep -q "^tied  *true" "$TMP/out" && pass || fail "nmt info: $(grep tied "$TMP/out")"
 # the defaults: dropout 0.3 at all three sites, label smoothing 0.1, tied
-expect_ok "default run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
+expect_ok "default run" "$NMT" train --arch rnn -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
     --max-steps 0 --out "$TMP/defaults"
 D="$TMP/defaults/checkpoint.safetensors"
 [ "$(meta_of "$D" train.dropout_emb) $(meta_of "$D" train.dropout_enc) $(meta_of "$D" train.dropout_out) $(meta_of "$D" train.label_smoothing) $(meta_of "$D" tied)" = \
   "0.300000012 0.300000012 0.300000012 0.100000001 true" ] && pass || fail "default rates: $(header_of "$D" | grep -o '"train\.[a-z_]*":"[^"]*"' | tr '\n' ' ')"
 header_of "$D" | grep -q '"out\.W"' && fail "the default (tied) model has an out.W" || pass
 # --untied-embeddings: a separate out.W, and no tied key
-expect_ok "untied run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
+expect_ok "untied run" "$NMT" train --arch rnn -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
     --untied-embeddings --max-steps 0 --out "$TMP/untied"
 D="$TMP/untied/checkpoint.safetensors"
 [ -z "$(meta_of "$D" tied)" ] && pass || fail "an untied model has a tied key"
@@ -83,12 +83,12 @@ expect_ok "info untied" "$NMT" info "$D"
 grep -q "^tied  *false" "$TMP/out" && pass || fail "nmt info untied: $(grep tied "$TMP/out")"
 
 # the deep output follows --emb; a different --out-dim unties
-expect_ok "emb 12 run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" --emb 12 --hidden 16 \
+expect_ok "emb 12 run" "$NMT" train --arch rnn -q --src "$TMP/s.de" --tgt "$TMP/s.en" --emb 12 --hidden 16 \
     --att-dim 16 --batch-size 16 --threads 1 --max-steps 0 --out "$TMP/emb12"
 D="$TMP/emb12/checkpoint.safetensors"
 [ "$(meta_of "$D" out_dim) $(meta_of "$D" tied)" = "12 true" ] && pass ||
     fail "--emb 12 alone: out_dim $(meta_of "$D" out_dim), tied '$(meta_of "$D" tied)'"
-expect_ok "out-dim 20 run" "$NMT" train -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
+expect_ok "out-dim 20 run" "$NMT" train --arch rnn -q --src "$TMP/s.de" --tgt "$TMP/s.en" "${SMALL[@]}" \
     --out-dim 20 --max-steps 0 --out "$TMP/out20"
 D="$TMP/out20/checkpoint.safetensors"
 [ "$(meta_of "$D" out_dim) $(meta_of "$D" tied)" = "20 " ] && pass ||
@@ -131,7 +131,7 @@ same_data "$TMP/once/checkpoint.safetensors" "$TMP/enc2/checkpoint.safetensors" 
 # One step with a learning rate too small to move a weight's float: the step's
 # loss is the initial model's, which nmt score gives on the same four pairs
 # (Adam's moments take the gradient, which the smoothing changes).
-STEP=("$NMT" train -q --src "$TMP/four.de" --tgt "$TMP/four.en" "${SMALL[@]}" --batch-size 4
+STEP=("$NMT" train --arch rnn -q --src "$TMP/four.de" --tgt "$TMP/four.en" "${SMALL[@]}" --batch-size 4
       --optimizer adam --lr 1e-20 --dropout 0 --max-steps 1 --report-every 1)
 expect_ok "one smoothed step" "${STEP[@]}" --label-smoothing 0.5 --out "$TMP/ls"
 expect_ok "one plain step" "${STEP[@]}" --out "$TMP/plain"

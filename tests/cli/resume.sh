@@ -36,7 +36,7 @@ same_run() { # same_run NAME U E [STEP...]
 
 # GRU, SGD at a high lr, lr halved at every validation that is no
 # improvement: whether a stop's validation counted shows in the weights
-C=(train -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
+C=(train --arch rnn -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
    --out-dim 16 --batch-size 16 --threads 1 --cell gru --optimizer sgd --lr 3 --patience 1
    --best-metric ppl --valid-every 7 --report-every 6 --keep-snapshots 3 --average-snapshots)
 expect_ok "uninterrupted" "$NMT" "${C[@]}" --epochs 4 --out full
@@ -100,7 +100,7 @@ fi
 # without --epochs: the time alone limits.
 zcat "$TOY/train.src.gz" | head -n 3000 >s3000
 zcat "$TOY/train.tgt.gz" | head -n 3000 >t3000
-M=(train -q --src s3000 --tgt t3000 --valid-src vs --valid-tgt vt --emb 16 --hidden 16
+M=(train --arch rnn -q --src s3000 --tgt t3000 --valid-src vs --valid-tgt vt --emb 16 --hidden 16
    --att-dim 16 --out-dim 16 --batch-size 2 --threads 1 --optimizer sgd --lr 1e-30
    --patience 1 --report-every 10)
 expect_ok "--max-time 1s" "$NMT" "${M[@]}" --max-time 1s --out time
@@ -116,7 +116,7 @@ echo "--max-time 1s stopped at step $at" >&2
 # --- early stopping ends a run for good -----------------------------------------------------
 # with an lr of 1e-30 nothing improves after the first validation: early stop
 # 2 ends the run at step 3
-ES=(train -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
+ES=(train --arch rnn -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 16 --hidden 16 --att-dim 16
     --out-dim 16 --batch-size 16 --threads 1 --optimizer sgd --lr 1e-30 --patience 1
     --valid-every 1 --early-stop 2)
 expect_ok "early stop" "$NMT" "${ES[@]}" --out early

@@ -17,7 +17,7 @@ zcat "$TOY/train.tgt.gz" | head -n 300 >t
 zcat "$TOY/valid.src.gz" | head -n 30 >vs
 zcat "$TOY/valid.tgt.gz" | head -n 30 >vt
 
-C=(train -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 8 --hidden 8 --att-dim 8
+C=(train --arch rnn -q --src s --tgt t --valid-src vs --valid-tgt vt --emb 8 --hidden 8 --att-dim 8
    --out-dim 8 --batch-size 16 --threads 1 --valid-every 4 --keep-snapshots 2
    --average-snapshots)
 expect_ok "a run to --max-steps 10" "$NMT" "${C[@]}" --max-steps 10 --out steps

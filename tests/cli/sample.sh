@@ -17,7 +17,7 @@ zcat "$TOY/train.tgt.gz" | head -n 300 >t
 zcat "$TOY/test.src.gz" | head -n 12 >ts
 expect_ok "train a small Transformer" "$NMT" train -q --arch transformer --src s --tgt t \
     --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 16 --max-steps 40 --threads 1 --out tf
-expect_ok "train a small RNN" "$NMT" train -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
+expect_ok "train a small RNN" "$NMT" train --arch rnn -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
     --out-dim 8 --max-steps 40 --threads 1 --out rnn
 
 # same_output NAME FILE CMD...: CMD succeeds and writes exactly FILE.
@@ -84,7 +84,7 @@ done
 # model's special tokens (a word model reads "</s>" as four tokens, which
 # its detokenizer would join as "</s >"), markup, spaces around brackets,
 # doubled spaces, quotes, capitals a lowercasing model would lower
-expect_ok "train a small subword model (lowercase)" "$NMT" train -q --src s --tgt t --emb 8 \
+expect_ok "train a small subword model (lowercase)" "$NMT" train --arch rnn -q --src s --tgt t --emb 8 \
     --hidden 8 --att-dim 8 --out-dim 8 --max-steps 20 --threads 1 --subwords 60 --lowercase \
     --out sw
 printf '%s\n' '</s> be' '<unk> ofu' '<s>' '<pad> re' '<b> be </b>' 'be ( ofu ) re' \

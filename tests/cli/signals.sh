@@ -123,7 +123,7 @@ done
 # --- nmt train ------------------------------------------------------------------------
 zcat "$SRC/corpora/toy/train.src.gz" | head -n 400 >s
 zcat "$SRC/corpora/toy/train.tgt.gz" | head -n 400 >t
-RUN=("$NMT" train --src s --tgt t --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
+RUN=("$NMT" train --arch rnn --src s --tgt t --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
      --threads 2 --report-every 1 --save-every 0 --seed 7)
 
 # step_of FILE: the checkpoint's step (its metadata's state.step)

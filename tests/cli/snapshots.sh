@@ -23,7 +23,7 @@ snapshots() { (cd "$1" && ls snapshot-*.safetensors 2>/dev/null | tr '\n' ' '); 
 
 zcat "$TOY/valid.src.gz" | head -n 30 >"$TMP/v.src"
 zcat "$TOY/valid.tgt.gz" | head -n 30 >"$TMP/v.tgt"
-RUN=("$NMT" train --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid-src "$TMP/v.src"
+RUN=("$NMT" train --arch rnn --src "$TOY/train.src.gz" --tgt "$TOY/train.tgt.gz" --valid-src "$TMP/v.src"
      --valid-tgt "$TMP/v.tgt" --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
      --threads 1 --seed 3)
 
@@ -36,7 +36,7 @@ refused() { # refused NAME PATTERN ARGS...
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
 refused "snapshots without validation" "--keep-snapshots needs a validation set" \
-    "$NMT" train --src "$TMP/v.src" --tgt "$TMP/v.tgt" --keep-snapshots 3
+    "$NMT" train --arch rnn --src "$TMP/v.src" --tgt "$TMP/v.tgt" --keep-snapshots 3
 refused "average without snapshots" "--average-snapshots needs --keep-snapshots K with K of at least 2" \
     "${RUN[@]}" --average-snapshots
 refused "average of one" "--average-snapshots needs --keep-snapshots" \
@@ -67,7 +67,7 @@ expect_ok "keep 0" "${RUN[@]}" --max-steps 20 --valid-every 10 --keep-snapshots 
 [ -z "$(snapshots "$TMP/k0")" ] && [ ! -e "$TMP/k0/average.safetensors" ] && pass ||
     fail "--keep-snapshots 0: $(ls "$TMP/k0")"
 # no validation: nothing to keep, and no refusal
-expect_ok "defaults without validation" "$NMT" train --src "$TMP/v.src" --tgt "$TMP/v.tgt" \
+expect_ok "defaults without validation" "$NMT" train --arch rnn --src "$TMP/v.src" --tgt "$TMP/v.tgt" \
     --emb 8 --hidden 8 --att-dim 8 --out-dim 8 --max-steps 2 --threads 1 --out "$TMP/nv"
 [ -z "$(snapshots "$TMP/nv")" ] && [ ! -e "$TMP/nv/average.safetensors" ] &&
     [ "$(meta_of "$TMP/nv/checkpoint.safetensors" train.keep_snapshots)" = 0 ] && pass ||

@@ -18,7 +18,7 @@ zcat "$ROOT/corpora/toy/train.tgt.gz" | head -n 1200 | gzip >t.gz
 zcat "$ROOT/corpora/toy/valid.src.gz" | head -n 40 >vs
 zcat "$ROOT/corpora/toy/valid.tgt.gz" | head -n 40 >vt
 M=(--emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16 --threads 1 -q)
-RUN=("$NMT" train --src s.gz --tgt t.gz "${M[@]}")
+RUN=("$NMT" train --arch rnn --src s.gz --tgt t.gz "${M[@]}")
 
 # the same bits, moments included, and the same training state but the
 # stream's own keys (a run in memory has none) and the elapsed time
@@ -51,7 +51,7 @@ stream_keys() { # NAME A B: the stream's keys agree too
 # --- refused ---------------------------------------------------------------
 expect_fail "not a number" "shuffle-buffer.*not a whole number" "${RUN[@]}" --shuffle-buffer x --out r1
 expect_fail "negative" "shuffle-buffer.*out of range" "${RUN[@]}" --shuffle-buffer -1 --out r2
-expect_fail "standard input" "not from standard input" "$NMT" train --src - --tgt t.gz "${M[@]}" \
+expect_fail "standard input" "not from standard input" "$NMT" train --arch rnn --src - --tgt t.gz "${M[@]}" \
     --shuffle-buffer 100 --max-steps 1 --out r3 <s.gz
 expect_fail "subword sampling" "subword-alpha.*shuffle-buffer" "${RUN[@]}" --subwords 60 \
     --subword-alpha 0.1 --shuffle-buffer 100 --max-steps 1 --out r4
@@ -86,7 +86,7 @@ same_run "--no-shuffle in blocks of 64 is the in-memory run" ns-mem ns-64
 paste <(zcat s.gz) <(zcat t.gz) | awk -F '\t' 'split($1, a, " ") <= 50 && split($2, b, " ") <= 50' >fit.tsv
 cut -f1 fit.tsv | gzip >fs.gz
 cut -f2 fit.tsv | gzip >ft.gz
-F=("$NMT" train --src fs.gz --tgt ft.gz "${M[@]}" --shuffle-buffer 300 --accumulate 2 --max-steps 30)
+F=("$NMT" train --arch rnn --src fs.gz --tgt ft.gz "${M[@]}" --shuffle-buffer 300 --accumulate 2 --max-steps 30)
 expect_ok "--max-len 50" "${F[@]}" --max-len 50 --out len50
 expect_ok "--max-len 200" "${F[@]}" --max-len 200 --out len200
 same_run "--max-len 200 where every pair fits 50" len50 len200

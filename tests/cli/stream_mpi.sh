@@ -20,7 +20,7 @@ MPI=(mpirun --oversubscribe -np 2)
 cd "$TMP" || exit 1
 zcat "$ROOT/corpora/toy/train.src.gz" | head -n 1200 | gzip >s.gz
 zcat "$ROOT/corpora/toy/train.tgt.gz" | head -n 1200 | gzip >t.gz
-C=(train --src s.gz --tgt t.gz --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
+C=(train --arch rnn --src s.gz --tgt t.gz --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 16
    --threads 1 --dropout 0 --label-smoothing 0 --optimizer sgd --lr 0.5 -q
    --shuffle-buffer 200 --accumulate 2 --batch-tokens 200)
 

@@ -39,7 +39,7 @@ expect_ok "align help" "$NMT" align --help
 grep -q -- "--units U" "$TMP/out" && pass || fail "align help lacks --units"
 
 # --- training with learned pieces -------------------------------------------------
-expect_ok "train --subwords" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" \
+expect_ok "train --subwords" "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" \
     --valid-src "$TMP/v.src" --valid-tgt "$TMP/v.tgt" --out "$TMP/run" --subwords 300 \
     "${SMALL[@]}" --max-steps 30 --valid-every 15 --report-every 15
 grep -q "subwords: SentencePiece unigram model of 300 pieces, learned from both sides in" "$TMP/err" &&
@@ -151,7 +151,7 @@ grep -q "^test BLEU (40)" "$TMP/out" && pass || fail "compare: $(head -c 300 "$T
 
 # --- the same corpus gives the same pieces and the same run ------------------------------
 for k in 1 2; do
-    expect_ok "train again $k" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/again$k" \
+    expect_ok "train again $k" "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/again$k" \
         --subwords 300 "${SMALL[@]}" --max-steps 3 -q
 done
 same_data "$TMP/again1/checkpoint.safetensors" "$TMP/again2/checkpoint.safetensors" && pass ||
@@ -161,7 +161,7 @@ same_data "$TMP/again1/checkpoint.safetensors" "$TMP/again2/checkpoint.safetenso
 head -n 200 "$TMP/t.src" >"$TMP/s.src"
 head -n 200 "$TMP/t.tgt" >"$TMP/s.tgt"
 SAMPLE=(--src "$TMP/s.src" --tgt "$TMP/s.tgt" --spm "$TMP/s.model" "${SMALL[@]}" --save-every 0)
-expect_ok "learn for sampling" "$NMT" train --src "$TMP/s.src" --tgt "$TMP/s.tgt" --out "$TMP/learn" \
+expect_ok "learn for sampling" "$NMT" train --arch rnn --src "$TMP/s.src" --tgt "$TMP/s.tgt" --out "$TMP/learn" \
     --subwords 200 --max-steps 0 -q
 "$PY" - "$TMP/learn/checkpoint.safetensors" "$TMP/s.model" <<'EOF' && pass || fail "extract the model"
 import json, struct, sys
@@ -170,13 +170,13 @@ n = struct.unpack("<Q", raw[:8])[0]
 b, e = json.loads(raw[8:8 + n])["subwords"]["data_offsets"]
 open(sys.argv[2], "wb").write(raw[8 + n + b:8 + n + e])
 EOF
-expect_ok "sampled straight" "$NMT" train "${SAMPLE[@]}" --out "$TMP/straight" --subword-alpha 0.3 \
+expect_ok "sampled straight" "$NMT" train --arch rnn "${SAMPLE[@]}" --out "$TMP/straight" --subword-alpha 0.3 \
     --max-steps 30 --batch-log "$TMP/straight.jsonl" -q
-expect_ok "not sampled" "$NMT" train "${SAMPLE[@]}" --out "$TMP/plain" --max-steps 30 \
+expect_ok "not sampled" "$NMT" train --arch rnn "${SAMPLE[@]}" --out "$TMP/plain" --max-steps 30 \
     --batch-log "$TMP/plain.jsonl" -q
 ! cmp -s "$TMP/straight.jsonl" "$TMP/plain.jsonl" && pass || fail "sampling changes the pieces"
 # 13 batches an epoch: stop in epoch 2, resume into epoch 3
-expect_ok "sampled part 1" "$NMT" train "${SAMPLE[@]}" --out "$TMP/resumed" --subword-alpha 0.3 \
+expect_ok "sampled part 1" "$NMT" train --arch rnn "${SAMPLE[@]}" --out "$TMP/resumed" --subword-alpha 0.3 \
     --max-steps 17 -q
 expect_ok "sampled part 2" "$NMT" train --resume "$TMP/resumed" --max-steps 30 -q
 same_data "$TMP/straight/checkpoint.safetensors" "$TMP/resumed/checkpoint.safetensors" && pass ||
@@ -191,7 +191,7 @@ else
     cat "$TMP/t.src" "$TMP/t.tgt" >"$TMP/both.txt"
     spm_train --input="$TMP/both.txt" --model_prefix="$TMP/nmtids" --vocab_size=250 --pad_id=0 \
         --unk_id=1 --bos_id=2 --eos_id=3 --minloglevel=2 >/dev/null 2>&1 && pass || fail "spm_train"
-    expect_ok "train --spm" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/spm" \
+    expect_ok "train --spm" "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/spm" \
         --spm "$TMP/nmtids.model" "${SMALL[@]}" --max-steps 3
     grep -q "subwords: SentencePiece unigram model of 250 pieces$" "$TMP/err" && pass ||
         fail "train --spm: $(head -2 "$TMP/err")"
@@ -213,12 +213,12 @@ EOF
         --minloglevel=2 >/dev/null 2>&1 && pass || fail "spm_train defaults"
     expect_fail "--spm default ids" \
         "default.model: the SentencePiece model has <pad> <unk> <s> </s> at ids -1 0 1 2.*spm_train --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3" \
-        "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/refused" --spm "$TMP/default.model"
+        "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/refused" --spm "$TMP/default.model"
     [ ! -e "$TMP/refused" ] && pass || fail "--spm default ids: nothing written"
     spm_train --input="$TMP/both.txt" --model_prefix="$TMP/bpe" --vocab_size=250 --model_type=bpe \
         --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3 --minloglevel=2 >/dev/null 2>&1 && pass || fail "spm_train bpe"
     expect_fail "--subword-alpha with bpe" "samples from a unigram model's segmentations; this SentencePiece model is bpe" \
-        "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/refused" --spm "$TMP/bpe.model" \
+        "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/refused" --spm "$TMP/bpe.model" \
         --subword-alpha 0.1
 fi
 
@@ -237,7 +237,7 @@ expect_ok "info average" "$NMT" info "$TMP/avg.safetensors"
 grep -Eq "^units +subwords: SentencePiece unigram, 300 pieces" "$TMP/out" && pass || fail "average: pieces kept"
 echo "pu babslonk verd" | "$NMT" translate -m "$TMP/avg.safetensors" >"$TMP/out" 2>"$TMP/err" &&
     ! grep -q "▁" "$TMP/out" && pass || fail "translate with an averaged subword model"
-expect_ok "train other pieces" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/other" \
+expect_ok "train other pieces" "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" --out "$TMP/other" \
     --subwords 250 "${SMALL[@]}" --max-steps 1 -q
 expect_fail "average of other pieces" "differ in 'src_vocab'" "$NMT" average \
     "$TMP/run/checkpoint.safetensors" "$TMP/other/checkpoint.safetensors" -o "$TMP/avg2.safetensors"
@@ -245,7 +245,7 @@ expect_fail "average of other pieces" "differ in 'src_vocab'" "$NMT" average \
 # --- lowercase: pieces learned after lowercasing ---------------------------------------------
 zcat "$M30K/train.de.gz" | head -n 300 >"$TMP/m.de"
 zcat "$M30K/train.en.gz" | head -n 300 >"$TMP/m.en"
-expect_ok "train --lowercase --subwords" "$NMT" train --src "$TMP/m.de" --tgt "$TMP/m.en" --out "$TMP/lc" \
+expect_ok "train --lowercase --subwords" "$NMT" train --arch rnn --src "$TMP/m.de" --tgt "$TMP/m.en" --out "$TMP/lc" \
     --subwords 400 --lowercase "${SMALL[@]}" --max-steps 2 -q
 [ "$(header "$TMP/lc/checkpoint.safetensors" 'any(c.isupper() for c in h["__metadata__"]["src_vocab"])')" = False ] &&
     pass || fail "lowercased pieces have no capitals"
@@ -307,19 +307,19 @@ expect_fail "translate damaged subwords" "damaged.safetensors: tensor 'subwords'
 # Multi30k (19209 German words) learns 8000 pieces without being asked; the
 # toy corpus (227 words), --subwords 0 and --min-count keep words
 M30=(--src "$M30K/train.de.gz" --tgt "$M30K/train.en.gz" "${SMALL[@]}" --max-steps 0 --threads 1)
-expect_ok "multi30k with default units" "$NMT" train "${M30[@]}" --out "$TMP/auto"
+expect_ok "multi30k with default units" "$NMT" train --arch rnn "${M30[@]}" --out "$TMP/auto"
 grep -q "^subwords: SentencePiece unigram model of 8000 pieces.*(the default: a side has 19209 distinct words; --subwords 0 for words)" "$TMP/err" &&
     pass || fail "multi30k default units: $(head -2 "$TMP/err")"
 [ "$(header "$TMP/auto/checkpoint.safetensors" '"subwords" in h, h["__metadata__"]["train.max_len"]')" = "(True, '100')" ] &&
     pass || fail "multi30k default units: no subwords tensor or max_len not 100"
-expect_ok "multi30k --subwords 0" "$NMT" train "${M30[@]}" --subwords 0 --out "$TMP/words0"
-expect_ok "multi30k --min-count 1" "$NMT" train "${M30[@]}" --min-count 1 --out "$TMP/words1"
+expect_ok "multi30k --subwords 0" "$NMT" train --arch rnn "${M30[@]}" --subwords 0 --out "$TMP/words0"
+expect_ok "multi30k --min-count 1" "$NMT" train --arch rnn "${M30[@]}" --min-count 1 --out "$TMP/words1"
 for d in words0 words1; do
     [ "$(header "$TMP/$d/checkpoint.safetensors" '"subwords" in h, h["__metadata__"]["train.max_len"]')" = "(False, '50')" ] &&
         pass || fail "$d: a subwords tensor, or max_len not 50"
     grep -q "^subwords" "$TMP/err" && fail "$d: $(head -1 "$TMP/err")" || pass
 done
-expect_ok "toy with default units" "$NMT" train --src "$TMP/t.src" --tgt "$TMP/t.tgt" "${SMALL[@]}" \
+expect_ok "toy with default units" "$NMT" train --arch rnn --src "$TMP/t.src" --tgt "$TMP/t.tgt" "${SMALL[@]}" \
     --max-steps 0 --out "$TMP/toyauto"
 [ "$(header "$TMP/toyauto/checkpoint.safetensors" '"subwords" in h')" = False ] && pass ||
     fail "toy default units: subwords"

@@ -39,7 +39,7 @@ refused() { # refused NAME PATTERN ARGS...
     local name=$1 pattern=$2
     shift 2
     rm -rf "$TMP/refused"
-    expect_fail "$name" "$pattern" "$NMT" train "$@" --out "$TMP/refused"
+    expect_fail "$name" "$pattern" "$NMT" train --arch rnn "$@" --out "$TMP/refused"
     [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "$name: not one line: $(cat "$TMP/err")"
     [ ! -e "$TMP/refused" ] && pass || fail "$name: output folder created"
 }
@@ -69,14 +69,14 @@ refused "unknown optimizer" "--optimizer" --src "$TMP/tiny.de" --tgt "$TMP/tiny.
 refused "dropout 1" "--dropout" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --dropout 1
 refused "valid half" "--valid-src and --valid-tgt" --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --valid-src "$TMP/v.de"
 expect_fail "resume without checkpoint" "no checkpoint" "$NMT" train --resume "$TMP/adir"
-expect_fail "missing --src" "--src and --tgt are required" "$NMT" train --out "$TMP/x"
+expect_fail "missing --src" "--src and --tgt are required" "$NMT" train --arch rnn --out "$TMP/x"
 
 # --- a run writes a model; an existing run is not overwritten ------------------
-expect_ok "max-steps 0 writes the initial model" "$NMT" train -q --src "$TMP/tiny.de" \
+expect_ok "max-steps 0 writes the initial model" "$NMT" train --arch rnn -q --src "$TMP/tiny.de" \
     --tgt "$TMP/tiny.en" "${SMALL[@]}" --max-steps 0 --out "$TMP/init"
 [ -s "$TMP/init/checkpoint.safetensors" ] && pass || fail "no checkpoint after --max-steps 0"
 [ "$(meta_of "$TMP/init/checkpoint.safetensors" state.step)" = 0 ] && pass || fail "step 0"
-expect_fail "out holds a run" "already holds a run" "$NMT" train --src "$TMP/tiny.de" \
+expect_fail "out holds a run" "already holds a run" "$NMT" train --arch rnn --src "$TMP/tiny.de" \
     --tgt "$TMP/tiny.en" --out "$TMP/init"
 expect_fail "init-from with --hidden" "--hidden cannot be used with --init-from" "$NMT" train \
     --src "$TMP/tiny.de" --tgt "$TMP/tiny.en" --init-from "$TMP/init/checkpoint.safetensors" \
@@ -105,7 +105,7 @@ EOF
 # within X LO HI: LO <= X <= HI
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 # untied: out.W is one of the matrices whose init is checked
-INIT=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --untied-embeddings
+INIT=("$NMT" train --arch rnn -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --untied-embeddings
       --max-steps 0)
 expect_ok "init default" "${INIT[@]}" --out "$TMP/i-def"
 expect_ok "init uniform 0.1" "${INIT[@]}" --init uniform --init-scale 0.1 --out "$TMP/i-u1"
@@ -155,7 +155,7 @@ expect_fail "init with --init-from" "--init cannot be used with --init-from" "$N
     --init bahdanau --out "$TMP/x"
 
 # --- same seed and threads: the same weights -------------------------------------
-RUN=("$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --seed 7
+RUN=("$NMT" train --arch rnn -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --seed 7
      --dropout 0.3 --epochs 2 --threads 1)
 expect_ok "run A" "${RUN[@]}" --out "$TMP/a"
 expect_ok "run B" "${RUN[@]}" --out "$TMP/b"
@@ -210,7 +210,7 @@ cmp -s <(cut -f1-6,9,10 "$TMP/long/log.tsv") <(cut -f1-6,9,10 "$TMP/k/log.tsv") 
 [ "$(cut -f1,11 "$TMP/k/log.tsv" | sort | uniq -d | wc -l)" -eq 0 ] && pass || fail "log rows repeated"
 
 # --- a checkpoint that cannot be written ends the run and keeps the old one ----------
-expect_ok "run to extend" "$NMT" train -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
+expect_ok "run to extend" "$NMT" train --arch rnn -q --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
     --epochs 1 --out "$TMP/full"
 cp "$TMP/full/checkpoint.safetensors" "$TMP/full.before"
 size_kb=$(( $(stat -c %s "$TMP/full.before") / 1024 ))
@@ -228,7 +228,7 @@ expect_ok "resume for more steps" "$NMT" train -q --resume "$TMP/a" --epochs 3
     fail "resume --epochs 3 took no step"
 
 # --- the NaN guard ------------------------------------------------------------------
-expect_fail "NaN guard" "(NaN|infinite).*diverged.*--lr.*--clip" "$NMT" train -q \
+expect_fail "NaN guard" "(NaN|infinite).*diverged.*--lr.*--clip" "$NMT" train --arch rnn -q \
     --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" --optimizer sgd --lr 1e9 \
     --clip 0 --out "$TMP/nan"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] && pass || fail "NaN guard: not one line"
@@ -240,7 +240,7 @@ expect_ok "NaN guard leaves a valid checkpoint" "$NMT" train -q --src "$TMP/tiny
 # With sgd and a learning rate of 1e-30 the weights cannot move, so validation
 # never improves after the first: patience 1 halves the lr at every later
 # validation, and early stop 3 ends the run at the 4th.
-expect_ok "schedule" "$NMT" train --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
+expect_ok "schedule" "$NMT" train --arch rnn --src "$TMP/s.de.gz" --tgt "$TMP/s.en.gz" "${SMALL[@]}" \
     --valid-src "$TMP/v.de" --valid-tgt "$TMP/v.en" --valid-every 1 --optimizer sgd \
     --lr 1e-30 --patience 1 --lr-decay 0.5 --early-stop 3 --out "$TMP/sched"
 [ -s "$TMP/sched/best.safetensors" ] && pass || fail "no best.safetensors"

@@ -31,9 +31,15 @@ help_default() { # help_default OPTION: the N of "(default N" on OPTION's lines
         grep -o '[0-9]*$'
 }
 cp "$TMP/out" "$TMP/help"
-expect_ok "a Transformer of the default sizes" "$NMT" train "${DATA[@]}" --arch transformer \
+# no --arch: the Transformer, as help says (the architecture that won on
+# Multi30k, docs/experiments/transformer-search.md)
+grep -q -- "--arch rnn|transformer the architecture (default transformer)" "$TMP/help" &&
+    pass || fail "help does not give the transformer as the default architecture"
+expect_ok "a model of the default architecture and sizes" "$NMT" train "${DATA[@]}" \
     --subwords 0 --threads 1 --max-steps 0 -q --out "$TMP/tf-defaults"
 "$NMT" info "$TMP/tf-defaults/checkpoint.safetensors" >"$TMP/info"
+[ "$(awk '$1 == "arch" { print $2 }' "$TMP/info")" = transformer ] && pass ||
+    fail "no --arch did not train a transformer: $(head -n 4 "$TMP/info")"
 for pair in d-model:d_model heads:heads ff:ff layers:enc_layers layers:dec_layers; do
     opt=${pair%%:*} key=${pair#*:}
     cp "$TMP/help" "$TMP/out"
@@ -70,7 +76,7 @@ rule_run "a long Transformer, every site its own" --arch transformer --max-time 
     --dropout-emb 0.1 --dropout-residual 0.1 --dropout-att 0.1 --dropout-ff 0.1
 [ "$(rule_meta residual)" = 0.100000001 ] && pass || fail "a site's own rate lost to the rule"
 grep -q "^dropout:" "$TMP/rule.err" && fail "a rule stated where every site chose its own" || pass
-rule_run "a long RNN" --max-time 2h --emb 8 --hidden 8 --att-dim 8 --batch-size 16
+rule_run "a long RNN" --arch rnn --max-time 2h --emb 8 --hidden 8 --att-dim 8 --batch-size 16
 [ "$(rule_meta emb)" = 0.300000012 ] && pass || fail "the RNN's dropout changed with --max-time: $(rule_meta emb)"
 grep -q "^dropout:" "$TMP/rule.err" && fail "the RNN states a rule it does not have" || pass
 
@@ -91,19 +97,24 @@ refused "RNN option with the Transformer" "--cell is an option of --arch rnn, no
 refused "RNN size with the Transformer" "--hidden is an option of --arch rnn" --arch transformer --hidden 8
 refused "RNN dropout with the Transformer" "--dropout-enc is an option of --arch rnn" \
     --arch transformer --dropout-enc 0.1
-refused "Transformer size with the RNN" "--d-model is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
-    --d-model 64
+refused "Transformer size with the RNN" "--d-model is an option of --arch transformer, not of --arch rnn$" \
+    --arch rnn --d-model 64
+refused "RNN size with no --arch" "--hidden is an option of --arch rnn, not of --arch transformer \\(the default\\)" \
+    --hidden 64
 refused "Transformer layers with the RNN" "--layers is an option of --arch transformer, not of --arch rnn$" \
     --arch rnn --layers 2
-refused "Transformer dropout with the RNN" "--dropout-att is an option of --arch transformer" --dropout-att 0.1
+refused "Transformer dropout with the RNN" "--dropout-att is an option of --arch transformer" \
+    --arch rnn --dropout-att 0.1
 refused "heads that do not divide" "5 heads do not divide d_model 64" \
     --arch transformer --d-model 64 --heads 5
-refused "ScaleNorm with the RNN" "--norm is an option of --arch transformer, not of --arch rnn \\(the default\\)" \
-    --norm scale
+refused "ScaleNorm with the RNN" "--norm is an option of --arch transformer, not of --arch rnn$" \
+    --arch rnn --norm scale
+refused "RNN cell with no --arch" "--cell is an option of --arch rnn, not of --arch transformer \\(the default\\)" \
+    --cell gru
 refused "FixNorm with the RNN" "--fixnorm is an option of --arch transformer, not of --arch rnn$" \
     --arch rnn --fixnorm
 refused "unknown norm" "--norm: unknown value 'batch'" --arch transformer --norm batch
-refused "xavier for the RNN" "--init xavier is not a scheme of --arch rnn" --init xavier
+refused "xavier for the RNN" "--init xavier is not a scheme of --arch rnn" --arch rnn --init xavier
 refused "bahdanau for the Transformer" "--init bahdanau is not a scheme of --arch transformer" \
     --arch transformer --init bahdanau
 refused "init-scale with xavier" "--init-scale goes with --init uniform or orthogonal, not --init xavier" \
@@ -147,8 +158,35 @@ else
     [ ! -e "$TMP/tf" ] && pass || fail "--arch transformer: a folder was made"
 fi
 
+# --- the Transformer's batches: 2048 target tokens of at most 256 pairs at a
+# peak lr of 4e-3, unless a batch size is given (docs/training.md) ----------
+batch_of() { # batch_of NAME ARGS...: got="size tokens lr" of a run of no steps
+    rm -rf "$TMP/b"
+    expect_ok "$1" "$NMT" train "${DATA[@]}" --subwords 0 --threads 1 --max-steps 0 -q \
+        --out "$TMP/b" "${@:2}"
+    local f=$TMP/b/checkpoint.safetensors
+    got="$(meta_of "$f" train.batch_size) $(meta_of "$f" train.batch_tokens) $(meta_of "$f" train.lr)"
+}
+batch_of "the default batches"
+[ "$got" = "256 2048 0.0040000000000000001" ] && pass || fail "default batches: '$got'"
+batch_of "batches of sentences asked for" --batch-size 32
+[ "$got" = "32  0.0040000000000000001" ] && pass || fail "--batch-size 32 alone: '$got'"
+batch_of "other token batches" --batch-tokens 500
+[ "$got" = "256 500 0.0040000000000000001" ] && pass || fail "--batch-tokens 500 alone: '$got'"
+batch_of "both given" --batch-tokens 500 --batch-size 40 --lr 1e-3
+[ "$got" = "40 500 0.001" ] && pass || fail "both batch options and --lr: '$got'"
+batch_of "the RNN's batches" --arch rnn --emb 8 --hidden 8 --att-dim 8
+[ "$got" = "64  0.001" ] && pass || fail "the RNN's default batches: '$got'"
+# a resumed run keeps its checkpoint's batches
+rm -rf "$TMP/b"
+expect_ok "batches to resume" "$NMT" train "${DATA[@]}" --subwords 0 --threads 1 --max-steps 1 -q \
+    --d-model 16 --heads 2 --ff 32 --layers 1 --batch-tokens 300 --out "$TMP/b"
+expect_ok "resumed" "$NMT" train --resume "$TMP/b" --max-steps 2 -q
+[ "$(meta_of "$TMP/b/checkpoint.safetensors" train.batch_tokens)" = 300 ] && pass ||
+    fail "the resumed run lost its --batch-tokens"
+
 # --- --init-from: the file's architecture; its dropouts; --dropout 0 ---------------
-expect_ok "a model to start from" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --max-steps 0 --out "$TMP/m"
+expect_ok "a model to start from" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --max-steps 0 --out "$TMP/m"
 M=$TMP/m/checkpoint.safetensors
 for opt in "--arch rnn" "--d-model 8" "--layers 2" "--heads 2"; do
     expect_fail "init-from with $opt" "${opt%% *} cannot be used with --init-from" \
@@ -177,7 +215,7 @@ expected_lrs() { # expected_lrs LR W STEPS
         for (s = 1; s <= n; s++) printf "%d %.6g\n", s, (s <= w ? lr * s / w : lr * sqrt(w / s)) }'
 }
 for opt in sgd adam adadelta; do
-    expect_ok "warmup with $opt" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer $opt \
+    expect_ok "warmup with $opt" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer $opt \
         --lr 0.5 --warmup 4 --max-steps 12 --report-every 1 --out "$TMP/w-$opt"
     got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$TMP/w-$opt/log.tsv")
     [ "$got" = "$(expected_lrs 0.5 4 12)" ] && pass ||
@@ -188,7 +226,7 @@ C=$TMP/w-adam/checkpoint.safetensors
 [ "$(meta_of "$C" train.patience)" = 0 ] && pass || fail "a warmup run decays on plateaus"
 # the step's lr reaches the optimizer: a run that stays in warm-up moves
 # its weights otherwise than one at the peak lr
-expect_ok "no warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd --lr 0.5 \
+expect_ok "no warmup" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd --lr 0.5 \
     --max-steps 12 --out "$TMP/w-none"
 same_data "$TMP/w-sgd/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
     fail "--warmup changed nothing in the weights" || pass
@@ -201,7 +239,7 @@ train_killed() {
     local name=$1 rows=$2 dir=$3 pid
     shift 3
     rm -rf "$dir"
-    "$NMT" train "$@" --out "$dir" 2>/dev/null &
+    "$NMT" train --arch rnn "$@" --out "$dir" 2>/dev/null &
     pid=$!
     for _ in $(seq 1 2000); do
         [ "$(wc -l <"$dir/log.tsv" 2>/dev/null || echo 0)" -ge "$rows" ] && break
@@ -225,27 +263,27 @@ expected_linear() { # expected_linear LR W STEPS [F]
         } }'
 }
 lr_column() { awk -F'\t' 'NR > 1 { print $1, $3 }' "$1/log.tsv"; }
-expect_ok "linear with a warmup" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+expect_ok "linear with a warmup" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
     --lr 0.5 --lr-schedule linear --warmup 3 --max-steps 12 --report-every 1 --out "$TMP/lin"
 [ "$(lr_column "$TMP/lin")" = "$(expected_linear 0.5 3 12)" ] && pass ||
     fail "linear: lr column $(lr_column "$TMP/lin" | tr '\n' ' ')"
 C=$TMP/lin/checkpoint.safetensors
 [ "$(meta_of "$C" train.lr_schedule)" = linear ] && pass || fail "train.lr_schedule not in the checkpoint"
 [ "$(meta_of "$C" train.patience)" = 0 ] && pass || fail "a linear run decays on plateaus"
-expect_ok "linear of an RNN: no warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+expect_ok "linear of an RNN: no warm-up" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
     --lr 0.5 --lr-schedule linear --max-steps 12 --report-every 1 --out "$TMP/lin0"
 [ "$(lr_column "$TMP/lin0")" = "$(expected_linear 0.5 0 12)" ] && pass ||
     fail "linear without warm-up: lr column $(lr_column "$TMP/lin0" | tr '\n' ' ')"
 same_data "$TMP/lin0/checkpoint.safetensors" "$TMP/w-none/checkpoint.safetensors" &&
     fail "--lr-schedule linear changed nothing in the weights" || pass
-expect_ok "linear from half the run" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+expect_ok "linear from half the run" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
     --lr 0.5 --lr-schedule linear --warmup 2 --decay-from 0.5 --max-steps 12 --report-every 1 \
     --out "$TMP/linh"
 [ "$(lr_column "$TMP/linh")" = "$(expected_linear 0.5 2 12 0.5)" ] && pass ||
     fail "linear from half the run: lr column $(lr_column "$TMP/linh" | tr '\n' ' ')"
 [ "$(meta_of "$TMP/linh/checkpoint.safetensors" train.decay_from)" = 0.5 ] && pass ||
     fail "train.decay_from not in the checkpoint"
-expect_ok "rsqrt of an RNN: the Transformer's warm-up" "$NMT" train "${DATA[@]}" "${SMALL[@]}" \
+expect_ok "rsqrt of an RNN: the Transformer's warm-up" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" \
     --optimizer sgd --lr 0.5 --lr-schedule rsqrt --max-steps 3 --report-every 1 --out "$TMP/rsq"
 [ "$(meta_of "$TMP/rsq/checkpoint.safetensors" train.warmup)" = 300 ] && pass ||
     fail "rsqrt of an RNN: warm-up $(meta_of "$TMP/rsq/checkpoint.safetensors" train.warmup)"
@@ -259,7 +297,7 @@ if [ -e "$TMP/plat/checkpoint.safetensors" ]; then
 fi
 # by the clock: it falls and ends near 0 (the last step starts within a
 # step's time of the limit)
-expect_ok "linear by the clock" "$NMT" train "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+expect_ok "linear by the clock" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
     --lr 0.5 --lr-schedule linear --max-time 3s --report-every 1 --out "$TMP/lint"
 awk -F'\t' 'NR > 1 { if (NR > 2 && $3 > prev) bad = 1; prev = $3; n++ }
     END { exit !(n >= 5 && !bad && prev < 0.1) }' "$TMP/lint/log.tsv" && pass ||
@@ -267,13 +305,13 @@ awk -F'\t' 'NR > 1 { if (NR > 2 && $3 > prev) bad = 1; prev = $3; n++ }
 # kill -9 in the middle of a linear decay, then resume: the uninterrupted run's bits
 L=(--optimizer adam --lr 0.01 --lr-schedule linear --warmup 5 --dropout 0.2 --seed 5 --save-every 2
    --report-every 1 --max-steps 40)
-expect_ok "linear, uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lu"
+expect_ok "linear, uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --out "$TMP/lu"
 train_killed linear 8 "$TMP/lk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}"
 expect_ok "linear, resumed after kill -9" "$NMT" train -q --resume "$TMP/lk"
 same_data "$TMP/lu/checkpoint.safetensors" "$TMP/lk/checkpoint.safetensors" && pass ||
     fail "kill -9 in a linear decay + resume differs from the uninterrupted run"
 # ... and in a line that starts late, killed while the lr is still held
-expect_ok "linear from 0.6, uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${L[@]}" \
+expect_ok "linear from 0.6, uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${L[@]}" \
     --decay-from 0.6 --out "$TMP/lhu"
 train_killed "linear from 0.6" 8 "$TMP/lhk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}" --decay-from 0.6
 expect_ok "linear from 0.6, resumed after kill -9" "$NMT" train -q --resume "$TMP/lhk"
@@ -286,8 +324,8 @@ same_data "$TMP/lhu/checkpoint.safetensors" "$TMP/lu/checkpoint.safetensors" &&
 # A run stopped at step 6 of a 60-step warm-up and extended to 40, and one
 # killed anywhere and resumed, end as the uninterrupted run does.
 W=(--optimizer adam --lr 0.01 --warmup 60 --dropout 0.2 --seed 5 --save-every 2 --report-every 1)
-expect_ok "uninterrupted" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40 --out "$TMP/u"
-expect_ok "stopped at 6" "$NMT" train "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 6 --out "$TMP/r"
+expect_ok "uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 40 --out "$TMP/u"
+expect_ok "stopped at 6" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${W[@]}" --max-steps 6 --out "$TMP/r"
 expect_ok "extended to 40" "$NMT" train -q --resume "$TMP/r" --max-steps 40
 same_data "$TMP/u/checkpoint.safetensors" "$TMP/r/checkpoint.safetensors" && pass ||
     fail "a run resumed in warm-up differs from the uninterrupted one"

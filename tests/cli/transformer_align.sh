@@ -16,7 +16,7 @@ zcat "$TOY/test.tgt.gz" | head -n 4 >tt
 head -n 4 "$TOY/test.align" >ta
 expect_ok "train a small Transformer" "$NMT" train -q --arch transformer --src s --tgt t \
     --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 16 --max-steps 40 --threads 1 --out tf
-expect_ok "train a small RNN" "$NMT" train -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
+expect_ok "train a small RNN" "$NMT" train --arch rnn -q --src s --tgt t --emb 8 --hidden 8 --att-dim 8 \
     --out-dim 8 --max-steps 2 --threads 1 --out rnn
 M=tf/checkpoint.safetensors
 A=("$NMT" align -m $M --src ts --tgt tt --format tsv --threads 1)

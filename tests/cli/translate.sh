@@ -15,9 +15,9 @@ zcat "$M30K/train.de.gz" | head -n 1000 >"$TMP/train.de"
 zcat "$M30K/train.en.gz" | head -n 1000 >"$TMP/train.en"
 SMALL=(--cell gru --emb 16 --hidden 16 --att-dim 16 --out-dim 16 --batch-size 32
        --max-len 40 --max-steps 40 --lr 0.01 --seed 3 --lowercase --max-vocab 40 -q)
-expect_ok "train an attention model" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" \
+expect_ok "train an attention model" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" \
     "${SMALL[@]}" --out "$TMP/att"
-expect_ok "train a no-attention model" "$NMT" train --src "$TMP/train.de" --tgt "$TMP/train.en" \
+expect_ok "train a no-attention model" "$NMT" train --arch rnn --src "$TMP/train.de" --tgt "$TMP/train.en" \
     "${SMALL[@]}" --attention none --out "$TMP/none"
 M=$TMP/att/checkpoint.safetensors
 MN=$TMP/none/checkpoint.safetensors

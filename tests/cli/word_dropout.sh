@@ -30,7 +30,7 @@ zcat "$TOY/train.tgt.gz" | head -n 600 >"$TMP/t"
 zcat "$TOY/valid.src.gz" | head -n 20 >"$TMP/vs"
 zcat "$TOY/valid.tgt.gz" | head -n 20 >"$TMP/vt"
 DATA=(--src "$TMP/s" --tgt "$TMP/t")
-RNN=("$NMT" train -q "${DATA[@]}" --emb 16 --hidden 16 --att-dim 16 --batch-size 16
+RNN=("$NMT" train --arch rnn -q "${DATA[@]}" --emb 16 --hidden 16 --att-dim 16 --batch-size 16
      --threads 1 --seed 3)
 TF=("$NMT" train -q "${DATA[@]}" --arch transformer --d-model 16 --heads 2 --ff 32 --layers 1
     --batch-size 16 --threads 1 --seed 3)
