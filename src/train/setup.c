@@ -293,10 +293,9 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
      * --batch-tokens alone for the recipe's most sentences beside it */
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
     if (rec && rec->batch_tokens > 0 && !g->batch_size) {
-        if (!g->batch_tokens && s->batch_tokens == 0)
+        if (!g->batch_tokens)
             s->batch_tokens = rec->batch_tokens;
-        if (s->batch_tokens > 0)
-            s->batch_size = rec->batch_size;
+        s->batch_size = rec->batch_size;
     }
     /* a validated run hands over the mean of its last validations' models
      * when that validates better than the best of them */
