@@ -134,8 +134,9 @@ void nmt_train_settings_default(nmt_train_settings *s);
  * Multi30k; the Transformer's 0.1, Vaswani et al.'s P_drop); the learning
  * rate, the optimizer's usual one (nmt_optim_default_lr) but the
  * architecture's own for Adam (the Transformer's 4e-3, the peak of its
- * warm-up, chosen with its batches on Multi30k: docs/training.md); the warm-up steps
- * (the RNN's 0: a constant lr lowered on plateaus; the Transformer's 300). */
+ * warm-up, chosen with its batches on Multi30k: docs/training.md); the
+ * warm-up steps (the RNN's 0: a constant lr lowered on plateaus; the
+ * Transformer's 300). */
 float nmt_train_default_dropout(nmt_arch a);
 /* The dropout of a fresh run given max_time seconds of --max-time (0: none):
  * the default, or the recipe's long_dropout from its long_seconds on (the
