@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # nmt align on a Transformer: --layer L --head T|mean chooses the
-# cross-attention map; the default is the middle decoder layer's mean of
-# heads (L_d / 2: layer 1 of 2 here; docs/alignments.md); a layer's mean is the mean of its heads; every
+# cross-attention map; the default is the mean of heads of the decoder
+# layer below the middle, (L_d - 1) / 2 and never layer 0 when there is
+# another (layer 1 of 2 here, of 4 too; 2 of 6; 0 of 1: docs/alignments.md);
+# a layer's mean is the mean of its heads; every
 # map's rows sum to 1; AER for any map; layers and heads out of range, a
 # head that is not a number, and --layer on an RNN are refused by name;
 # --per-head's table agrees with each map asked for alone.
@@ -57,6 +59,24 @@ for a, b, m in zip(h0, h1, mean):
     for x, y, z in zip(a, b, m):
         assert abs((x + y) / 2 - z) < 2e-6, f"mean {z} of heads {x} and {y}"
 EOF
+
+# the default layer by depth: the rule, not just the 2-layer case above
+for case in "1 0" "4 1" "6 2"; do
+    set -- $case
+    "$NMT" train -q --arch transformer --src s --tgt t --d-model 8 --heads 2 --ff 8 \
+        --enc-layers 1 --dec-layers "$1" --batch-size 16 --max-steps 2 --threads 1 \
+        --out "deep$1" 2>/dev/null || fail "train with $1 decoder layers"
+    D=("$NMT" align -m "deep$1/checkpoint.safetensors" --src ts --tgt tt --format tsv --threads 1)
+    "${D[@]}" >"deep$1.tsv" 2>/dev/null
+    "${D[@]}" --layer "$2" --head mean >"deep$1.l$2.tsv" 2>/dev/null
+    [ -s "deep$1.tsv" ] && cmp -s "deep$1.tsv" "deep$1.l$2.tsv" && pass ||
+        fail "with $1 decoder layers the default map is not layer $2's mean"
+    if [ "$1" -gt 1 ]; then
+        "${D[@]}" --layer $(($1 / 2)) --head mean >"deep$1.mid.tsv" 2>/dev/null
+        [ $(($1 / 2)) -eq "$2" ] || ! cmp -s "deep$1.tsv" "deep$1.mid.tsv" && pass ||
+            fail "with $1 decoder layers the default map equals layer $(($1 / 2))'s too"
+    fi
+done
 
 # AER of any map, against the gold links
 out=$("$NMT" align -m $M --src ts --tgt tt --gold ta --layer 1 --head 0 --threads 1 2>&1)
