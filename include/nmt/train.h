@@ -100,9 +100,10 @@ typedef struct nmt_train_settings {
                           * al.'s schedule with lr as its peak), and patience
                           * must be 0; 0: lr, lowered by lr_decay alone */
     int linear_decay;    /* 1: after the warm-up (warmup steps of it, or none) the
-                          * lr falls linearly to 0 at the run's end, the nearer
-                          * of max_steps and max_time (nmt_lr_linear; by rank
-                          * 0's clock), so one of them must be set and patience
+                          * lr falls linearly to 0 at the run's end, the nearest
+                          * of max_steps, epochs and max_time (nmt_lr_linear;
+                          * by rank 0's clock), so one of them must be set (of
+                          * a streamed corpus: not epochs alone) and patience
                           * must be 0; 0: warmup's decay, or plateaus' */
     double decay_from;   /* with linear_decay: the part of the run, in [0, 1), that
                           * holds the peak lr before the line down starts (0: it

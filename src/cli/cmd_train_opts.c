@@ -518,10 +518,12 @@ static int check_combinations(const train_args *a)
                   "until a plateau lowers it (--lr-schedule rsqrt or linear warm up)");
         return -1;
     }
+    /* without a step or time limit the epochs (10 unless given) end the
+     * run; a streamed corpus's epoch is not counted until it ends */
     if (a->schedule == NMT_SCHEDULE_LINEAR && !a->given[O_MAX_STEPS] && !a->given[O_MAX_TIME] &&
-        !a->q.resume_dir) {
-        cli_error("--lr-schedule linear decays to 0 at the run's end: give --max-steps or "
-                  "--max-time");
+        !a->q.resume_dir && s->shuffle_buffer > 0) {
+        cli_error("--lr-schedule linear decays to 0 at the run's end: a streamed corpus "
+                  "(--shuffle-buffer) needs --max-steps or --max-time to place it");
         return -1;
     }
     if (a->given[O_DECAY_FROM] && a->schedule != NMT_SCHEDULE_LINEAR) {

@@ -83,9 +83,13 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (!(s->decay_from >= 0 && s->decay_from < 1) || (s->decay_from > 0 && !s->linear_decay))
         return nmt_set_error(NMT_ERR_ARG, "the start of a linear decay must be in [0, 1), "
                              "and only a linear decay has one");
-    if (s->linear_decay && s->max_steps <= 0 && s->max_time <= 0)
+    /* a streamed corpus's epoch is not counted in batches until its last
+     * block: its epochs cannot place the end */
+    if (s->linear_decay && s->max_steps <= 0 && s->max_time <= 0 &&
+        (s->epochs <= 0 || s->shuffle_buffer > 0))
         return nmt_set_error(NMT_ERR_ARG, "a linear decay needs the run's end to decay to: "
-                             "a step limit or a time limit");
+                             "a step limit, a time limit, or (a corpus read whole) an "
+                             "epoch limit");
     if (s->subword_alpha > 0 && (!m->subwords || !s->src_path || !s->tgt_path))
         return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a subword model and the "
                              "training corpus's files");
@@ -413,15 +417,24 @@ double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress, d
 }
 
 /* How much of the run is done as step `step` (1 for the first) starts, for
- * a linear decay: the further of the steps made against the step limit and
- * the time spent against the time limit, by rank 0's clock on every process
- * (their lr must be one). Time makes it the one part of a run that is not
- * a function of the step: two runs of one seed and time limit differ. */
+ * a linear decay: the furthest of the steps made against the step limit,
+ * the epochs made against the epoch limit (the step's first batch placed
+ * in its epoch's batches, so that an epoch of more or fewer batches than
+ * the last is still one epoch) and the time spent against the time limit,
+ * by rank 0's clock on every process (their lr must be one). Time makes it
+ * the one part of a run that is not a function of the step and the
+ * position: two runs of one seed and time limit differ. */
 static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
 {
     double p = 0;
     if (t->s.max_steps > 0)
         p = (double)(step - 1) / (double)t->s.max_steps;
+    if (t->s.epochs > 0 && !t->stream && t->st.n_batches > 0) {
+        double e = ((double)(t->st.epoch - 1) +
+                    (double)t->st.batch / (double)t->st.n_batches) / (double)t->s.epochs;
+        if (e > p)
+            p = e;
+    }
     if (t->s.max_time > 0) {
         double e = (t->elapsed_base + (nmt_now() - t->t_start)) / t->s.max_time;
         if (e > p)

@@ -126,8 +126,8 @@ refused "zero layers" "--enc-layers" --arch transformer --enc-layers 0
 refused "warmup with lr-decay" "--lr-decay does not go with --warmup" --warmup 100 --lr-decay 0.5
 refused "warmup with patience" "--patience does not go with --warmup" --warmup 100 --patience 2
 refused "negative warmup" "--warmup" --warmup -1
-refused "linear without an end" "--lr-schedule linear decays to 0 at the run's end: give --max-steps or --max-time" \
-    --lr-schedule linear
+refused "linear of a stream without an end" "--lr-schedule linear decays to 0 at the run.s end: a streamed corpus .*needs --max-steps or --max-time" \
+    --lr-schedule linear --shuffle-buffer 100
 refused "linear with patience" "--patience does not go with --lr-schedule linear" \
     --lr-schedule linear --max-steps 5 --patience 2
 refused "rsqrt with lr-decay" "--lr-decay does not go with --lr-schedule rsqrt" \
@@ -319,6 +319,33 @@ same_data "$TMP/lhu/checkpoint.safetensors" "$TMP/lhk/checkpoint.safetensors" &&
     fail "kill -9 in a linear decay from 0.6 + resume differs from the uninterrupted run"
 same_data "$TMP/lhu/checkpoint.safetensors" "$TMP/lu/checkpoint.safetensors" &&
     fail "--decay-from 0.6 changed nothing in the weights" || pass
+# without --max-steps or --max-time the epochs place the end: step n's
+# p is (e - 1 + b / B_e) / E, its first batch b of epoch e's B_e batches
+# (counted from the log, so epochs of unequal batches are judged each by
+# its own), E the epoch limit
+expected_by_epochs() { # expected_by_epochs LR EPOCHS LOG
+    awk -F'\t' -v lr="$1" -v E="$2" 'NR > 1 { s[NR] = $1; e[NR] = $2; n[$2]++; last = NR }
+        END { for (r = 2; r <= last; r++) {
+            b = (e[r] == e[r - 1]) ? b + 1 : 0
+            printf "%d %.6g\n", s[r], lr * (1 - ((e[r] - 1) + b / n[e[r]]) / E) } }' "$3"
+}
+expect_ok "linear by epochs" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --epochs 3 --batch-tokens 200 --report-every 1 --out "$TMP/line"
+[ "$(lr_column "$TMP/line")" = "$(expected_by_epochs 0.5 3 "$TMP/line/log.tsv")" ] &&
+    [ "$(awk -F'\t' 'END { print $2 }' "$TMP/line/log.tsv")" = 3 ] && pass ||
+    fail "linear by epochs: lr column $(lr_column "$TMP/line" | tr '\n' ' ')"
+# ... and the default 10 epochs, killed and resumed: the uninterrupted bits
+LE=(--optimizer adam --lr 0.01 --lr-schedule linear --warmup 5 --dropout 0.2 --seed 5 --save-every 2
+    --report-every 1 --batch-size 64)
+expect_ok "linear by epochs, uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${LE[@]}" \
+    --out "$TMP/leu"
+train_killed "linear by epochs" 12 "$TMP/lek" "${DATA[@]}" "${SMALL[@]}" "${LE[@]}"
+expect_ok "linear by epochs, resumed after kill -9" "$NMT" train -q --resume "$TMP/lek"
+same_data "$TMP/leu/checkpoint.safetensors" "$TMP/lek/checkpoint.safetensors" && pass ||
+    fail "kill -9 in a linear decay by epochs + resume differs from the uninterrupted run"
+[ "$(awk -F'\t' 'END { print $2 }' "$TMP/leu/log.tsv")" = 10 ] &&
+    awk -F'\t' 'NR > 1 { l = $3 } END { exit !(l > 0 && l < 0.001) }' "$TMP/leu/log.tsv" && pass ||
+    fail "linear by the default epochs: did not end in epoch 10 near lr 0"
 
 # --- resume in the middle of warm-up: exact -----------------------------------------
 # A run stopped at step 6 of a 60-step warm-up and extended to 40, and one
