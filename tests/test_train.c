@@ -426,20 +426,31 @@ static int count_char(const char *s, char c)
  * left; at or past the end, 0. */
 START_TEST(linear_schedule)
 {
-    ck_assert(nmt_lr_linear(0.5, 4, 1, 0.9, 0) == 0.125); /* the ramp ignores progress */
-    ck_assert(nmt_lr_linear(0.5, 4, 4, 0.9, 0) == 0.5);
-    ck_assert(nmt_lr_linear(0.5, 4, 5, 0.25, 0) == 0.375);
-    ck_assert(nmt_lr_linear(0.5, 0, 1, 0, 0) == 0.5);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 1, 0) == 0);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 1.5, 0) == 0);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, -0.1, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 4, 0, 1, 0.9, 0) == 0.125); /* the ramp ignores progress */
+    ck_assert(nmt_lr_linear(0.5, 4, 0, 4, 0.9, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 4, 0, 5, 0.25, 0) == 0.375);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 1, 0, 0) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, 1, 0) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, 1.5, 0) == 0);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, -0.1, 0) == 0.5);
     /* a late start: the peak held up to it, then the line from the peak to 0 */
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 0.5, 0.75) == 0.5);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 0.75, 0.75) == 0.5);
-    ck_assert(fabs(nmt_lr_linear(0.5, 0, 9, 0.875, 0.75) - 0.25) < 1e-15);
-    ck_assert(nmt_lr_linear(0.5, 0, 9, 1, 0.75) == 0);
-    ck_assert(nmt_lr_linear(0.5, 4, 2, 0.9, 0.75) == 0.25); /* the ramp still first */
-    ck_assert(nmt_lr_linear(0.5, 0, 9, NAN, 0.75) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, 0.5, 0.75) == 0.5);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, 0.75, 0.75) == 0.5);
+    ck_assert(fabs(nmt_lr_linear(0.5, 0, 0, 9, 0.875, 0.75) - 0.25) < 1e-15);
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, 1, 0.75) == 0);
+    ck_assert(nmt_lr_linear(0.5, 4, 0, 2, 0.9, 0.75) == 0.25); /* the ramp still first */
+    ck_assert(nmt_lr_linear(0.5, 0, 0, 9, NAN, 0.75) == 0.5);
+    /* a warm-up bounded by a share of the run: the nearer end sets the
+     * slope, and once the share is reached the line starts however few
+     * steps were taken */
+    ck_assert(nmt_lr_linear(0.5, 100, 0.25, 10, 0.0625, 0) == 0.125); /* 0.0625 / 0.25 */
+    ck_assert(nmt_lr_linear(0.5, 100, 0.25, 10, 0.001, 0) == 0.05); /* 10 / 100 */
+    ck_assert(nmt_lr_linear(0.5, 100, 0.25, 50, 0.25, 0) == 0.375); /* the line's */
+    ck_assert(nmt_lr_linear(0.5, 100, 0.25, 100, 0.2, 0) == 0.5);   /* the steps' end */
+    ck_assert(nmt_lr_linear(0.5, 100, 0.25, 101, 0.5, 0) == 0.25);
+    /* a share that does not bind leaves the steps' ramp bit for bit */
+    ck_assert(nmt_lr_linear(4e-3, 2000, 0.25, 1999, 1998.0 / 8600, 0) ==
+              4e-3 * 1999.0 / 2000.0);
 }
 END_TEST
 
@@ -488,6 +499,18 @@ START_TEST(linear_schedule_round_trip)
     ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
     ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
     ck_assert(back.linear_decay == 1 && back.decay_from == 0.7);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    ck_assert(back.warmup_share == 0); /* absent: a ramp ended by its steps alone */
+    /* a warm-up bounded by a share of the run keeps its share */
+    s.warmup = 20;
+    s.warmup_share = 0.25;
+    n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_str_eq(meta_value(meta, n, "train.warmup_share"), "0.25");
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert(back.warmup == 20 && back.warmup_share == 0.25);
     nmt_file_free(f);
     nmt_model_free(m2);
     /* a schedule this program does not know */

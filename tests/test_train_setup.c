@@ -382,8 +382,11 @@ START_TEST(refusals_say_why)
         ck_assert(r->s.dropout_emb == 0.1f && r->s.dropout_residual == 0.1f);
         ck_assert(r->s.dropout_att == 0.1f && r->s.dropout_ff == 0.1f);
         ck_assert(r->s.dropout_enc == 0 && r->s.dropout_out == 0);
-        /* its lr schedule: Adam's peak 4e-3 after 300 steps, no plateau decay */
-        ck_assert(r->s.lr == 4e-3 && r->s.warmup == 300 && r->s.patience == 0);
+        /* its lr schedule: Adam's peak 4e-3 after 2000 steps or a quarter of
+         * the run, then a line to 0 at its end (here its 10 epochs), no
+         * plateau decay */
+        ck_assert(r->s.lr == 4e-3 && r->s.warmup == 2000 && r->s.patience == 0);
+        ck_assert(r->s.linear_decay == 1 && r->s.warmup_share == NMT_WARMUP_SHARE);
         /* its batches: 2048 target tokens of at most 256 pairs, the size set
          * by small_request not being marked given */
         ck_assert_int_eq(r->s.batch_tokens, 2048);
@@ -399,6 +402,18 @@ START_TEST(refusals_say_why)
         q.given.patience = 1;
         ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
         ck_assert(r->s.warmup == 0 && r->s.patience == 3 && r->s.lr == 4e-3);
+        ck_assert(r->s.linear_decay == 0 && r->s.warmup_share == 0);
+        nmt_train_run_free(r);
+        /* rsqrt asked for by name: the old default's 300 steps, no line */
+        small_request(&q, "tf-rsqrt");
+        q.s.model.arch = NMT_ARCH_TRANSFORMER;
+        q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
+                                                         .enc_layers = 1, .dec_layers = 1};
+        q.s.max_steps = 0;
+        q.given.schedule = NMT_SCHEDULE_RSQRT;
+        ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+        ck_assert(r->s.warmup == NMT_RSQRT_WARMUP && r->s.linear_decay == 0);
+        ck_assert(r->s.warmup_share == 0 && r->s.patience == 0);
         nmt_train_run_free(r);
     } else {
         ck_assert_int_eq(rc, NMT_ERR_ARG);

@@ -172,9 +172,11 @@ typedef struct nmt_arch_recipe {
                              * at least long_seconds (0: no such rule) */
     double long_seconds;
     double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
-    int64_t warmup;         /* the lr's warm-up steps, then its decay as
-                             * 1/sqrt(step) (0: a constant lr lowered on
+    int64_t warmup;         /* the lr's warm-up steps, then its decay: 1/sqrt(step),
+                             * or linear_decay's (0: a constant lr lowered on
                              * plateaus) */
+    int linear_decay;       /* 1: after the warm-up the lr falls on a line to 0 at
+                             * the run's end (a run that has an end) */
     int batch_tokens;       /* a batch's target tokens, padding counted (0:
                              * batches of nmt_train_settings' sentences) */
     int batch_size;         /* with batch_tokens: the most sentences a batch

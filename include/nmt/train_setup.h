@@ -60,6 +60,7 @@ typedef struct nmt_train_given {
     int lr;                              /* else the optimizer's usual one */
     int patience, lr_decay;
     int warmup; /* else a settings' warmup of 0 takes the architecture's default */
+    int warmup_share; /* else a linear decay with a warm-up takes NMT_WARMUP_SHARE */
     /* neither given: the architecture's batches (by tokens for the
      * Transformer); --batch-size alone keeps batches of that many sentences */
     int batch_size, batch_tokens;
@@ -67,7 +68,7 @@ typedef struct nmt_train_given {
      * validations' models are kept and averaged at the end */
     int keep_snapshots, average_snapshots;
     /* --lr-schedule: 0 not given (the architecture's: plateaus for the RNN,
-     * the warm-up's rsqrt decay for the Transformer), else one of these */
+     * the linear decay after a warm-up for the Transformer), else one of these */
     enum { NMT_SCHEDULE_GIVEN_NONE, NMT_SCHEDULE_PLATEAU, NMT_SCHEDULE_RSQRT,
            NMT_SCHEDULE_LINEAR } schedule;
     /* each dropout site's own rate (the settings' dropout_*) */

@@ -180,6 +180,44 @@ static void dropout_text(const nmt_train_settings *s, char *buf, size_t size)
     }
 }
 
+/* A schedule that ends with the run says before the first step where its
+ * warm-up and its line end, which depends on the run's limits; and a
+ * stream that made rsqrt of the architecture's line, why. */
+static void describe_schedule(const nmt_train_settings *s, nmt_arch arch)
+{
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(arch);
+    if (s->linear_decay) {
+        char ramp[128] = "", hold[64] = "", ends[128] = "";
+        if (s->warmup > 0 && s->warmup_share > 0)
+            snprintf(ramp, sizeof ramp, "a warm-up to %g over %lld steps or the first %g %% of "
+                     "the run, whichever ends first, then ", s->lr, (long long)s->warmup,
+                     100 * s->warmup_share);
+        else if (s->warmup > 0)
+            snprintf(ramp, sizeof ramp, "a warm-up to %g over %lld steps, then ", s->lr,
+                     (long long)s->warmup);
+        if (s->decay_from > 0)
+            snprintf(hold, sizeof hold, "%g until %g %% of the run, then ", s->lr,
+                     100 * s->decay_from);
+        size_t n = 0;
+        if (s->max_steps > 0)
+            n += (size_t)snprintf(ends, sizeof ends, "%lld steps", (long long)s->max_steps);
+        if (s->epochs > 0 && s->shuffle_buffer == 0)
+            n += (size_t)snprintf(ends + n, sizeof ends - n, "%s%d epochs", n ? ", " : "",
+                                  s->epochs);
+        if (s->max_time > 0)
+            snprintf(ends + n, sizeof ends - n, "%s%g minutes", n ? ", " : "", s->max_time / 60);
+        fprintf(stderr, "lr: %s%sa line from %g down to 0 at the run's end (%s%s; "
+                "docs/training.md)\n", ramp, hold, s->lr, strchr(ends, ',') ? "the nearest of " : "",
+                ends);
+    } else if (s->warmup > 0 && rec && rec->linear_decay && s->shuffle_buffer > 0 &&
+               s->max_steps <= 0 && s->max_time <= 0) {
+        fprintf(stderr, "lr: a warm-up to %g over %lld steps, then lr * sqrt(warm-up / step), "
+                "not the %s's line to 0: a streamed corpus without --max-steps or --max-time "
+                "gives the line no end (docs/training.md)\n", s->lr, (long long)s->warmup,
+                nmt_arch_name(arch));
+    }
+}
+
 static void describe(const nmt_train_run *r)
 {
     if (cli_verbosity == 0)
@@ -223,9 +261,11 @@ static void describe(const nmt_train_run *r)
                 rec->long_seconds / 60, (double)(long_run ? rec->dropout : rec->long_dropout),
                 long_run ? "below" : "from there on");
     }
+    if (!r->resumed)
+        describe_schedule(s, c->arch);
     if (cli_verbosity < 2)
         return;
-    char dropout[128], warmup[48] = "";
+    char dropout[128], warmup[96] = "";
     dropout_text(s, dropout, sizeof dropout);
     if (s->warmup > 0)
         snprintf(warmup, sizeof warmup, " warmup %lld", (long long)s->warmup);
@@ -234,6 +274,9 @@ static void describe(const nmt_train_run *r)
     if (s->decay_from > 0)
         snprintf(warmup + strlen(warmup), sizeof warmup - strlen(warmup), " from %g",
                  s->decay_from);
+    if (s->warmup_share > 0)
+        snprintf(warmup + strlen(warmup), sizeof warmup - strlen(warmup), " warmup-share %g",
+                 s->warmup_share);
     char batching[64] = "";
     if (s->batch_tokens > 0)
         snprintf(batching, sizeof batching, " (up to %d target tokens)", s->batch_tokens);

@@ -22,8 +22,8 @@ enum {
     O_MAX_TIME, O_BEST_METRIC, O_KEEP_SNAPSHOTS, O_AVERAGE_SNAPSHOTS,
     O_SUBWORDS, O_SPM, O_SUBWORD_ALPHA, O_ARCH, O_D_MODEL, O_HEADS, O_FF, O_LAYERS,
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
-    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_NORM,
-    O_FIXNORM, O_NO_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC,
+    O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_WARMUP_SHARE,
+    O_NORM, O_FIXNORM, O_NO_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC,
     O_WORD_DROPOUT_TGT, O_END
 };
 
@@ -99,6 +99,7 @@ static const struct option long_options[] = {
     {"warmup", required_argument, 0, O_WARMUP},
     {"lr-schedule", required_argument, 0, O_LR_SCHEDULE},
     {"decay-from", required_argument, 0, O_DECAY_FROM},
+    {"warmup-share", required_argument, 0, O_WARMUP_SHARE},
     {"joint-vocab", no_argument, 0, O_JOINT_VOCAB},
     {"word-dropout", required_argument, 0, O_WORD_DROPOUT},
     {"word-dropout-src", required_argument, 0, O_WORD_DROPOUT_SRC},
@@ -123,6 +124,21 @@ typedef struct train_args {
     int layers;          /* --layers: both sides' */
     int schedule;        /* --lr-schedule: NMT_SCHEDULE_*, 0 not given */
 } train_args;
+
+/* Whether the run's schedule is, or may be (--init-from's architecture is
+ * the file's), the linear decay: asked for by name, or the architecture's
+ * own when no other schedule is asked for by name or by its parts (a
+ * warm-up alone is rsqrt's; a decay or patience, the plateaus'). */
+static int may_be_linear(const train_args *a)
+{
+    if (a->schedule)
+        return a->schedule == NMT_SCHEDULE_LINEAR;
+    if (a->given[O_WARMUP] || a->given[O_LR_DECAY] ||
+        (a->given[O_PATIENCE] && a->q.s.patience > 0))
+        return 0;
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(a->q.s.model.arch);
+    return a->q.init_from || (rec && rec->linear_decay);
+}
 
 #define INT_MAX_OPT 2147483647L
 
@@ -286,6 +302,14 @@ static int parse_value(train_args *a, int c, const char *v)
         if (opt_double(name, v, 0, 1, &s->decay_from))
             return -1;
         if (s->decay_from >= 1) {
+            cli_error("%s: must be below 1 (the line down needs some of the run)", name);
+            return -1;
+        }
+        return 0;
+    case O_WARMUP_SHARE:
+        if (opt_double(name, v, 0, 1, &s->warmup_share))
+            return -1;
+        if (s->warmup_share >= 1) {
             cli_error("%s: must be below 1 (the line down needs some of the run)", name);
             return -1;
         }
@@ -526,9 +550,15 @@ static int check_combinations(const train_args *a)
                   "(--shuffle-buffer) needs --max-steps or --max-time to place it");
         return -1;
     }
-    if (a->given[O_DECAY_FROM] && a->schedule != NMT_SCHEDULE_LINEAR) {
-        cli_error("--decay-from needs --lr-schedule linear: it is where that line down starts");
-        return -1;
+    static const int line_options[] = {O_DECAY_FROM, O_WARMUP_SHARE};
+    for (size_t i = 0; i < sizeof line_options / sizeof *line_options; i++) {
+        int c = line_options[i];
+        if (a->given[c] && !may_be_linear(a)) {
+            cli_error("--%s needs --lr-schedule linear (the Transformer's default): it is "
+                      "where that line %s", option_name(c),
+                      c == O_DECAY_FROM ? "down starts" : "'s warm-up ends at the latest");
+            return -1;
+        }
     }
     if (s->warmup > 0 && (a->given[O_LR_DECAY] || (a->given[O_PATIENCE] && s->patience > 0))) {
         cli_error("--%s does not go with --warmup: the warmup's schedule lowers the lr itself, "
@@ -582,7 +612,7 @@ static nmt_train_given given_of(const train_args *a)
         .dropout_att = g[O_DROPOUT_ATT], .dropout_ff = g[O_DROPOUT_FF],
         .word_dropout = g[O_WORD_DROPOUT], .word_dropout_src = g[O_WORD_DROPOUT_SRC],
         .word_dropout_tgt = g[O_WORD_DROPOUT_TGT],
-        .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
+        .warmup_share = g[O_WARMUP_SHARE], .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
         .average_snapshots = g[O_AVERAGE_SNAPSHOTS],
     };
 }

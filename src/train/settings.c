@@ -214,6 +214,8 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
         nmt_ckpt_put(w, "train.lr_schedule", "%s", "linear");
     if (s->decay_from > 0)
         nmt_ckpt_put(w, "train.decay_from", "%.17g", s->decay_from);
+    if (s->warmup_share > 0)
+        nmt_ckpt_put(w, "train.warmup_share", "%.17g", s->warmup_share);
     /* written only when used, so that a run without them writes the very
      * checkpoint it did before they existed */
     if (s->batch_tokens > 0)
@@ -347,6 +349,13 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->decay_from = nmt_ckpt_get_double_in(&r, "train.decay_from", 0, 1);
         if (!s->linear_decay)
             nmt_ckpt_bad(&r, "train.decay_from", nmt_ckpt_get(&r, "train.decay_from"));
+    }
+    /* absent: a warm-up ended by its steps alone (every linear decay before
+     * the share, so that their runs resume as they were) */
+    if (nmt_ckpt_has(&r, "train.warmup_share")) {
+        s->warmup_share = nmt_ckpt_get_double_in(&r, "train.warmup_share", 0, 1);
+        if (!s->linear_decay)
+            nmt_ckpt_bad(&r, "train.warmup_share", nmt_ckpt_get(&r, "train.warmup_share"));
     }
     /* absent: a run without them (or from before them) */
     if (nmt_ckpt_has(&r, "train.batch_tokens"))

@@ -271,27 +271,42 @@ static int choose_dropout(nmt_train_settings *s, const nmt_train_request *q, int
 
 /* The settings that follow from others given or not, once the model's
  * architecture is known: the lr of the optimizer and architecture, the
- * Transformer's warm-up (unless a plateau decay was asked for instead) and
- * batches by tokens, a run limited by time alone, a warm-up's own decay. */
+ * Transformer's schedule (a warm-up and a line to the run's end, unless
+ * another schedule or a plateau decay was asked for) and batches by
+ * tokens, a run limited by time alone, a warm-up's own decay. */
 static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
 {
     const nmt_train_given *g = &q->given;
     if (!g->lr)
         s->lr = nmt_train_default_lr(s->model.arch, s->optimizer);
+    const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
+    int plateaus_asked = g->lr_decay || (g->patience && s->patience > 0);
+    /* the architecture's schedule unless one was asked for, by name or by
+     * its parts (a warm-up alone is the rsqrt schedule's; a plateau's decay
+     * or patience, the plateaus'); the Transformer's line needs the run's
+     * end, which a streamed corpus's epochs do not give */
+    int has_end = s->max_steps > 0 || s->max_time > 0 ||
+                  (s->epochs > 0 && s->shuffle_buffer == 0);
     if (g->schedule == NMT_SCHEDULE_LINEAR)
         s->linear_decay = 1;
+    else if (g->schedule == NMT_SCHEDULE_GIVEN_NONE && rec && rec->linear_decay && !g->warmup &&
+             s->warmup == 0 && !plateaus_asked && has_end)
+        s->linear_decay = 1;
     /* a warm-up in the settings stands even when not marked given; plateaus
-     * asked for have none; rsqrt asked for of an RNN, the Transformer's */
+     * asked for have none; rsqrt asked for, or the Transformer's line that
+     * a stream without a step or time limit cannot draw, 300 steps */
     if (g->schedule == NMT_SCHEDULE_PLATEAU)
         s->warmup = 0;
-    else if (!g->warmup && s->warmup == 0 && !g->lr_decay && !(g->patience && s->patience > 0))
-        s->warmup = nmt_train_default_warmup(s->model.arch);
+    else if (!g->warmup && s->warmup == 0 && !plateaus_asked && rec && rec->warmup > 0)
+        s->warmup = s->linear_decay ? rec->warmup : NMT_RSQRT_WARMUP;
     if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
         s->warmup = NMT_RSQRT_WARMUP;
+    /* a line's warm-up ends by a quarter of the run at the latest */
+    if (s->linear_decay && s->warmup > 0 && !g->warmup_share && s->warmup_share == 0)
+        s->warmup_share = NMT_WARMUP_SHARE;
     /* the architecture's batches by tokens unless a size was given: a
      * --batch-size alone asks for batches of that many sentences, a
      * --batch-tokens alone for the recipe's most sentences beside it */
-    const nmt_arch_recipe *rec = nmt_arch_recipe_of(s->model.arch);
     if (rec && rec->batch_tokens > 0 && !g->batch_size) {
         if (!g->batch_tokens)
             s->batch_tokens = rec->batch_tokens;

@@ -83,6 +83,10 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
     if (!(s->decay_from >= 0 && s->decay_from < 1) || (s->decay_from > 0 && !s->linear_decay))
         return nmt_set_error(NMT_ERR_ARG, "the start of a linear decay must be in [0, 1), "
                              "and only a linear decay has one");
+    if (!(s->warmup_share >= 0 && s->warmup_share < 1) ||
+        (s->warmup_share > 0 && !s->linear_decay))
+        return nmt_set_error(NMT_ERR_ARG, "the share of the run that bounds a warm-up must be "
+                             "in [0, 1), and only a linear decay has one");
     /* a streamed corpus's epoch is not counted in batches until its last
      * block: its epochs cannot place the end */
     if (s->linear_decay && s->max_steps <= 0 && s->max_time <= 0 &&
@@ -407,10 +411,16 @@ double nmt_lr_warmup(double lr, int64_t warmup, int64_t step)
     return lr * sqrt((double)warmup / (double)step);
 }
 
-double nmt_lr_linear(double lr, int64_t warmup, int64_t step, double progress, double from)
+double nmt_lr_linear(double lr, int64_t warmup, double share, int64_t step, double progress,
+                     double from)
 {
-    if (step <= warmup)
-        return lr * (double)step / (double)warmup;
+    if (step <= warmup && !(share > 0 && progress >= share)) {
+        /* the steps' ramp as it always was, bit for bit, unless the run's
+         * share is nearer its end */
+        double by_steps = lr * (double)step / (double)warmup;
+        double by_share = share > 0 ? lr * progress / share : 0;
+        return by_share > by_steps ? by_share : by_steps;
+    }
     if (!(progress > from)) /* NaN too */
         return lr;
     return progress >= 1 ? 0 : lr * (1 - progress) / (1 - from);
@@ -482,8 +492,8 @@ static int train_step(nmt_trainer *t)
         double progress;
         if ((rc = run_progress(&progress, t, t->st.step + 1)))
             return rc;
-        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->st.step + 1, progress,
-                                 t->s.decay_from);
+        t->st.lr = nmt_lr_linear(t->s.lr, t->s.warmup, t->s.warmup_share, t->st.step + 1,
+                                 progress, t->s.decay_from);
         t->opt.lr = t->st.lr;
     } else if (t->s.warmup > 0) {
         t->st.lr = nmt_lr_warmup(t->s.lr, t->s.warmup, t->st.step + 1);

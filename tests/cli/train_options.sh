@@ -136,8 +136,17 @@ refused "plateau with a warmup" "--warmup does not go with --lr-schedule plateau
     --lr-schedule plateau --warmup 10
 refused "unknown schedule" "--lr-schedule: 'cosine' is none of plateau, rsqrt, linear" \
     --lr-schedule cosine --max-steps 5
-refused "decay-from without linear" "--decay-from needs --lr-schedule linear" --decay-from 0.5 \
-    --max-steps 5
+refused "decay-from without linear" "--decay-from needs --lr-schedule linear" --arch rnn \
+    --decay-from 0.5 --max-steps 5
+refused "decay-from with a warm-up alone (rsqrt)" "--decay-from needs --lr-schedule linear" \
+    --warmup 100 --decay-from 0.5 --max-steps 5
+refused "warmup-share of an RNN's plateaus" "--warmup-share needs --lr-schedule linear" \
+    --arch rnn --warmup-share 0.5 --max-steps 5
+refused "warmup-share of rsqrt" "--warmup-share needs --lr-schedule linear" \
+    --lr-schedule rsqrt --warmup-share 0.5 --max-steps 5
+refused "warmup-share of 1" "--warmup-share: must be below 1" --lr-schedule linear \
+    --max-steps 5 --warmup-share 1
+refused "negative warmup-share" "--warmup-share" --max-steps 5 --warmup-share -0.1
 refused "decay-from of 1" "--decay-from: must be below 1" --lr-schedule linear --max-steps 5 \
     --decay-from 1
 refused "negative decay-from" "--decay-from" --lr-schedule linear --max-steps 5 --decay-from -0.1
@@ -263,6 +272,15 @@ expected_linear() { # expected_linear LR W STEPS [F]
         } }'
 }
 lr_column() { awk -F'\t' 'NR > 1 { print $1, $3 }' "$1/log.tsv"; }
+# a warm-up bounded by a share S of the run: while n <= W and p < S the lr
+# is lr * max(n / W, p / S), then the line (p = (n - 1) / max-steps)
+expected_share() { # expected_share LR W S STEPS
+    awk -v lr="$1" -v w="$2" -v S="$3" -v n="$4" 'BEGIN {
+        for (s = 1; s <= n; s++) {
+            p = (s - 1) / n
+            a = lr * s / w; b = lr * p / S
+            printf "%d %.6g\n", s, (s <= w && p < S ? (b > a ? b : a) : lr * (1 - p)) } }'
+}
 expect_ok "linear with a warmup" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
     --lr 0.5 --lr-schedule linear --warmup 3 --max-steps 12 --report-every 1 --out "$TMP/lin"
 [ "$(lr_column "$TMP/lin")" = "$(expected_linear 0.5 3 12)" ] && pass ||
@@ -295,6 +313,37 @@ if [ -e "$TMP/plat/checkpoint.safetensors" ]; then
     [ -z "$(meta_of "$C" train.warmup)" ] && [ "$(meta_of "$C" train.patience)" = 2 ] && pass ||
         fail "plateau of a Transformer: warmup '$(meta_of "$C" train.warmup)' patience '$(meta_of "$C" train.patience)'"
 fi
+# the Transformer's own schedule, given nothing: a warm-up to 4e-3 over
+# 2000 steps or the run's first quarter, then the line; said before the
+# first step. rsqrt by name is the old default's 300 steps.
+TFS=(--arch transformer --d-model 16 --heads 2 --ff 32 --layers 1 --batch-size 16 --threads 1
+     --subwords 0 --max-steps 12 --report-every 1)
+expect_ok "the Transformer's default schedule" "$NMT" train "${DATA[@]}" "${TFS[@]}" --out "$TMP/tfl"
+if [ -e "$TMP/tfl/checkpoint.safetensors" ]; then
+    C=$TMP/tfl/checkpoint.safetensors
+    [ "$(meta_of "$C" train.lr_schedule)" = linear ] && [ "$(meta_of "$C" train.warmup)" = 2000 ] &&
+        [ "$(meta_of "$C" train.warmup_share)" = 0.25 ] && [ "$(meta_of "$C" train.patience)" = 0 ] &&
+        pass || fail "the Transformer's default schedule: $(meta_of "$C" train.lr_schedule) warmup $(meta_of "$C" train.warmup) share $(meta_of "$C" train.warmup_share)"
+    [ "$(lr_column "$TMP/tfl")" = "$(expected_share 0.004 2000 0.25 12)" ] && pass ||
+        fail "the Transformer's default schedule: lr column $(lr_column "$TMP/tfl" | tr '\n' ' ')"
+    grep -q "^lr: a warm-up to 0.004 over 2000 steps or the first 25 % of the run, whichever ends first, then a line from 0.004 down to 0 at the run's end (the nearest of 12 steps, 10 epochs; docs/training.md)$" \
+        "$TMP/err" && pass || fail "the default schedule not said: $(grep '^lr:' "$TMP/err")"
+    expect_ok "rsqrt of a Transformer" "$NMT" train "${DATA[@]}" "${TFS[@]}" --lr-schedule rsqrt \
+        --out "$TMP/tfr"
+    C=$TMP/tfr/checkpoint.safetensors
+    [ "$(meta_of "$C" train.warmup)" = 300 ] && [ -z "$(meta_of "$C" train.lr_schedule)" ] &&
+        [ -z "$(meta_of "$C" train.warmup_share)" ] && pass ||
+        fail "rsqrt of a Transformer: warmup $(meta_of "$C" train.warmup) schedule '$(meta_of "$C" train.lr_schedule)'"
+    # a streamed corpus without a step or time limit: no end for the line,
+    # so rsqrt, and the reason said
+    TFE=("${TFS[@]/--max-steps/--epochs}")
+    expect_ok "a stream's Transformer without an end" "$NMT" train "${DATA[@]}" "${TFE[@]/12/1}" \
+        --shuffle-buffer 100 --out "$TMP/tfs"
+    C=$TMP/tfs/checkpoint.safetensors
+    [ "$(meta_of "$C" train.warmup)" = 300 ] && [ -z "$(meta_of "$C" train.lr_schedule)" ] &&
+        grep -q "^lr: a warm-up to 0.004 over 300 steps, then lr \* sqrt(warm-up / step), not the transformer's line to 0: a streamed corpus without --max-steps or --max-time gives the line no end" "$TMP/err" &&
+        pass || fail "a stream's Transformer without an end: warmup $(meta_of "$C" train.warmup) schedule '$(meta_of "$C" train.lr_schedule)' $(grep '^lr:' "$TMP/err")"
+fi
 # by the clock: it falls and ends near 0 (the last step starts within a
 # step's time of the limit)
 expect_ok "linear by the clock" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
@@ -310,6 +359,34 @@ train_killed linear 8 "$TMP/lk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}"
 expect_ok "linear, resumed after kill -9" "$NMT" train -q --resume "$TMP/lk"
 same_data "$TMP/lu/checkpoint.safetensors" "$TMP/lk/checkpoint.safetensors" && pass ||
     fail "kill -9 in a linear decay + resume differs from the uninterrupted run"
+# a warm-up of 8 steps in a run of 12, bounded by its first quarter: the
+# share's slope from step 2, the line from step 4 (p = 3/12)
+expect_ok "linear, warm-up bounded by a share" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" \
+    --optimizer sgd --lr 0.5 --lr-schedule linear --warmup 8 --warmup-share 0.25 --max-steps 12 \
+    --report-every 1 --out "$TMP/lins"
+[ "$(lr_column "$TMP/lins")" = "$(expected_share 0.5 8 0.25 12)" ] && pass ||
+    fail "linear with a share: lr column $(lr_column "$TMP/lins" | tr '\n' ' ')"
+[ "$(meta_of "$TMP/lins/checkpoint.safetensors" train.warmup_share)" = 0.25 ] && pass ||
+    fail "train.warmup_share not in the checkpoint"
+# an explicit line's warm-up takes a quarter unless told; --warmup-share 0
+# is the steps' ramp alone (the expected column above without the share)
+[ "$(meta_of "$TMP/lin/checkpoint.safetensors" train.warmup_share)" = 0.25 ] && pass ||
+    fail "a linear warm-up without --warmup-share: share $(meta_of "$TMP/lin/checkpoint.safetensors" train.warmup_share)"
+expect_ok "linear, share 0" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" --optimizer sgd \
+    --lr 0.5 --lr-schedule linear --warmup 8 --warmup-share 0 --max-steps 12 --report-every 1 \
+    --out "$TMP/lins0"
+[ "$(lr_column "$TMP/lins0")" = "$(expected_linear 0.5 8 12)" ] &&
+    [ -z "$(meta_of "$TMP/lins0/checkpoint.safetensors" train.warmup_share)" ] && pass ||
+    fail "--warmup-share 0: lr column $(lr_column "$TMP/lins0" | tr '\n' ' ')"
+# killed in a warm-up that the share ends (30 steps' ramp, ended at step 11
+# of 40), then resumed: the uninterrupted run's bits
+expect_ok "linear, share-bounded warm-up, uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" \
+    "${SMALL[@]}" "${L[@]}" --warmup 30 --warmup-share 0.25 --out "$TMP/lsu"
+train_killed "linear, share-bounded warm-up" 8 "$TMP/lsk" "${DATA[@]}" "${SMALL[@]}" "${L[@]}" \
+    --warmup 30 --warmup-share 0.25
+expect_ok "linear, share-bounded warm-up, resumed after kill -9" "$NMT" train -q --resume "$TMP/lsk"
+same_data "$TMP/lsu/checkpoint.safetensors" "$TMP/lsk/checkpoint.safetensors" && pass ||
+    fail "kill -9 in a share-bounded warm-up + resume differs from the uninterrupted run"
 # ... and in a line that starts late, killed while the lr is still held
 expect_ok "linear from 0.6, uninterrupted" "$NMT" train --arch rnn "${DATA[@]}" "${SMALL[@]}" "${L[@]}" \
     --decay-from 0.6 --out "$TMP/lhu"
