@@ -310,7 +310,8 @@ static int parse_value(train_args *a, int c, const char *v)
         if (opt_double(name, v, 0, 1, &s->warmup_share))
             return -1;
         if (s->warmup_share >= 1) {
-            cli_error("%s: must be below 1 (the line down needs some of the run)", name);
+            cli_error("%s: must be below 1 (a warm-up that may take the whole run leaves "
+                      "nothing of the line)", name);
             return -1;
         }
         return 0;

@@ -5,7 +5,8 @@
 # the run starts from (those of --max-steps 0 with the same options) and
 # every step carries its lr; pytorch/torch_baseline.py refuses a batch log
 # of other weights and a recipe with a setting it does not know, and follows
-# one with --decay-from (a setting that only changes the logged lr).
+# one with --decay-from and a warm-up's share (settings that only change the
+# logged lr).
 #
 # The Transformer's PyTorch peer (pytorch/torch_transformer.py follow): from
 # the same weights on the same batches its losses are nmt's; it refuses
@@ -117,8 +118,9 @@ assert [j["step"] for j in steps] == list(range(1, 31))
 assert all(j["lr"] == 0.001 for j in steps), [j["lr"] for j in steps]
 EOF
 
-# a run whose checkpoint carries train.decay_from, a setting that only
-# changes nmt's lr (which the batch log carries): the followers accept it
+# a run whose checkpoint carries train.decay_from and train.warmup_share,
+# settings that only change nmt's lr (which the batch log carries): the
+# followers accept them
 expect_ok "run with a late linear decay" "$NMT" train --arch rnn "${RUN[@]}" --lr-schedule linear \
     --decay-from 0.5 --warmup 5 --out "$TMP/decay" -q
 
