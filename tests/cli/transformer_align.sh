@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # nmt align on a Transformer: --layer L --head T|mean chooses the
-# cross-attention map; the default is the mean of heads of the decoder
-# layer below the middle, (L_d - 1) / 2 and never layer 0 when there is
-# another (layer 1 of 2 here, of 4 too; 2 of 6; 0 of 1: docs/alignments.md);
+# cross-attention map; the default is the mean of heads of the middle
+# decoder layer, L_d / 2 (layer 1 of 2 here; 2 of 4; 3 of 6; 0 of 1:
+# docs/alignments.md);
 # a layer's mean is the mean of its heads; every
 # map's rows sum to 1; AER for any map; layers and heads out of range, a
 # head that is not a number, and --layer on an RNN are refused by name;
@@ -61,7 +61,7 @@ for a, b, m in zip(h0, h1, mean):
 EOF
 
 # the default layer by depth: the rule, not just the 2-layer case above
-for case in "1 0" "4 1" "6 2"; do
+for case in "1 0" "4 2" "6 3"; do
     set -- $case
     "$NMT" train -q --arch transformer --src s --tgt t --d-model 8 --heads 2 --ff 8 \
         --enc-layers 1 --dec-layers "$1" --batch-size 16 --max-steps 2 --threads 1 \
@@ -71,10 +71,12 @@ for case in "1 0" "4 1" "6 2"; do
     "${D[@]}" --layer "$2" --head mean >"deep$1.l$2.tsv" 2>/dev/null
     [ -s "deep$1.tsv" ] && cmp -s "deep$1.tsv" "deep$1.l$2.tsv" && pass ||
         fail "with $1 decoder layers the default map is not layer $2's mean"
-    if [ "$1" -gt 1 ]; then
-        "${D[@]}" --layer $(($1 / 2)) --head mean >"deep$1.mid.tsv" 2>/dev/null
-        [ $(($1 / 2)) -eq "$2" ] || ! cmp -s "deep$1.tsv" "deep$1.mid.tsv" && pass ||
-            fail "with $1 decoder layers the default map equals layer $(($1 / 2))'s too"
+    # and not the rule before it, the layer below the middle ((L_d - 1) / 2,
+    # never 0 when there is another): the maps of 4 and 6 layers tell them apart
+    if [ "$1" -gt 3 ]; then
+        "${D[@]}" --layer $((($1 - 1) / 2)) --head mean >"deep$1.below.tsv" 2>/dev/null
+        ! cmp -s "deep$1.tsv" "deep$1.below.tsv" && pass ||
+            fail "with $1 decoder layers the default map equals layer $((($1 - 1) / 2))'s too"
     fi
 done
 
