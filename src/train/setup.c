@@ -297,8 +297,9 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
      * a stream without a step or time limit cannot draw, 300 steps */
     if (g->schedule == NMT_SCHEDULE_PLATEAU)
         s->warmup = 0;
-    else if (!g->warmup && s->warmup == 0 && !plateaus_asked && rec && rec->warmup > 0)
-        s->warmup = s->linear_decay ? rec->warmup : NMT_RSQRT_WARMUP;
+    else if (!g->warmup && s->warmup == 0 && !plateaus_asked &&
+             nmt_train_default_warmup(s->model.arch) > 0)
+        s->warmup = s->linear_decay ? nmt_train_default_warmup(s->model.arch) : NMT_RSQRT_WARMUP;
     if (g->schedule == NMT_SCHEDULE_RSQRT && s->warmup == 0)
         s->warmup = NMT_RSQRT_WARMUP;
     /* a line's warm-up ends by a quarter of the run at the latest */
