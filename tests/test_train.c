@@ -454,6 +454,21 @@ START_TEST(linear_schedule)
 }
 END_TEST
 
+/* Saves a model with the metadata meta[0..n), loads it back and reads the
+ * training settings from it into *back; the reading's result. */
+static int settings_through_file(nmt_model *m, const char *path, const nmt_meta *meta, int n,
+                                 nmt_train_settings *back)
+{
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
+    nmt_model *m2;
+    nmt_file *f;
+    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
+    int rc = nmt_train_settings_from_file(back, f, &m2->cfg);
+    nmt_file_free(f);
+    nmt_model_free(m2);
+    return rc;
+}
+
 /* A linear run's settings keep it through a checkpoint's metadata, and
  * a schedule other than linear is refused there. */
 START_TEST(linear_schedule_round_trip)
@@ -481,47 +496,29 @@ START_TEST(linear_schedule_round_trip)
     ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
     char path[512];
     snprintf(path, sizeof path, "%s/lin.safetensors", tmpdir);
-    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
-    nmt_model *m2;
-    nmt_file *f;
-    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_OK);
     ck_assert_int_eq(back.linear_decay, 1);
     ck_assert_int_eq(back.patience, 0);
     ck_assert(back.decay_from == 0);
     ck_assert_ptr_null(meta_value(meta, n, "train.decay_from"));
-    nmt_file_free(f);
-    nmt_model_free(m2);
     /* a line that starts late keeps its start */
     s.decay_from = 0.7;
     n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
-    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
-    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_OK);
     ck_assert(back.linear_decay == 1 && back.decay_from == 0.7);
-    nmt_file_free(f);
-    nmt_model_free(m2);
     ck_assert(back.warmup_share == 0); /* absent: a ramp ended by its steps alone */
     /* a warm-up bounded by a share of the run keeps its share */
     s.warmup = 20;
     s.warmup_share = 0.25;
     n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
     ck_assert_str_eq(meta_value(meta, n, "train.warmup_share"), "0.25");
-    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
-    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_OK);
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_OK);
     ck_assert(back.warmup == 20 && back.warmup_share == 0.25);
-    nmt_file_free(f);
-    nmt_model_free(m2);
     /* a schedule this program does not know */
     for (int i = 0; i < n; i++)
         if (!strcmp(meta[i].key, "train.lr_schedule"))
             meta[i].value = "cosine";
-    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, meta, n), NMT_OK);
-    ck_assert_int_eq(nmt_model_load(&m2, path, &f), NMT_OK);
-    ck_assert_int_eq(nmt_train_settings_from_file(&back, f, &m2->cfg), NMT_ERR_FORMAT);
-    nmt_file_free(f);
-    nmt_model_free(m2);
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_ERR_FORMAT);
     nmt_model_free(m);
     remove(path);
 }

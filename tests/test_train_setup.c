@@ -75,6 +75,17 @@ static void small_request(nmt_train_request *q, const char *name)
     q->out_dir = in_tmp(name);
 }
 
+/* small_request's, of a tiny Transformer that writes its initial model
+ * (--max-steps 0) */
+static void small_tf_request(nmt_train_request *q, const char *name)
+{
+    small_request(q, name);
+    q->s.model.arch = NMT_ARCH_TRANSFORMER;
+    q->s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
+                                                      .enc_layers = 1, .dec_layers = 1};
+    q->s.max_steps = 0;
+}
+
 /* What the set-up reported, in order: "N" a note, "R" read, "Y" ready. */
 typedef struct seen {
     char events[16];
@@ -369,11 +380,7 @@ START_TEST(refusals_say_why)
     nmt_train_request q;
     nmt_train_run *r;
     /* a Transformer: made when this build has it, else refused by name */
-    small_request(&q, "tf");
-    q.s.model.arch = NMT_ARCH_TRANSFORMER;
-    q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
-                                                     .enc_layers = 1, .dec_layers = 1};
-    q.s.max_steps = 0;
+    small_tf_request(&q, "tf");
     int rc = setup_silently(&r, &q, NULL);
     if (nmt_arch_available(NMT_ARCH_TRANSFORMER)) {
         ck_assert_msg(rc == NMT_OK, "%s", nmt_error_message());
@@ -393,11 +400,7 @@ START_TEST(refusals_say_why)
         ck_assert_int_eq(r->s.batch_size, 256);
         nmt_train_run_free(r);
         /* a plateau decay asked for instead: no warm-up, a constant lr */
-        small_request(&q, "tf-patience");
-        q.s.model.arch = NMT_ARCH_TRANSFORMER;
-        q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
-                                                         .enc_layers = 1, .dec_layers = 1};
-        q.s.max_steps = 0;
+        small_tf_request(&q, "tf-patience");
         q.s.patience = 3;
         q.given.patience = 1;
         ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
@@ -405,11 +408,7 @@ START_TEST(refusals_say_why)
         ck_assert(r->s.linear_decay == 0 && r->s.warmup_share == 0);
         nmt_train_run_free(r);
         /* rsqrt asked for by name: the old default's 300 steps, no line */
-        small_request(&q, "tf-rsqrt");
-        q.s.model.arch = NMT_ARCH_TRANSFORMER;
-        q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
-                                                         .enc_layers = 1, .dec_layers = 1};
-        q.s.max_steps = 0;
+        small_tf_request(&q, "tf-rsqrt");
         q.given.schedule = NMT_SCHEDULE_RSQRT;
         ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
         ck_assert(r->s.warmup == NMT_RSQRT_WARMUP && r->s.linear_decay == 0);
@@ -423,12 +422,8 @@ START_TEST(refusals_say_why)
     }
     /* a joint vocabulary: one list of both sides' words, made a Transformer's
      * one table; refused for the RNN, saying why */
-    small_request(&q, "joint");
-    q.s.model.arch = NMT_ARCH_TRANSFORMER;
-    q.s.model.transformer = (nmt_transformer_config){.d_model = 8, .heads = 2, .ff = 16,
-                                                     .enc_layers = 1, .dec_layers = 1};
+    small_tf_request(&q, "joint");
     q.s.model.joint_vocab = 1;
-    q.s.max_steps = 0;
     if (nmt_arch_available(NMT_ARCH_TRANSFORMER)) {
         ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
         const nmt_model *m = r->model;
