@@ -206,11 +206,12 @@ RECIPE_IN_BATCHES = ("src", "tgt", "batch_size", "max_len", "min_count", "max_vo
 RECIPE_NMT_ONLY = ("valid_src", "valid_tgt", "valid_every", "lr_decay", "patience", "warmup",
                    "lr_schedule", "decay_from", "warmup_share", "early_stop", "save_every",
                    "report_every", "report_seconds", "best_metric", "keep_snapshots",
-                   "average_snapshots", "valid_src_from_run", "valid_src_bytes", "valid_src_hash",
-                   "valid_tgt_from_run", "valid_tgt_bytes", "valid_tgt_hash")
+                   "average_snapshots", "tune_alpha", "valid_src_from_run", "valid_src_bytes",
+                   "valid_src_hash", "valid_tgt_from_run", "valid_tgt_bytes", "valid_tgt_hash")
 # lr_decay, patience, warmup, lr_schedule, decay_from and warmup_share change nmt's lr;
 # the batch log's lr of every step carries their effect. early_stop and max_steps end
-# nmt's run, and so the log.
+# nmt's run, and so the log. tune_alpha only marks the model nmt hands over with the
+# beam's length normalisation, after the last step.
 
 
 def read_recipe(path, cfg):

@@ -240,6 +240,60 @@ START_TEST(beam_batched_matches_alone)
 }
 END_TEST
 
+/* NMT_ALPHA_OF_MODEL, the standard search's alpha, is the model's own when
+ * it has one (nmt train's choice) and NMT_DEFAULT_ALPHA when not: the
+ * n-best lists are those of that alpha given outright, every norm_score is
+ * the score over length^that alpha; an ensemble takes its members' mean.
+ * A negative alpha other than it is still refused. */
+START_TEST(alpha_of_the_model)
+{
+    nmt_model *m = random_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    int32_t src[T * NSENT];
+    int len[NSENT];
+    sources(src, len);
+    static const float own[] = {-1, 2.0f, 0.0f, 0.6f};
+    for (int k = 0; k < 4; k++) {
+        m->decode_alpha = own[k];
+        float expect = own[k] >= 0 ? own[k] : NMT_DEFAULT_ALPHA;
+        const nmt_model *one[1] = {m};
+        ck_assert(nmt_models_alpha(one, 1) == expect);
+        nmt_decode_opts o, given;
+        nmt_decode_opts_standard(&o);
+        ck_assert(o.alpha == NMT_ALPHA_OF_MODEL);
+        o.n_best = 3;
+        given = o;
+        given.alpha = expect;
+        nmt_decoder *d, *g;
+        ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_OK);
+        ck_assert_int_eq(nmt_decoder_create(&g, m, NSENT, T, &given), NMT_OK);
+        ck_assert_int_eq(nmt_decode(d, src, len, NSENT, T), NMT_OK);
+        ck_assert_int_eq(nmt_decode(g, src, len, NSENT, T), NMT_OK);
+        for (int b = 0; b < NSENT; b++) {
+            assert_nbest_list(d, b, 3, expect);
+            for (int r = 0; r < 3; r++)
+                assert_same_hypothesis(nmt_decoder_result(d, b, r), nmt_decoder_result(g, b, r));
+        }
+        nmt_decoder_free(g);
+        nmt_decoder_free(d);
+    }
+    /* an ensemble: the mean, a member without one counting as the default */
+    nmt_model *m2 = random_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1);
+    m->decode_alpha = 2.0f;
+    const nmt_model *pair[2] = {m, m2};
+    ck_assert_double_eq_tol((double)nmt_models_alpha(pair, 2), (2.0 + (double)NMT_DEFAULT_ALPHA) / 2, 1e-6);
+    m2->decode_alpha = 1.0f;
+    ck_assert_double_eq_tol((double)nmt_models_alpha(pair, 2), 1.5, 1e-6);
+
+    nmt_decode_opts o;
+    nmt_decode_opts_standard(&o);
+    o.alpha = -0.5f;
+    nmt_decoder *d;
+    ck_assert_int_eq(nmt_decoder_create(&d, m, NSENT, T, &o), NMT_ERR_ARG);
+    nmt_model_free(m2);
+    nmt_model_free(m);
+}
+END_TEST
+
 /* Beam 1 is greedy however the other settings are (alpha only rescales the
  * one score, attention only adds rows). */
 START_TEST(beam_one_is_greedy)
@@ -813,6 +867,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, length_limit_and_options);
     tcase_add_loop_test(tc, beam_batched_matches_alone, 0, 6);
     tcase_add_test(tc, beam_one_is_greedy);
+    tcase_add_test(tc, alpha_of_the_model);
     tcase_add_loop_test(tc, beam_matches_plain_search, 0, 6);
     tcase_add_loop_test(tc, beam_finds_exhaustive_best, 0, 4);
     tcase_add_loop_test(tc, beam_attention_replays, 0, 2);

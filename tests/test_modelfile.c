@@ -649,6 +649,62 @@ START_TEST(joint_vocab_model_files)
 END_TEST
 
 /* In a model file only "subwords" holds bytes, and it must hold bytes. */
+/* The length normalisation nmt train chose ("decode.alpha"): absent in a
+ * model that has none (decode_alpha -1, and the file is what it was),
+ * written in the fewest digits that read back as the same float, kept by
+ * both loaders; a value that is not a number in 0..10 is refused by name,
+ * and an extra key may not take the name. */
+START_TEST(decode_alpha_in_files)
+{
+    make_tmpdir();
+    const char *path = tmp_path("alpha.safetensors"), *bad = tmp_path("bad.safetensors");
+    nmt_model *m = small_model(NMT_CELL_GRU, NMT_ATT_BAHDANAU, 1), *back;
+    nmt_file *f;
+    ck_assert(m->decode_alpha == -1);
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
+    ck_assert(back->decode_alpha == -1);
+    ck_assert_ptr_null(nmt_file_meta(f, "decode.alpha"));
+    nmt_file_free(f);
+    nmt_model_free(back);
+
+    static const float alphas[] = {1.6f, 0.6f, 2.0f, 0.0f, 1.0f / 3.0f};
+    static const char *const texts[] = {"1.6", "0.6", "2", "0", "0.33333334"};
+    for (int k = 0; k < 5; k++) {
+        m->decode_alpha = alphas[k];
+        ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+        ck_assert_int_eq(nmt_model_load(&back, path, &f), NMT_OK);
+        ck_assert_str_eq(nmt_file_meta(f, "decode.alpha"), texts[k]);
+        ck_assert(back->decode_alpha == alphas[k]);
+        ck_assert(nmt_file_is_model_key("decode.alpha"));
+        assert_same_model(m, back);
+        nmt_file_free(f);
+        nmt_model_free(back);
+        /* the loader that keeps no file */
+        ck_assert_int_eq(nmt_model_load(&back, path, NULL), NMT_OK);
+        ck_assert(back->decode_alpha == alphas[k]);
+        nmt_model_free(back);
+    }
+
+    m->decode_alpha = 1.2f;
+    ck_assert_int_eq(nmt_model_save(m, path, NULL, 0, NULL, 0), NMT_OK);
+    static const char *const refused[] = {"", "abc", "-0.5", "10.5", "nan", "inf", "1.2x", "0x1p0 "};
+    for (int k = 0; k < 8; k++) {
+        rewrite(path, bad, "decode.alpha", refused[k], NULL, 0, 0);
+        expect_load_fails(bad, "decode.alpha");
+    }
+    rewrite(path, bad, "decode.alpha", "10", NULL, 0, 0);
+    ck_assert_int_eq(nmt_model_load(&back, bad, NULL), NMT_OK);
+    ck_assert(back->decode_alpha == 10.0f);
+    nmt_model_free(back);
+
+    nmt_meta extra = {"decode.alpha", "1.0"};
+    nmt_clear_error();
+    ck_assert_int_ne(nmt_model_save(m, bad, NULL, 0, &extra, 1), NMT_OK);
+    nmt_model_free(m);
+}
+END_TEST
+
 START_TEST(model_byte_tensors_refused)
 {
     make_tmpdir();
@@ -809,6 +865,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, tied_model_files);
     tcase_add_test(tc, joint_vocab_model_files);
     tcase_add_test(tc, model_byte_tensors_refused);
+    tcase_add_test(tc, decode_alpha_in_files);
     suite_add_tcase(s, tc);
     tc = tcase_create("finite");
     tcase_add_test(tc, non_finite_weights_refused);

@@ -524,6 +524,49 @@ START_TEST(linear_schedule_round_trip)
 }
 END_TEST
 
+/* The choice of the length normalisation at the end is a setting a resumed
+ * run keeps: written only when on (a checkpoint without it is a run that
+ * did not choose, as before it existed), read back, and a value other than
+ * 0 or 1 refused. */
+START_TEST(tune_alpha_round_trip)
+{
+    nmt_train_settings s, back;
+    nmt_train_settings_default(&s);
+    ck_assert_int_eq(s.tune_alpha, 0);
+    s.src_path = "a.de";
+    s.tgt_path = "a.en";
+    nmt_meta meta[64];
+    char buf[8192];
+    int n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_ptr_null(meta_value(meta, n, "train.tune_alpha"));
+    make_tmpdir();
+    nmt_vocab *sv, *tv;
+    const char *toks[] = {"<pad>", "<unk>", "<s>", "</s>", "x"};
+    ck_assert_int_eq(nmt_vocab_from_tokens(&sv, toks, 5), NMT_OK);
+    ck_assert_int_eq(nmt_vocab_from_tokens(&tv, toks, 5), NMT_OK);
+    nmt_config cfg = {.rnn.cell = NMT_CELL_GRU, .rnn.emb = 2, .rnn.hidden = 3, .rnn.att_dim = 2,
+                      .rnn.out_dim = 2};
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, sv, tv), NMT_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tune.safetensors", tmpdir);
+    back.tune_alpha = 1;
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_OK);
+    ck_assert_int_eq(back.tune_alpha, 0);
+    s.tune_alpha = 1;
+    n = nmt_train_settings_to_meta(&s, meta, 64, buf, sizeof buf);
+    ck_assert_str_eq(meta_value(meta, n, "train.tune_alpha"), "1");
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_OK);
+    ck_assert_int_eq(back.tune_alpha, 1);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(meta[i].key, "train.tune_alpha"))
+            meta[i].value = "2";
+    ck_assert_int_eq(settings_through_file(m, path, meta, n, &back), NMT_ERR_FORMAT);
+    nmt_model_free(m);
+    remove(path);
+}
+END_TEST
+
 START_TEST(log_rows_have_the_header_columns)
 {
     char head[256], row[256];
@@ -606,6 +649,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, validation_of_an_untrained_model);
     tcase_add_test(tc, settings_round_trip);
     tcase_add_test(tc, linear_schedule);
+    tcase_add_test(tc, tune_alpha_round_trip);
     tcase_add_test(tc, linear_schedule_round_trip);
     tcase_add_test(tc, log_rows_have_the_header_columns);
     tcase_add_test(tc, durations_and_eta);

@@ -59,7 +59,8 @@
 
 typedef struct nmt_decode_opts {
     int beam;         /* hypotheses kept per sentence; 1 = greedy */
-    float alpha;      /* length normalisation: score / length^alpha, alpha >= 0 */
+    float alpha;      /* length normalisation: score / length^alpha, alpha >= 0;
+                       * NMT_ALPHA_OF_MODEL: the model's (nmt_models_alpha) */
     float max_ratio;  /* a translation stops after max_ratio * source tokens + max_extra */
     int max_extra;
     int n_best;       /* hypotheses returned per sentence, <= beam */
@@ -88,11 +89,20 @@ void nmt_decode_opts_default(nmt_decode_opts *o);
  * was chosen on models of 25 BLEU. */
 #define NMT_DEFAULT_BEAM 5
 #define NMT_DEFAULT_ALPHA 1.2f
+/* An alpha left to the model: a model file may carry the one nmt train
+ * chose on its validation set ("decode.alpha"; De->En's models of
+ * Multi30k pick 1.0, En->De's 1.6 to 2.0, transformer-search.md); a file
+ * without it decodes with NMT_DEFAULT_ALPHA. */
+#define NMT_ALPHA_OF_MODEL (-1.0f)
+/* The alpha NMT_ALPHA_OF_MODEL stands for: each model's decode_alpha, or
+ * NMT_DEFAULT_ALPHA for a model without one, and an ensemble's mean of its
+ * members'. */
+float nmt_models_alpha(const nmt_model *const *models, int n_models);
 #define NMT_DEFAULT_MAX_RATIO 2.0f
 #define NMT_DEFAULT_MAX_EXTRA 10
 
 /* nmt_decode_opts_default with the search above: beam NMT_DEFAULT_BEAM,
- * alpha NMT_DEFAULT_ALPHA and the length limit NMT_DEFAULT_MAX_RATIO x
+ * alpha NMT_ALPHA_OF_MODEL and the length limit NMT_DEFAULT_MAX_RATIO x
  * source tokens + NMT_DEFAULT_MAX_EXTRA. */
 void nmt_decode_opts_standard(nmt_decode_opts *o);
 
@@ -114,7 +124,7 @@ typedef struct nmt_decoder nmt_decoder;
 
 /* A decoder for batches of up to max_B sources of up to max_src_T positions
  * (tokens + </s>). The model must outlive it. Refuses beam < 1, n_best
- * outside 1..beam, a negative or non-finite alpha and a negative length
+ * outside 1..beam, a negative (but NMT_ALPHA_OF_MODEL) or non-finite alpha and a negative length
  * limit with NMT_ERR_ARG; with sampling, n_best may exceed the beam (it is
  * the number of samples), and a beam > 1, a temperature <= 0, a negative
  * top_k or a top_p outside (0, 1] are refused. */

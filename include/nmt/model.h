@@ -103,6 +103,13 @@ typedef struct nmt_model {
      * parameters (named pointers into params and grads); internal */
     const struct nmt_arch_ops *ops;
     void *arch;
+    /* the length normalisation the beam search ranks by when its caller
+     * leaves it to the model (NMT_ALPHA_OF_MODEL in nmt/decode.h): the one
+     * nmt train chose on its validation set, the file's "decode.alpha";
+     * -1 when the file has none (the decoders' NMT_DEFAULT_ALPHA then).
+     * Not a setting of the network: nmt average and ensembles do not
+     * compare it */
+    float decode_alpha;
 } nmt_model;
 
 /* Creates a model with zeroed parameters; takes ownership of both vocabularies

@@ -118,6 +118,12 @@ typedef struct nmt_train_settings {
                           * snapshot-STEP.safetensors; 0: none */
     int average_snapshots; /* at the end, validate their mean (average.safetensors);
                             * it becomes best.safetensors if it is better */
+    int tune_alpha;      /* at the end, decode the validation set with the
+                          * beam (NMT_DEFAULT_BEAM) at alphas from
+                          * NMT_DEFAULT_ALPHA by steps of 0.2 while BLEU
+                          * rises (tune_alpha.c) and write the best into
+                          * best.safetensors ("decode.alpha"), which the
+                          * decoders then use unless told another */
     /* saving and reporting */
     int64_t save_every;  /* steps; 0: only at epoch ends, the end and signals */
     int64_t report_every;/* steps; 0: every report_seconds of wall time */
@@ -182,7 +188,7 @@ int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int 
  * model (train.cell ..., train.tied_embeddings and train.lowercase are not
  * read back). Every key must be present
  * and valid, but for those added later (max_time, best_metric,
- * keep_snapshots, average_snapshots, warmup), which a checkpoint written
+ * keep_snapshots, average_snapshots, warmup, tune_alpha), which a checkpoint written
  * before them lacks: they take their defaults, the behaviour of the
  * program that wrote it. */
 int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,

@@ -67,6 +67,8 @@ typedef struct nmt_train_given {
     /* neither given and a validation set: the last NMT_DEFAULT_SNAPSHOTS
      * validations' models are kept and averaged at the end */
     int keep_snapshots, average_snapshots;
+    /* --tune-alpha or --no-tune-alpha: else a validated run chooses its alpha */
+    int tune_alpha;
     /* --lr-schedule: 0 not given (the architecture's: plateaus for the RNN,
      * the linear decay after a warm-up for the Transformer), else one of these */
     enum { NMT_SCHEDULE_GIVEN_NONE, NMT_SCHEDULE_PLATEAU, NMT_SCHEDULE_RSQRT,

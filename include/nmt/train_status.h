@@ -20,6 +20,8 @@ typedef enum {
     NMT_TRAIN_TIME_UP,    /* --max-time has passed: the run validates, saves, ends */
     NMT_TRAIN_AVERAGE,    /* the mean of the snapshots was validated (valid_* and
                            * average_of set; best_* still the best before it) */
+    NMT_TRAIN_ALPHA,      /* best.safetensors was given the length normalisation
+                           * of its best beam BLEU on validation (alpha_*) */
 } nmt_train_event;
 
 typedef struct nmt_train_status {
@@ -54,6 +56,11 @@ typedef struct nmt_train_status {
     int64_t average_from;    /* ... the step of the oldest */
     int64_t average_to;      /* ... and of the newest (not the run's last step when
                               * the run stopped between validations) */
+    double alpha;            /* with NMT_TRAIN_ALPHA: the alpha chosen */
+    double alpha_bleu;       /* ... its validation BLEU with the beam */
+    double alpha_default_bleu; /* ... and NMT_DEFAULT_ALPHA's */
+    int alpha_tried;         /* ... how many alphas were tried */
+    double alpha_seconds;    /* ... and the time they took */
 } nmt_train_status;
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "cli_opts.h"
+#include "nmt/decode.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 
@@ -77,6 +78,11 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
         printf("tgt vocab       %d\n", c->tgt_vocab);
     }
     printf("parameters      %zu\n", m->n_params);
+    if (m->decode_alpha >= 0)
+        printf("decode alpha    %g (the beam's length normalisation, chosen on validation "
+               "by nmt train)\n", (double)m->decode_alpha);
+    else
+        printf("decode alpha    none (the beam uses %g unless told)\n", (double)NMT_DEFAULT_ALPHA);
 
     /* tensors beyond the parameters and the SentencePiece model */
     int n_extra = nmt_file_n_tensors(f) - m->n_tensors - (sw != NULL);

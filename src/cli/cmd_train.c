@@ -12,6 +12,7 @@
 #include "cmd_train_opts.h"
 #include "cli_unknown.h"
 #include "nmt/corpus.h"
+#include "nmt/decode.h"
 #include "nmt/dist.h"
 #include "nmt/error.h"
 #include "nmt/progress.h"
@@ -64,6 +65,17 @@ static void clear_live(view *v)
         fputs("\r\033[K", stderr);
         v->line_shown = 0;
     }
+}
+
+/* An average that did not become best.safetensors says so once, before
+ * whatever the end does next with best.safetensors. */
+static void average_stays(view *v)
+{
+    if (!v->average_pending)
+        return;
+    fprintf(stderr, "the average does not beat it (--best-metric %s): best.safetensors stays\n",
+            nmt_best_metric_name(v->metric));
+    v->average_pending = 0;
 }
 
 static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
@@ -129,6 +141,15 @@ static void on_event(void *user, nmt_train_event ev, const nmt_train_status *st)
                     (long long)st->best_step, st->best_ppl, st->best_bleu);
         fputc('\n', stderr);
         v->average_pending = 1;
+        break;
+    case NMT_TRAIN_ALPHA:
+        clear_live(v);
+        average_stays(v);
+        fprintf(stderr, "length normalisation: alpha %g has the best validation BLEU with the "
+                "beam, %.2f against %.2f at %g, the decoders' default (%d alphas tried by steps "
+                "of 0.2, %.0f s): written into %s/best.safetensors, which nmt translate uses "
+                "unless --alpha is given\n", st->alpha, st->alpha_bleu, st->alpha_default_bleu,
+                (double)NMT_DEFAULT_ALPHA, st->alpha_tried, st->alpha_seconds, v->dir);
         break;
     case NMT_TRAIN_LR_DECAY:
         clear_live(v);
@@ -292,7 +313,7 @@ static void describe(const nmt_train_run *r)
             r->have_valid ? ", validating" : "");
 }
 
-static void summary(const nmt_train_run *r, const view *v, const nmt_train_status *st, int interrupted)
+static void summary(const nmt_train_run *r, view *v, const nmt_train_status *st, int interrupted)
 {
     if (cli_verbosity == 0)
         return;
@@ -300,9 +321,7 @@ static void summary(const nmt_train_run *r, const view *v, const nmt_train_statu
     nmt_format_duration(dur, sizeof dur, st->elapsed_s);
     nmt_format_duration(limit, sizeof limit, r->s.max_time);
     double epochs = st->epoch - 1 + (st->n_batches ? (double)st->batch / (double)st->n_batches : 0);
-    if (v->average_pending)
-        fprintf(stderr, "the average does not beat it (--best-metric %s): best.safetensors "
-                "stays\n", nmt_best_metric_name(r->s.best_metric));
+    average_stays(v);
     /* a streamed epoch's batches are known at its last block only */
     char where[64];
     if (st->n_batches == 0 && st->batch > 0)

@@ -24,7 +24,7 @@ enum {
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
     O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_WARMUP_SHARE,
     O_NORM, O_FIXNORM, O_NO_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC,
-    O_WORD_DROPOUT_TGT, O_END
+    O_WORD_DROPOUT_TGT, O_TUNE_ALPHA, O_NO_TUNE_ALPHA, O_END
 };
 
 static const struct option long_options[] = {
@@ -80,6 +80,8 @@ static const struct option long_options[] = {
     {"best-metric", required_argument, 0, O_BEST_METRIC},
     {"keep-snapshots", required_argument, 0, O_KEEP_SNAPSHOTS},
     {"average-snapshots", no_argument, 0, O_AVERAGE_SNAPSHOTS},
+    {"tune-alpha", no_argument, 0, O_TUNE_ALPHA},
+    {"no-tune-alpha", no_argument, 0, O_NO_TUNE_ALPHA},
     {"subwords", required_argument, 0, O_SUBWORDS},
     {"spm", required_argument, 0, O_SPM},
     {"subword-alpha", required_argument, 0, O_SUBWORD_ALPHA},
@@ -224,6 +226,8 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_THREADS: return opt_int(name, v, 1, 256, &s->threads);
     case O_KEEP_SNAPSHOTS: return opt_int(name, v, 0, 1000, &s->keep_snapshots);
     case O_AVERAGE_SNAPSHOTS: s->average_snapshots = 1; return 0;
+    case O_TUNE_ALPHA: s->tune_alpha = 1; return 0;
+    case O_NO_TUNE_ALPHA: s->tune_alpha = 0; return 0;
     /* 100000 hours: past any run, and exact in a double */
     case O_MAX_TIME: return opt_duration(name, v, 3.6e8, &s->max_time);
     case O_BEST_METRIC: {
@@ -489,6 +493,11 @@ static int check_combinations(const train_args *a)
                   "snapshots are the models of validations");
         return -1;
     }
+    if (s->tune_alpha && !s->valid_src_path) {
+        cli_error("--tune-alpha needs a validation set (--valid-src, --valid-tgt): the alpha "
+                  "is chosen on it");
+        return -1;
+    }
     if (s->average_snapshots && s->keep_snapshots < 2) {
         cli_error("--average-snapshots needs --keep-snapshots K with K of at least 2 (the "
                   "snapshots it averages)");
@@ -615,6 +624,7 @@ static nmt_train_given given_of(const train_args *a)
         .word_dropout_tgt = g[O_WORD_DROPOUT_TGT],
         .warmup_share = g[O_WARMUP_SHARE], .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
         .average_snapshots = g[O_AVERAGE_SNAPSHOTS],
+        .tune_alpha = g[O_TUNE_ALPHA] || g[O_NO_TUNE_ALPHA],
     };
 }
 

@@ -114,7 +114,7 @@ void nmt_decode_opts_standard(nmt_decode_opts *o)
 {
     nmt_decode_opts_default(o);
     o->beam = NMT_DEFAULT_BEAM;
-    o->alpha = NMT_DEFAULT_ALPHA;
+    o->alpha = NMT_ALPHA_OF_MODEL;
     o->max_ratio = NMT_DEFAULT_MAX_RATIO;
     o->max_extra = NMT_DEFAULT_MAX_EXTRA;
 }
@@ -189,6 +189,14 @@ static int all_attend(const nmt_model *const *models, int n)
     return 1;
 }
 
+float nmt_models_alpha(const nmt_model *const *models, int n_models)
+{
+    double sum = 0;
+    for (int k = 0; k < n_models; k++)
+        sum += models[k]->decode_alpha >= 0 ? (double)models[k]->decode_alpha : (double)NMT_DEFAULT_ALPHA;
+    return n_models > 0 ? (float)(sum / n_models) : NMT_DEFAULT_ALPHA;
+}
+
 int nmt_decoder_create_ensemble(nmt_decoder **out, const nmt_model *const *models, int n_models,
                                 int max_B, int max_src_T, const nmt_decode_opts *opts)
 {
@@ -225,7 +233,7 @@ int nmt_decoder_create_ensemble(nmt_decoder **out, const nmt_model *const *model
     } else if (opts->n_best < 1 || opts->n_best > opts->beam)
         return nmt_set_error(NMT_ERR_ARG, "decoder: n-best %d is not in 1..beam (%d)",
                              opts->n_best, opts->beam);
-    if (!(opts->alpha >= 0) || !isfinite(opts->alpha))
+    if (!(opts->alpha >= 0 || opts->alpha == NMT_ALPHA_OF_MODEL) || !isfinite(opts->alpha))
         return nmt_set_error(NMT_ERR_ARG, "decoder: length normalisation alpha %g is not a "
                              "finite number >= 0", (double)opts->alpha);
     if (!(opts->max_ratio >= 0) || !isfinite(opts->max_ratio) || opts->max_extra < 0)
@@ -248,6 +256,8 @@ int nmt_decoder_create_ensemble(nmt_decoder **out, const nmt_model *const *model
     d->n_models = n_models;
     const nmt_model *m = models[0];
     d->opts = *opts;
+    if (opts->alpha == NMT_ALPHA_OF_MODEL)
+        d->opts.alpha = nmt_models_alpha(models, n_models);
     d->K = per;
     d->C = 2 * per;
     d->V = m->cfg.tgt_vocab;

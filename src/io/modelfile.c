@@ -4,6 +4,7 @@
  * so a hostile file can make us allocate no more than its own size. */
 #include "nmt/modelfile.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,32 @@ struct nmt_file {
  * own (nmt_arch_ops.meta_keys). Extras may reuse none of them. */
 static const char *const design_keys[] = {
     "format", "arch", "tied", "joint_vocab", "lowercase", "src_vocab", "tgt_vocab", "crc32",
-    NULL,
+    "decode.alpha", NULL,
 };
+
+/* "decode.alpha" in the fewest digits that read back as the same float:
+ * 1.6, not 1.60000002 */
+static void alpha_to_text(char *buf, size_t cap, float alpha)
+{
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(buf, cap, "%.*g", digits, (double)alpha);
+        if (strtof(buf, NULL) == alpha)
+            return;
+    }
+}
+
+/* The range a length normalisation may take (nmt translate's --alpha too). */
+static int parse_alpha(const char *text, float *alpha, const char *path)
+{
+    char *end;
+    errno = 0;
+    float a = strtof(text, &end);
+    if (end == text || *end || errno || !(a >= 0 && a <= 10))
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: decode.alpha '%s' is not a number in 0..10",
+                             path, text);
+    *alpha = a;
+    return NMT_OK;
+}
 
 static int in_list(const char *const *list, const char *key)
 {
@@ -106,7 +131,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     enum { MAX_ARCH_KEYS = 16 };
     int named = !m->ops->implicit;
     int n_design = 1 + named + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0) +
-                   (m->cfg.joint_vocab != 0);
+                   (m->cfg.joint_vocab != 0) + (m->decode_alpha >= 0);
     int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
@@ -127,6 +152,8 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     if (!rc)
         rc = join_vocab(&tgt, m->tgt_vocab, path, "tgt_vocab");
     char arch_buf[MAX_ARCH_KEYS * 16];
+    char alpha_text[32];
+    alpha_to_text(alpha_text, sizeof alpha_text, m->decode_alpha);
     int n_kv = 0;
     if (!rc) {
         kv[n_kv++] = (nmt_meta){"format", NMT_FORMAT};
@@ -156,6 +183,9 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
             kv[n_kv++] = (nmt_meta){"tied", "true"};
         if (m->cfg.joint_vocab)
             kv[n_kv++] = (nmt_meta){"joint_vocab", "true"};
+        /* only when chosen, so that every other file is what it was */
+        if (m->decode_alpha >= 0)
+            kv[n_kv++] = (nmt_meta){"decode.alpha", alpha_text};
         for (int k = 0; k < n_meta; k++)
             kv[n_kv++] = meta[k];
         rc = nmt_st_write(path, t, n_t, kv, n_kv, "crc32");
@@ -588,6 +618,9 @@ static int load_model(nmt_model **out, nmt_file *f, const char *path, int may_ad
             }
         }
     }
+    const char *alpha = nmt_st_meta(&f->st, "decode.alpha");
+    if (!rc && alpha)
+        rc = parse_alpha(alpha, &m->decode_alpha, path);
     if (rc) {
         nmt_model_free(m);
         m = NULL;

@@ -191,6 +191,7 @@ int nmt_model_create(nmt_model **out, const nmt_config *cfg, nmt_vocab *src_voca
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the model");
     m->cfg = c;
     m->ops = ops;
+    m->decode_alpha = -1;
     int n = ops->tensor_table(&c, NULL, 0, &m->n_params);
     m->tensors = calloc((size_t)n, sizeof *m->tensors);
     m->params = calloc(m->n_params ? m->n_params : 1, sizeof *m->params);

@@ -208,6 +208,8 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
     nmt_ckpt_put(w, "train.best_metric", "%s", nmt_best_metric_name(s->best_metric));
     nmt_ckpt_put(w, "train.keep_snapshots", "%d", s->keep_snapshots);
     nmt_ckpt_put(w, "train.average_snapshots", "%d", s->average_snapshots);
+    if (s->tune_alpha)
+        nmt_ckpt_put(w, "train.tune_alpha", "%d", s->tune_alpha);
     if (s->warmup > 0)
         nmt_ckpt_put(w, "train.warmup", "%" PRId64, s->warmup);
     if (s->linear_decay)
@@ -330,6 +332,9 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->keep_snapshots = nmt_ckpt_get_int(&r, "train.keep_snapshots", 0, 1 << 20);
     if (nmt_ckpt_has(&r, "train.average_snapshots"))
         s->average_snapshots = nmt_ckpt_get_int(&r, "train.average_snapshots", 0, 1);
+    /* absent from the checkpoints of runs that did not choose an alpha */
+    if (nmt_ckpt_has(&r, "train.tune_alpha"))
+        s->tune_alpha = nmt_ckpt_get_int(&r, "train.tune_alpha", 0, 1);
     /* absent from checkpoints written before the schedule, and from those of
      * runs without it */
     if (nmt_ckpt_has(&r, "train.warmup")) {

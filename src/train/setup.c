@@ -320,6 +320,9 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
         s->keep_snapshots = NMT_DEFAULT_SNAPSHOTS;
         s->average_snapshots = 1;
     }
+    /* a validated run chooses the beam's length normalisation on it */
+    if (!g->tune_alpha && s->valid_src_path)
+        s->tune_alpha = 1;
     /* a run limited by time alone: it goes on for as many epochs as fit */
     if (s->max_time > 0 && !g->epochs)
         s->epochs = 0;

@@ -836,6 +836,8 @@ int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, const atomic_
         return rc;
     if (!interrupted && (rc = average_snapshots(t, cb)))
         return rc;
+    if (!interrupted && (rc = nmt_trainer_tune_alpha(t, cb)))
+        return rc;
     st->elapsed_s = t->elapsed_base + (nmt_now() - t->t_start);
     if ((rc = nmt_trainer_save_checkpoint(t)))
         return rc;

@@ -91,6 +91,14 @@ typedef struct valid_tools {
 /* The perplexity and BLEU of m on v (through vt, sized for v's batches). */
 int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
                       int batch_size, double *ppl_out, double *bleu_out);
+/* tune_alpha.c: with settings' tune_alpha, at the end of a run that
+ * validates here, best.safetensors's beam search is scored on the
+ * validation set at each alpha of a list and the best is written into it
+ * (NMT_TRAIN_ALPHA reports it). */
+int nmt_trainer_tune_alpha(nmt_trainer *t, const nmt_train_callbacks *cb);
+/* The BLEU alone of m's translations of v by vt->decoder (vt->ws unused). */
+int nmt_valid_translate_bleu(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                             int batch_size, double *bleu_out);
 /* The greedy decoder validation translates with, for B sources of up to src_T. */
 int nmt_valid_decoder(nmt_decoder **d, const nmt_model *m, int B, int src_T);
 /* Validation's BLEU: case-insensitive for a model of lowercased text. */

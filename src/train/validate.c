@@ -20,8 +20,10 @@ void nmt_corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
     }
 }
 
-int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
-                      int batch_size, double *ppl_out, double *bleu_out)
+/* The BLEU of vt->decoder's translations of v, and with ppl_out (and
+ * vt->ws) the perplexity of the references too. */
+static int run_validation(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                          int batch_size, double *ppl_out, double *bleu_out)
 {
     const nmt_corpus *c = v->corpus;
     if (c->n != v->n_refs)
@@ -43,12 +45,14 @@ int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid
         if ((rc = nmt_batch_fill(vt->batch, c, pairs, n)))
             break;
         const nmt_batch *b = vt->batch;
-        if ((rc = nmt_forward(NULL, m, vt->ws, b, NULL, NULL)))
-            break;
-        const double *sent = nmt_workspace_sentence_nll(vt->ws);
-        for (int i = 0; i < b->B; i++)
-            nll += sent[i];
-        tokens += (double)b->n_tgt_tokens;
+        if (ppl_out) {
+            if ((rc = nmt_forward(NULL, m, vt->ws, b, NULL, NULL)))
+                break;
+            const double *sent = nmt_workspace_sentence_nll(vt->ws);
+            for (int i = 0; i < b->B; i++)
+                nll += sent[i];
+            tokens += (double)b->n_tgt_tokens;
+        }
         if ((rc = nmt_decode(vt->decoder, b->src, b->src_len, b->B, b->src_T)))
             break;
         for (int i = 0; i < b->B && rc == NMT_OK; i++) {
@@ -71,11 +75,24 @@ int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid
         nmt_bleu_score score;
         nmt_bleu_result(vt->bleu, &score);
         *bleu_out = score.score;
-        *ppl_out = tokens > 0 ? exp(nll / tokens) : (double)NAN;
+        if (ppl_out)
+            *ppl_out = tokens > 0 ? exp(nll / tokens) : (double)NAN;
     }
     nmt_free_lines(hyps, c->n);
     nmt_batch_plan_free(&plan);
     return rc;
+}
+
+int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                      int batch_size, double *ppl_out, double *bleu_out)
+{
+    return run_validation(m, vt, v, batch_size, ppl_out, bleu_out);
+}
+
+int nmt_valid_translate_bleu(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
+                             int batch_size, double *bleu_out)
+{
+    return run_validation(m, vt, v, batch_size, NULL, bleu_out);
 }
 
 int nmt_valid_decoder(nmt_decoder **d, const nmt_model *m, int B, int src_T)

@@ -165,7 +165,7 @@ expect_fail "--width bad" "--width" "${A[@]}" --src "$TMP/src" --width -3
 
 # --- one default search: align shows what translate translates ---------------------------
 expect_ok "help: beam" "$NMT" align --help
-grep -q "beam 5, alpha 1.2" "$TMP/out" && grep -q "(default 5," "$TMP/out" && pass || fail "align help: the beam"
+grep -q "beam 5 and the model.s alpha, 1.2 for a" "$TMP/out" && grep -q "(default 5," "$TMP/out" && pass || fail "align help: the beam"
 expect_ok "translate help" "$NMT" translate --help
 grep -q "default 5, the same as" "$TMP/out" && grep -q "nmt align" "$TMP/out" && pass || fail "translate help: the beam"
 for beam in "" 1; do

@@ -214,6 +214,7 @@ d = json.load(open(sys.argv[1]))
 assert d["models"] == [{"name": "toy-attention.safetensors", "arch": "rnn"}], d["models"]
 assert d["layers"] == 0 and d["attention"] is True and d["batch"] == 4 and d["workers"] == 2
 assert d["limits"]["max_attention_cells"] == 250000, d["limits"]
+assert abs(d["alpha"] - 1.2) < 1e-6, d["alpha"]  # a model without decode.alpha
 assert "/" not in json.dumps(d["models"])' info.json && pass || fail "GET /info: $(cat info.json)"
     code=$(curl -s -o body -w '%{http_code}' "$URL/nope")
     [ "$code" = 404 ] && pass || fail "GET /nope: $code"

@@ -377,12 +377,14 @@ char *serve_info_json(const serve_models *models, const serve_limits *lim, int b
     if (!names)
         return NULL;
     return dump(json_pack(
-        "{s:o, s:b, s:i, s:i, s:{s:I, s:i, s:i, s:i, s:i, s:i, s:I}, s:i, s:i, s:i}", "models",
+        "{s:o, s:b, s:i, s:i, s:{s:I, s:i, s:i, s:i, s:i, s:i, s:I}, s:i, s:f, s:i, s:i}", "models",
         names, "attention", models->has_attention, "layers", models->layers, "heads",
         models->heads, "limits", "max_body", (json_int_t)lim->max_body, "max_sentences",
         lim->max_sentences, "max_sentence_bytes", lim->max_sentence_bytes, "max_inflight",
         lim->max_inflight, "max_beam", lim->max_beam, "timeout", lim->timeout,
         "max_attention_cells", (json_int_t)lim->max_attention_cells, "default_beam",
-        NMT_TRANSLATE_BEAM < lim->max_beam ? NMT_TRANSLATE_BEAM : lim->max_beam, "batch", batch,
+        NMT_TRANSLATE_BEAM < lim->max_beam ? NMT_TRANSLATE_BEAM : lim->max_beam,
+        /* the length normalisation every request is decoded with */
+        "alpha", (double)nmt_models_alpha(models->m, models->n), "batch", batch,
         "workers", workers));
 }
