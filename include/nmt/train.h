@@ -147,6 +147,10 @@ float nmt_train_default_dropout(nmt_arch a);
  * the default, or the recipe's long_dropout from its long_seconds on (the
  * Transformer's 0.2 from an hour: docs/training.md). */
 float nmt_train_rule_dropout(nmt_arch a, double max_time);
+/* Whether a fresh run given max_time seconds of --max-time and no schedule
+ * takes the rsqrt schedule rather than the recipe's line: the Transformer's
+ * from an hour, as its dropout (docs/training.md). */
+int nmt_train_rule_rsqrt(nmt_arch a, double max_time);
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
 int64_t nmt_train_default_warmup(nmt_arch a);
 /* The warm-up of the rsqrt schedule when none is given (--lr-schedule rsqrt

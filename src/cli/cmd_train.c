@@ -209,6 +209,11 @@ static void describe_schedule(const nmt_train_settings *s, nmt_arch arch)
         fprintf(stderr, "lr: %s%sa line from %g down to 0 at the run's end (%s%s; "
                 "docs/training.md)\n", ramp, hold, s->lr, strchr(ends, ',') ? "the nearest of " : "",
                 ends);
+    } else if (s->warmup > 0 && rec && rec->linear_decay && nmt_train_rule_rsqrt(arch, s->max_time)) {
+        fprintf(stderr, "lr: a warm-up to %g over %lld steps, then lr * sqrt(warm-up / step), "
+                "the %s's schedule for runs given at least %g minutes of --max-time (a line "
+                "to 0 below; docs/training.md)\n", s->lr, (long long)s->warmup,
+                nmt_arch_name(arch), rec->long_seconds / 60);
     } else if (s->warmup > 0 && rec && rec->linear_decay && s->shuffle_buffer > 0 &&
                s->max_steps <= 0 && s->max_time <= 0) {
         fprintf(stderr, "lr: a warm-up to %g over %lld steps, then lr * sqrt(warm-up / step), "

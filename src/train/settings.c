@@ -62,6 +62,12 @@ float nmt_train_rule_dropout(nmt_arch a, double max_time)
     return r->long_seconds > 0 && max_time >= r->long_seconds ? r->long_dropout : r->dropout;
 }
 
+int nmt_train_rule_rsqrt(nmt_arch a, double max_time)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    return r && r->long_rsqrt && r->long_seconds > 0 && max_time >= r->long_seconds;
+}
+
 float nmt_train_default_word_dropout(nmt_arch a)
 {
     (void)a;

@@ -290,7 +290,7 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
     if (g->schedule == NMT_SCHEDULE_LINEAR)
         s->linear_decay = 1;
     else if (g->schedule == NMT_SCHEDULE_GIVEN_NONE && rec && rec->linear_decay && !g->warmup &&
-             s->warmup == 0 && !plateaus_asked && has_end)
+             s->warmup == 0 && !plateaus_asked && has_end && !nmt_train_rule_rsqrt(s->model.arch, s->max_time))
         s->linear_decay = 1;
     /* a warm-up in the settings stands even when not marked given; plateaus
      * asked for have none; rsqrt asked for, or the Transformer's line that

@@ -62,6 +62,10 @@ rule_run "a short Transformer" --arch transformer --max-time 59m
 [ "$(rule_meta residual)" = 0.100000001 ] && pass || fail "59 minutes: dropout $(rule_meta residual), not 0.1"
 grep -q "^dropout: 0.1 at every site .*under 60 minutes of --max-time (0.2 from there on" \
     "$TMP/rule.err" && pass || fail "the short run does not state the rule: $(cat "$TMP/rule.err")"
+# and its schedule: the line under an hour, 1/sqrt(step) after 300 steps from
+# an hour on (said at the start), the line again when asked for
+rule_schedule() { echo "$(meta_of "$TMP/rule/checkpoint.safetensors" train.lr_schedule)/$(meta_of "$TMP/rule/checkpoint.safetensors" train.warmup)"; }
+[ "$(rule_schedule)" = linear/2000 ] && pass || fail "59 minutes: schedule/warm-up $(rule_schedule), not linear/2000"
 rule_run "a long Transformer" --arch transformer --max-time 1h --dropout-att 0.05
 for site in emb residual ff; do
     [ "$(rule_meta $site)" = 0.200000003 ] && pass || fail "1 hour: dropout-$site $(rule_meta $site), not 0.2"
@@ -69,6 +73,11 @@ done
 [ "$(rule_meta att)" = 0.0500000007 ] && pass || fail "--dropout-att lost to the rule: $(rule_meta att)"
 grep -q "^dropout: 0.2 at every site not given its own.*at least 60 minutes of --max-time (0.1 below" \
     "$TMP/rule.err" && pass || fail "the long run does not state the rule: $(cat "$TMP/rule.err")"
+[ "$(rule_schedule)" = /300 ] && pass || fail "1 hour: schedule/warm-up $(rule_schedule), not rsqrt's /300"
+grep -q "^lr: a warm-up to 0.004 over 300 steps, then lr \* sqrt(warm-up / step), the transformer's schedule for runs given at least 60 minutes of --max-time (a line to 0 below" \
+    "$TMP/rule.err" && pass || fail "the long run does not state its schedule: $(cat "$TMP/rule.err")"
+rule_run "a long Transformer given the line" --arch transformer --max-time 2h --lr-schedule linear
+[ "$(rule_schedule)" = linear/2000 ] && pass || fail "--lr-schedule linear lost to the rule: $(rule_schedule)"
 rule_run "a long Transformer with --dropout" --arch transformer --max-time 2h --dropout 0.3
 [ "$(rule_meta residual)" = 0.300000012 ] && pass || fail "--dropout lost to the rule: $(rule_meta residual)"
 grep -q "^dropout:" "$TMP/rule.err" && fail "a rule stated where --dropout chose" || pass
