@@ -171,8 +171,9 @@ typedef struct nmt_arch_recipe {
     float long_dropout;     /* every site's rate in a run given --max-time of
                              * at least long_seconds (0: no such rule) */
     double long_seconds;
-    int long_rsqrt;         /* 1: such a run keeps the warm-up of 300 steps and
-                             * 1/sqrt(step) rather than linear_decay's line */
+    int long_rsqrt;         /* 1: such a run, given no schedule, takes the warm-up
+                             * of NMT_RSQRT_WARMUP steps and 1/sqrt(step) rather
+                             * than linear_decay's line */
     double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
     int64_t warmup;         /* the lr's warm-up steps, then its decay: 1/sqrt(step),
                              * or linear_decay's (0: a constant lr lowered on

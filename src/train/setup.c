@@ -284,13 +284,16 @@ static void fill_defaults(nmt_train_settings *s, const nmt_train_request *q)
     /* the architecture's schedule unless one was asked for, by name or by
      * its parts (a warm-up alone is the rsqrt schedule's; a plateau's decay
      * or patience, the plateaus'); the Transformer's line needs the run's
-     * end, which a streamed corpus's epochs do not give */
+     * end, which a streamed corpus's epochs do not give, and gives way to
+     * the rsqrt schedule in a run given a long --max-time (its recipe's
+     * long_rsqrt: nmt_train_rule_rsqrt) */
     int has_end = s->max_steps > 0 || s->max_time > 0 ||
                   (s->epochs > 0 && s->shuffle_buffer == 0);
     if (g->schedule == NMT_SCHEDULE_LINEAR)
         s->linear_decay = 1;
     else if (g->schedule == NMT_SCHEDULE_GIVEN_NONE && rec && rec->linear_decay && !g->warmup &&
-             s->warmup == 0 && !plateaus_asked && has_end && !nmt_train_rule_rsqrt(s->model.arch, s->max_time))
+             s->warmup == 0 && !plateaus_asked && has_end &&
+             !nmt_train_rule_rsqrt(s->model.arch, s->max_time))
         s->linear_decay = 1;
     /* a warm-up in the settings stands even when not marked given; plateaus
      * asked for have none; rsqrt asked for, or the Transformer's line that
