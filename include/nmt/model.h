@@ -174,6 +174,10 @@ typedef struct nmt_arch_recipe {
     int long_rsqrt;         /* 1: such a run, given no schedule, takes the warm-up
                              * of NMT_RSQRT_WARMUP steps and 1/sqrt(step) rather
                              * than linear_decay's line */
+    float subword_alpha;    /* a run under long_seconds of --max-time whose
+                             * pieces are a unigram model's, its corpus read
+                             * whole from files, samples them every epoch at
+                             * this alpha (0: never) */
     double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
     int64_t warmup;         /* the lr's warm-up steps, then its decay: 1/sqrt(step),
                              * or linear_decay's (0: a constant lr lowered on

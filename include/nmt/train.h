@@ -151,6 +151,11 @@ float nmt_train_rule_dropout(nmt_arch a, double max_time);
  * takes the rsqrt schedule rather than the recipe's line: the Transformer's
  * from an hour, as its dropout (docs/training.md). */
 int nmt_train_rule_rsqrt(nmt_arch a, double max_time);
+/* The subword sampling alpha of a fresh run given max_time seconds of
+ * --max-time and no --subword-alpha, where its pieces can be sampled (a
+ * unigram model, a corpus read whole from files): the recipe's below its
+ * long_seconds (the Transformer's 0.5 under an hour), else 0. */
+float nmt_train_rule_subword_alpha(nmt_arch a, double max_time);
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
 int64_t nmt_train_default_warmup(nmt_arch a);
 /* The warm-up of the rsqrt schedule when none is given (--lr-schedule rsqrt

@@ -76,6 +76,7 @@ typedef struct nmt_train_given {
     /* word dropout: both sides' rate (nmt_train_request's word_dropout), and
      * each side's own (the settings' word_dropout_src, word_dropout_tgt) */
     int word_dropout, word_dropout_src, word_dropout_tgt;
+    int subword_alpha; /* else the architecture's sampling (nmt_train_rule_subword_alpha) */
 } nmt_train_given;
 
 /* What the set-up tells its caller as it goes (nothing it says is needed
@@ -153,6 +154,8 @@ typedef struct nmt_train_run {
                              * default below the threshold (0: no rule, the
                              * dropout given, every site given its own, or
                              * resumed) */
+    int sampling_rule;      /* 1: the architecture's default sampled the pieces
+                             * (nmt_train_rule_subword_alpha) */
     int subwords_auto;      /* learned because the corpus has this many distinct
                              * words (0: asked for, or not learned) */
     /* internal */

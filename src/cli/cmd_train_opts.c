@@ -614,7 +614,7 @@ static nmt_train_given given_of(const train_args *a)
         .word_dropout = g[O_WORD_DROPOUT], .word_dropout_src = g[O_WORD_DROPOUT_SRC],
         .word_dropout_tgt = g[O_WORD_DROPOUT_TGT],
         .warmup_share = g[O_WARMUP_SHARE], .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
-        .average_snapshots = g[O_AVERAGE_SNAPSHOTS],
+        .average_snapshots = g[O_AVERAGE_SNAPSHOTS], .subword_alpha = g[O_SUBWORD_ALPHA],
     };
 }
 

@@ -68,6 +68,14 @@ int nmt_train_rule_rsqrt(nmt_arch a, double max_time)
     return r && r->long_rsqrt && r->long_seconds > 0 && max_time >= r->long_seconds;
 }
 
+float nmt_train_rule_subword_alpha(nmt_arch a, double max_time)
+{
+    const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
+    if (!r || (r->long_seconds > 0 && max_time >= r->long_seconds))
+        return 0;
+    return r->subword_alpha;
+}
+
 float nmt_train_default_word_dropout(nmt_arch a)
 {
     (void)a;

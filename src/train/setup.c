@@ -609,6 +609,14 @@ static int read_corpora(nmt_train_run *r, const nmt_train_request *q)
                          .joint_vocab = s->model.joint_vocab, .subwords = sw};
     nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
     nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
+    /* the architecture's sampling where the pieces can be sampled (a
+     * resumed run keeps its checkpoint's) */
+    if (!q->given.subword_alpha && !r->resumed && sw && s->shuffle_buffer == 0 &&
+        !strcmp(nmt_subwords_type(sw), "unigram") && s->src_path && s->tgt_path &&
+        strcmp(s->src_path, "-") && strcmp(s->tgt_path, "-")) {
+        r->s.subword_alpha = nmt_train_rule_subword_alpha(s->model.arch, s->max_time);
+        r->sampling_rule = r->s.subword_alpha > 0;
+    }
     if ((rc = check_sampling(r, sw))) {
         nmt_subwords_free(fresh_sw);
         return rc;

@@ -89,6 +89,38 @@ rule_run "a long RNN" --arch rnn --max-time 2h --emb 8 --hidden 8 --att-dim 8 --
 [ "$(rule_meta emb)" = 0.300000012 ] && pass || fail "the RNN's dropout changed with --max-time: $(rule_meta emb)"
 grep -q "^dropout:" "$TMP/rule.err" && fail "the RNN states a rule it does not have" || pass
 
+# --- the Transformer's subword sampling by --max-time: alpha 0.5 under an hour
+# where the pieces are a unigram model's and the corpus is read whole, said at
+# the start; the best pieces from an hour on, for the RNN, for a streamed
+# corpus, and when --subword-alpha is given (docs/training.md)
+samp_run() { # samp_run NAME ARGS...: a run of no steps on 100 pieces, as rule_run
+    rm -rf "$TMP/rule"
+    expect_ok "$1" "$NMT" train "${DATA[@]}" --subwords 100 --threads 1 --max-steps 0 \
+        --out "$TMP/rule" "${@:2}"
+    cp "$TMP/err" "$TMP/rule.err"
+}
+samp_alpha() { meta_of "$TMP/rule/checkpoint.safetensors" train.subword_alpha; }
+samp_run "sampling: a Transformer without --max-time"
+[ "$(samp_alpha)" = 0.5 ] && pass || fail "no --max-time: subword alpha $(samp_alpha), not 0.5"
+grep -q "^subwords: .*; sampled every epoch (alpha 0.5, the transformer's default for runs under 60 minutes of --max-time; --subword-alpha 0 keeps the best pieces)" \
+    "$TMP/rule.err" && pass || fail "the sampling default is not stated: $(cat "$TMP/rule.err")"
+samp_run "sampling: 59 minutes" --max-time 59m
+[ "$(samp_alpha)" = 0.5 ] && pass || fail "59 minutes: subword alpha $(samp_alpha), not 0.5"
+samp_run "sampling: an hour" --max-time 1h
+[ "$(samp_alpha)" = 0 ] && pass || fail "1 hour: subword alpha $(samp_alpha), not 0"
+grep -q "sampled" "$TMP/rule.err" && fail "1 hour: sampling stated: $(cat "$TMP/rule.err")" || pass
+samp_run "sampling: --subword-alpha 0" --subword-alpha 0
+[ "$(samp_alpha)" = 0 ] && pass || fail "--subword-alpha 0 lost to the default: $(samp_alpha)"
+samp_run "sampling: --subword-alpha 0.2" --subword-alpha 0.2
+[ "$(samp_alpha)" = 0.200000003 ] && pass || fail "--subword-alpha 0.2 lost to the default: $(samp_alpha)"
+grep -q "(alpha 0.2)" "$TMP/rule.err" && pass || fail "a given alpha is called the default: $(cat "$TMP/rule.err")"
+samp_run "sampling: the RNN" --arch rnn --emb 8 --hidden 8 --att-dim 8 --batch-size 16
+[ "$(samp_alpha)" = 0 ] && pass || fail "the RNN samples its pieces: $(samp_alpha)"
+samp_run "sampling: a streamed corpus" --shuffle-buffer 100 --epochs 1
+[ "$(samp_alpha)" = 0 ] && pass || fail "a streamed corpus samples its pieces: $(samp_alpha)"
+rule_run "sampling: words" --arch transformer
+[ "$(samp_alpha)" = 0 ] && pass || fail "words are sampled: $(samp_alpha)"
+
 # --- options that do not fit the architecture: one line, exit 2, nothing made -----
 refused() { # refused NAME PATTERN ARGS...
     local name=$1 pattern=$2
