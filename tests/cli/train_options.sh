@@ -120,6 +120,25 @@ samp_run "sampling: a streamed corpus" --shuffle-buffer 100 --epochs 1
 [ "$(samp_alpha)" = 0 ] && pass || fail "a streamed corpus samples its pieces: $(samp_alpha)"
 rule_run "sampling: words" --arch transformer
 [ "$(samp_alpha)" = 0 ] && pass || fail "words are sampled: $(samp_alpha)"
+# the default's sampling resumes exactly: a run stopped in its second epoch
+# (9 batches an epoch) and resumed into its third ends with the weights of
+# the run never stopped (rsqrt: a schedule that does not need the run's end)
+TINY_TF=(--d-model 16 --heads 2 --ff 32 --layers 1 --batch-size 16 --save-every 0
+    --lr-schedule rsqrt -q)
+expect_ok "sampled by default, straight" "$NMT" train "${DATA[@]}" --subwords 100 --threads 1 \
+    "${TINY_TF[@]}" --max-steps 24 --out "$TMP/samp-straight"
+expect_ok "sampled by default, part 1" "$NMT" train "${DATA[@]}" --subwords 100 --threads 1 \
+    "${TINY_TF[@]}" --max-steps 13 --out "$TMP/samp-resumed"
+expect_ok "sampled by default, part 2" "$NMT" train --resume "$TMP/samp-resumed" --max-steps 24 -q
+[ "$(meta_of "$TMP/samp-resumed/checkpoint.safetensors" train.subword_alpha)" = 0.5 ] && pass ||
+    fail "the resumed run lost its sampling"
+same_data "$TMP/samp-straight/checkpoint.safetensors" "$TMP/samp-resumed/checkpoint.safetensors" &&
+    pass || fail "a resumed run sampled by default ends with other weights"
+rm -rf "$TMP/samp-plain"
+expect_ok "not sampled" "$NMT" train "${DATA[@]}" --subwords 100 --threads 1 "${TINY_TF[@]}" \
+    --max-steps 24 --subword-alpha 0 --out "$TMP/samp-plain"
+! same_data "$TMP/samp-straight/checkpoint.safetensors" "$TMP/samp-plain/checkpoint.safetensors" &&
+    pass || fail "the default's sampling changes nothing"
 
 # --- options that do not fit the architecture: one line, exit 2, nothing made -----
 refused() { # refused NAME PATTERN ARGS...
