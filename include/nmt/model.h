@@ -178,6 +178,7 @@ typedef struct nmt_arch_recipe {
                              * pieces are a unigram model's, its corpus read
                              * whole from files, samples them every epoch at
                              * this alpha (0: never) */
+    float long_subword_alpha; /* the same in a run given at least long_seconds */
     double adam_lr;         /* Adam's lr (0: nmt_optim_default_lr's) */
     int64_t warmup;         /* the lr's warm-up steps, then its decay: 1/sqrt(step),
                              * or linear_decay's (0: a constant lr lowered on

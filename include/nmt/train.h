@@ -153,8 +153,9 @@ float nmt_train_rule_dropout(nmt_arch a, double max_time);
 int nmt_train_rule_rsqrt(nmt_arch a, double max_time);
 /* The subword sampling alpha of a fresh run given max_time seconds of
  * --max-time and no --subword-alpha, where its pieces can be sampled (a
- * unigram model, a corpus read whole from files): the recipe's below its
- * long_seconds (the Transformer's 0.5 under an hour), else 0. */
+ * unigram model, a corpus read whole from files): the recipe's
+ * subword_alpha below its long_seconds, its long_subword_alpha from there
+ * (the Transformer's 0.5 in both). */
 float nmt_train_rule_subword_alpha(nmt_arch a, double max_time);
 double nmt_train_default_lr(nmt_arch a, nmt_optim_kind k);
 int64_t nmt_train_default_warmup(nmt_arch a);

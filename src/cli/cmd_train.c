@@ -238,10 +238,9 @@ static void describe(const nmt_train_run *r)
         if (r->learn_s > 0)
             fprintf(stderr, ", learned from both sides in %.1f s", r->learn_s);
         const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
-        if (s->subword_alpha > 0 && r->sampling_rule && rec)
-            fprintf(stderr, "; sampled every epoch (alpha %g, the %s's default for runs under "
-                    "%.0f minutes of --max-time; --subword-alpha 0 keeps the best pieces)",
-                    (double)s->subword_alpha, nmt_arch_name(c->arch), rec->long_seconds / 60);
+        if (s->subword_alpha > 0 && r->sampling_rule)
+            fprintf(stderr, "; sampled every epoch (alpha %g, the %s's default; --subword-alpha "
+                    "0 keeps the best pieces)", (double)s->subword_alpha, nmt_arch_name(c->arch));
         else if (s->subword_alpha > 0)
             fprintf(stderr, "; sampled every epoch (alpha %g)", (double)s->subword_alpha);
         if (r->subwords_auto)

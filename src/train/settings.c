@@ -71,9 +71,10 @@ int nmt_train_rule_rsqrt(nmt_arch a, double max_time)
 float nmt_train_rule_subword_alpha(nmt_arch a, double max_time)
 {
     const nmt_arch_recipe *r = nmt_arch_recipe_of(a);
-    if (!r || (r->long_seconds > 0 && max_time >= r->long_seconds))
+    if (!r)
         return 0;
-    return r->subword_alpha;
+    return r->long_seconds > 0 && max_time >= r->long_seconds ? r->long_subword_alpha
+                                                               : r->subword_alpha;
 }
 
 float nmt_train_default_word_dropout(nmt_arch a)
