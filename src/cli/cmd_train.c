@@ -237,7 +237,6 @@ static void describe(const nmt_train_run *r)
                 nmt_subwords_size(sw));
         if (r->learn_s > 0)
             fprintf(stderr, ", learned from both sides in %.1f s", r->learn_s);
-        const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
         if (s->subword_alpha > 0 && r->sampling_rule)
             fprintf(stderr, "; sampled every epoch (alpha %g, the %s's default; --subword-alpha "
                     "0 keeps the best pieces)", (double)s->subword_alpha, nmt_arch_name(c->arch));
