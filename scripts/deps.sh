@@ -136,3 +136,22 @@ nmt_suites_need_chromium() {
     done
     return 1
 }
+
+# nmt_same_kernel NMT: the BLAS kernel nmt runs, for PyTorch too. Debian's
+# PyTorch does its products in the same OpenBLAS; where nmt chose a better
+# kernel than OpenBLAS's fallback (src/cli/cli_blas.c), this exports
+# OPENBLAS_CORETYPE with it, so that every later child runs that kernel and
+# a ratio compares like with like (a variable already set is kept). Sets
+# nmt_kernel to nmt's kernel line (what a benchmark reports beside its
+# figures). Call it as it is, not in $(...), whose subshell would keep the
+# export to itself.
+nmt_same_kernel() {
+    local k
+    nmt_kernel=$("$1" info 2>/dev/null | sed -n 's/^kernel  *//p')
+    k=$(printf '%s\n' "$nmt_kernel" | sed -n 's/.*nmt set OPENBLAS_CORETYPE=\([A-Za-z0-9_]*\)).*/\1/p')
+    # (NMT_TEST_BLAS_FALLBACK=1: the variable stands for OpenBLAS's own choice)
+    if [ -n "$k" ] && { [ -z "${OPENBLAS_CORETYPE:-}" ] || [ "${NMT_TEST_BLAS_FALLBACK:-}" = 1 ]; }; then
+        export OPENBLAS_CORETYPE=$k
+    fi
+    nmt_kernel=${nmt_kernel:-unknown}
+}

@@ -284,6 +284,10 @@ int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
 int nmt_trainer_run(nmt_trainer *t, const nmt_train_callbacks *cb, const atomic_int *stop);
 /* The status as it stands (for a summary at the end). */
 const nmt_train_status *nmt_trainer_status(const nmt_trainer *t);
+/* The learning rate the schedule gives the next step, by the run's time as
+ * its checkpoint left it (a resumed run's first step: what a changed limit
+ * does to a linear decay is said with it). */
+double nmt_trainer_lr_ahead(const nmt_trainer *t);
 void nmt_trainer_free(nmt_trainer *t);
 
 /* Validation alone: the perplexity of m on the set (no dropout) and the

@@ -158,6 +158,12 @@ typedef struct nmt_train_run {
                              * (nmt_train_rule_subword_alpha) */
     int subwords_auto;      /* learned because the corpus has this many distinct
                              * words (0: asked for, or not learned) */
+    int replanned;          /* resumed with other limits than the checkpoint's,
+                             * under a linear decay: its line now ends at the
+                             * new end (planned_* hold the old limits) */
+    int64_t planned_max_steps;
+    int planned_epochs;
+    double planned_max_time;
     /* internal */
     int have_train;
     nmt_file *ckpt;                /* --resume: the checkpoint */

@@ -6,18 +6,27 @@
 
 #include "commands.h"
 #include "cli_opts.h"
+#include "nmt/blas.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 
 static void help(void)
 {
-    printf("Usage: nmt info [OPTIONS] FILE\n\n"
+    printf("Usage: nmt info [OPTIONS] FILE\n"
+           "       nmt info [OPTIONS]\n\n"
            "A model file's settings, vocabulary sizes, parameter count and size, what\n"
            "text it reads (words, or the pieces of the SentencePiece model it carries),\n"
            "a joint vocabulary (one list and one embedding table for both sides),\n"
            "and whether it is a resumable checkpoint (with its step and epoch). The whole\n"
            "file is checked as `nmt translate` would load it (header, shapes, crc32, the\n"
            "SentencePiece model).\n\n"
+           "Without a file: what nmt runs on. The BLAS library and its version, the\n"
+           "kernel in use and who chose it, the CPU's vector extensions, and the\n"
+           "threads. When OpenBLAS runs a kernel below what the CPU can run (a CPU\n"
+           "it does not know gets its oldest, Prescott), nmt sets OPENBLAS_CORETYPE\n"
+           "and runs itself again before any work, saying so on stderr (not with\n"
+           "-q); a variable you set is never touched, and NMT_BLAS_KERNEL=keep keeps\n"
+           "OpenBLAS's choice (docs/benchmarks.md#the-blas-kernel).\n\n"
            "Options:\n"
            "  -v, --verbose   also every tensor with its shape and parameter count, and\n"
            "                  the metadata beyond the model's settings\n"
@@ -135,6 +144,27 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     }
 }
 
+/* nmt info without a file: the BLAS, its kernel and the CPU. */
+static void print_machine(void)
+{
+    nmt_cpu_features f;
+    nmt_cpu_features_read(&f);
+    char kernel[256], features[160];
+    nmt_blas_describe(kernel, sizeof kernel);
+    nmt_cpu_features_format(&f, features, sizeof features);
+    static const char *const levels[] = {"SSE", "AVX", "AVX2 and FMA", "AVX-512"};
+    int level = nmt_cpu_level(&f);
+    const char *want = nmt_blas_kernel_for(nmt_blas_kernel(), &f);
+    printf("nmt             %s\n", NMT_VERSION);
+    printf("blas            %s\n", nmt_blas_config());
+    printf("kernel          %s\n", kernel);
+    printf("cpu             %s (level %d: %s; the kernel for it: %s)\n", features, level,
+           levels[level], want ? want : "the one running");
+    printf("threads         %d (nmt's default --threads: the cores it may run on); OpenBLAS "
+           "%d of its own, of which nmt uses 1 per thread\n",
+           cli_default_threads(), nmt_blas_threads());
+}
+
 int cmd_info(int argc, char **argv)
 {
     static const struct option long_options[] = {
@@ -151,11 +181,12 @@ int cmd_info(int argc, char **argv)
         default: return cli_usage_error();
         }
     }
+    if (argc == optind) {
+        print_machine();
+        return 0;
+    }
     if (argc - optind != 1) {
-        if (argc - optind)
-            cli_error("expects one model file, not %d", argc - optind);
-        else
-            cli_error("expects a model file");
+        cli_error("expects one model file (or none), not %d", argc - optind);
         return cli_usage_error();
     }
     const char *path = argv[optind];

@@ -13,6 +13,7 @@
 #include "cli_unknown.h"
 #include "nmt/corpus.h"
 #include "nmt/dist.h"
+#include "nmt/blas.h"
 #include "nmt/error.h"
 #include "nmt/progress.h"
 #include "nmt/train.h"
@@ -183,11 +184,46 @@ static void dropout_text(const nmt_train_settings *s, char *buf, size_t size)
 /* A schedule that ends with the run says before the first step where its
  * warm-up and its line end, which depends on the run's limits; and a
  * stream that made rsqrt of the architecture's line, why. */
+/* A run's end as its limits make it: "759 steps", "the nearest of 900
+ * steps, 10 epochs" (a streamed corpus's epochs end no line). */
+static void limits_text(char *buf, size_t cap, int64_t max_steps, int epochs, double max_time,
+                        int64_t shuffle_buffer)
+{
+    char ends[128] = "";
+    size_t n = 0;
+    if (max_steps > 0)
+        n += (size_t)snprintf(ends, sizeof ends, "%lld steps", (long long)max_steps);
+    if (epochs > 0 && shuffle_buffer == 0)
+        n += (size_t)snprintf(ends + n, sizeof ends - n, "%s%d epochs", n ? ", " : "", epochs);
+    if (max_time > 0)
+        snprintf(ends + n, sizeof ends - n, "%s%g minutes", n ? ", " : "", max_time / 60);
+    snprintf(buf, cap, "%s%s", strchr(ends, ',') ? "the nearest of " : "", ends);
+}
+
+/* A resumed run whose limits changed under a linear decay: the line to 0
+ * was planned to the old end and now runs to the new one, from the lr the
+ * new line gives the next step (a jump up when the run is extended past
+ * the old end). Right, but never silent. */
+static void describe_replanned(const nmt_train_run *r)
+{
+    const nmt_train_settings *s = &r->s;
+    char was[160], now[160];
+    limits_text(was, sizeof was, r->planned_max_steps, r->planned_epochs, r->planned_max_time,
+                s->shuffle_buffer);
+    limits_text(now, sizeof now, s->max_steps, s->epochs, s->max_time, s->shuffle_buffer);
+    const nmt_train_status *st = nmt_trainer_status(r->trainer);
+    fprintf(stderr, "lr: re-planned: the line to 0 was planned to end at %s and now ends at "
+            "%s: step %lld takes lr %.3g (step %lld took %.3g) and the line falls from there "
+            "to 0 (a run planned to that end from the start differs; docs/training.md)\n", was,
+            now, (long long)st->step + 1, nmt_trainer_lr_ahead(r->trainer), (long long)st->step,
+            st->lr);
+}
+
 static void describe_schedule(const nmt_train_settings *s, nmt_arch arch)
 {
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(arch);
     if (s->linear_decay) {
-        char ramp[128] = "", hold[64] = "", ends[128] = "";
+        char ramp[128] = "", hold[64] = "", ends[160];
         if (s->warmup > 0 && s->warmup_share > 0)
             snprintf(ramp, sizeof ramp, "a warm-up to %g over %lld steps or the first %g %% of "
                      "the run, whichever ends first, then ", s->lr, (long long)s->warmup,
@@ -198,17 +234,9 @@ static void describe_schedule(const nmt_train_settings *s, nmt_arch arch)
         if (s->decay_from > 0)
             snprintf(hold, sizeof hold, "%g until %g %% of the run, then ", s->lr,
                      100 * s->decay_from);
-        size_t n = 0;
-        if (s->max_steps > 0)
-            n += (size_t)snprintf(ends, sizeof ends, "%lld steps", (long long)s->max_steps);
-        if (s->epochs > 0 && s->shuffle_buffer == 0)
-            n += (size_t)snprintf(ends + n, sizeof ends - n, "%s%d epochs", n ? ", " : "",
-                                  s->epochs);
-        if (s->max_time > 0)
-            snprintf(ends + n, sizeof ends - n, "%s%g minutes", n ? ", " : "", s->max_time / 60);
-        fprintf(stderr, "lr: %s%sa line from %g down to 0 at the run's end (%s%s; "
-                "docs/training.md)\n", ramp, hold, s->lr, strchr(ends, ',') ? "the nearest of " : "",
-                ends);
+        limits_text(ends, sizeof ends, s->max_steps, s->epochs, s->max_time, s->shuffle_buffer);
+        fprintf(stderr, "lr: %s%sa line from %g down to 0 at the run's end (%s; "
+                "docs/training.md)\n", ramp, hold, s->lr, ends);
     } else if (s->warmup > 0 && rec && rec->linear_decay && nmt_train_rule_rsqrt(arch, s->max_time)) {
         fprintf(stderr, "lr: a warm-up to %g over %lld steps, then lr * sqrt(warm-up / step), "
                 "the %s's schedule for runs given at least %g minutes of --max-time (a line "
@@ -259,6 +287,10 @@ static void describe(const nmt_train_run *r)
         fprintf(stderr, "streamed: read in blocks of %lld pairs, each shuffled on its own\n",
                 (long long)s->shuffle_buffer);
     describe_model(c, r->model->n_params);
+    /* the speed of every figure of a run depends on it (docs/benchmarks.md) */
+    char blas[256];
+    nmt_blas_describe(blas, sizeof blas);
+    fprintf(stderr, "blas: kernel %s, %d threads (%s)\n", blas, s->threads, nmt_blas_config());
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
     if (r->dropout_rule && rec) { /* a rule by the time given is never silent */
         int long_run = r->dropout_rule > 0;
@@ -440,6 +472,8 @@ static int train_main(int argc, char **argv)
         return 1;
     }
     nmt_trainer *t = r->trainer;
+    if (r->replanned && cli_verbosity > 0) /* the trainer knows the step and the time */
+        describe_replanned(r);
     view v = {.tty = isatty(STDERR_FILENO) && nmt_dist_rank() == 0, .dir = r->dir,
               .metric = r->s.best_metric, .max_time = r->s.max_time};
     nmt_progress_start(&v.progress, nmt_trainer_status(t)->step, 0.25);

@@ -3,35 +3,42 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli_blas.h"
 #include "cli_opts.h"
+#include "commands.h"
 
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv); /* NULL: not implemented yet */
     const char *summary;
+    int blas;  /* runs matrix products (or says which kernel would): gets the
+                * BLAS kernel the CPU deserves first (cli_blas.h) */
 } command;
 
 static const command commands[] = {
-    {"train", cmd_train, "train a model on a parallel corpus (or --resume a run)"},
-    {"translate", cmd_translate, "translate sentences with a model (greedy or beam search)"},
-    {"score", cmd_score, "loss and perplexity of a model on a parallel corpus"},
-    {"bleu", cmd_bleu, "corpus BLEU and chrF exactly as sacreBLEU computes them"},
-    {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG"},
-    {"compare", cmd_compare, "runs side by side: BLEU overall and by sentence length"},
-    {"info", cmd_info, "a model's settings and parameter count"},
-    {"average", cmd_average, "the element-wise mean of several models (checkpoint averaging)"},
-    {"plot", cmd_plot, "training curves of runs from their log.tsv, as SVG"},
-    {"serve", cmd_serve, "translations and their attention over HTTP: a JSON API and a page"},
+    {"train", cmd_train, "train a model on a parallel corpus (or --resume a run)", 1},
+    {"translate", cmd_translate, "translate sentences with a model (greedy or beam search)", 1},
+    {"score", cmd_score, "loss and perplexity of a model on a parallel corpus", 1},
+    {"bleu", cmd_bleu, "corpus BLEU and chrF exactly as sacreBLEU computes them", 0},
+    {"align", cmd_align, "attention matrices as text, TSV, JSON, Pharaoh, SVG or PNG", 1},
+    {"compare", cmd_compare, "runs side by side: BLEU overall and by sentence length", 1},
+    {"info", cmd_info, "a model's settings and size; without one, the BLAS kernel and CPU", 1},
+    {"average", cmd_average, "the element-wise mean of several models (checkpoint averaging)", 0},
+    {"plot", cmd_plot, "training curves of runs from their log.tsv, as SVG", 0},
+    {"serve", cmd_serve, "translations and their attention over HTTP: a JSON API and a page", 1},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: nmt COMMAND [OPTIONS]\n\n"
-               "Neural machine translation with RNN/GRU/LSTM encoder-decoders and\n"
-               "attention (Bahdanau's additive, Luong's dot and general, or the scaled\n"
-               "dot product), trained on the CPU.\n\nCommands:\n");
+               "Neural machine translation trained on the CPU: the Transformer (nmt\n"
+               "train's default architecture: self-attention, multi-head attention, the\n"
+               "feed-forward network) and, with nmt train --arch rnn, RNN, GRU and LSTM\n"
+               "encoder-decoders joined by attention (Bahdanau's additive, Luong's dot\n"
+               "and general, the scaled dot product, or none), every gradient written by\n"
+               "hand; BLEU and chrF as sacreBLEU computes them; attention as alignments.\n\n"
+               "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-10s %s\n", "help", "the options of a command (nmt help CMD)");
@@ -99,5 +106,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (c->blas)
+        cli_blas_choose(argc, argv);
     return run(c, argc - 1, argv + 1);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nmt/blas.h"
 #include "nmt/error.h"
 #include "nmt/modelfile.h"
 #include "train/ckpt_meta.h"
@@ -58,6 +59,10 @@ static void put_state(nmt_ckpt_writer *w, const nmt_trainer *t)
     nmt_ckpt_put(w, "state.averaged_step", "%" PRId64, t->averaged_step);
     nmt_ckpt_put(w, "state.last_valid_step", "%" PRId64, t->last_valid_step);
     nmt_ckpt_put(w, "state.elapsed_s", "%.17g", st->elapsed_s);
+    /* what it ran on, like the clock a fact of the machine, not of the run */
+    char blas[256];
+    nmt_blas_describe(blas, sizeof blas);
+    nmt_ckpt_put(w, "state.blas", "%s", blas);
     /* what the next log row averages, so that a resumed log matches */
     nmt_ckpt_put(w, "state.report_nll", "%.17g", t->acc_nll);
     nmt_ckpt_put(w, "state.report_tokens", "%.17g", t->acc_tok);

@@ -166,6 +166,9 @@ static int resume(nmt_train_run *r, const nmt_train_request *q, const nmt_setup_
         rc = check_limits_ahead(r, q);
     if (rc)
         return rc;
+    r->planned_max_steps = r->s.max_steps;
+    r->planned_epochs = r->s.epochs;
+    r->planned_max_time = r->s.max_time;
     if (g->max_steps)
         r->s.max_steps = q->s.max_steps;
     if (g->epochs)
@@ -176,6 +179,10 @@ static int resume(nmt_train_run *r, const nmt_train_request *q, const nmt_setup_
         r->s.max_time = q->s.max_time;
     if (g->early_stop)
         r->s.early_stop = q->s.early_stop;
+    /* the line to 0 is planned to the run's end: another end moves it */
+    r->replanned = r->s.linear_decay &&
+                   (r->s.max_steps != r->planned_max_steps || r->s.epochs != r->planned_epochs ||
+                    r->s.max_time != r->planned_max_time);
     if (r->s.epochs == 0 && r->s.max_time <= 0 && r->s.max_steps < 0)
         return nmt_set_error(NMT_ERR_ARG, "--resume %s: the run has no limit but --max-time, "
                              "and --max-time 0 removes it: give --max-time, --epochs or "

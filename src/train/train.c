@@ -434,7 +434,7 @@ double nmt_lr_linear(double lr, int64_t warmup, double share, int64_t step, doub
  * by rank 0's clock on every process (their lr must be one). Time makes it
  * the one part of a run that is not a function of the step and the
  * position: two runs of one seed and time limit differ. */
-static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
+static double progress_at(const nmt_trainer *t, int64_t step, double elapsed)
 {
     double p = 0;
     if (t->s.max_steps > 0)
@@ -445,11 +445,14 @@ static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
         if (e > p)
             p = e;
     }
-    if (t->s.max_time > 0) {
-        double e = (t->elapsed_base + (nmt_now() - t->t_start)) / t->s.max_time;
-        if (e > p)
-            p = e;
-    }
+    if (t->s.max_time > 0 && elapsed / t->s.max_time > p)
+        p = elapsed / t->s.max_time;
+    return p;
+}
+
+static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
+{
+    double p = progress_at(t, step, t->elapsed_base + (nmt_now() - t->t_start));
     /* the clocks of the processes differ: rank 0's decides for all, or their
      * lrs, and so their weights, would part */
     if (t->size > 1 && t->s.max_time > 0) {
@@ -459,6 +462,17 @@ static int run_progress(double *progress, const nmt_trainer *t, int64_t step)
     }
     *progress = p;
     return 0;
+}
+
+double nmt_trainer_lr_ahead(const nmt_trainer *t)
+{
+    int64_t step = t->st.step + 1;
+    if (t->s.linear_decay)
+        return nmt_lr_linear(t->s.lr, t->s.warmup, t->s.warmup_share, step,
+                             progress_at(t, step, t->elapsed_base), t->s.decay_from);
+    if (t->s.warmup > 0)
+        return nmt_lr_warmup(t->s.lr, t->s.warmup, step);
+    return t->st.lr;
 }
 
 /* One optimizer step on the batch at the current position (on the

@@ -64,7 +64,8 @@ grep -q "nmt/torch" "$TMP/table.txt" && grep -q "^targets:" "$TMP/table.txt" &&
     grep -Eq "^  dot +uni +[0-9.]+ +[0-9.]+ " "$TMP/table.txt" &&
     grep -q "^source: [0-9a-z-]" "$TMP/table.txt" && pass ||
     fail "the table lacks its header or targets line: $(head -c 600 "$TMP/table.txt")"
-$PY - "$TMP/bench.json" <<'EOF' && pass || fail "bench.json is incomplete or inconsistent"
+"$NMT_BIN" info >"$TMP/info" 2>/dev/null
+$PY - "$TMP/bench.json" "$TMP/info" <<'EOF' && pass || fail "bench.json is incomplete or inconsistent"
 import json, math, sys
 R = json.load(open(sys.argv[1]))
 bad = []
@@ -102,8 +103,24 @@ need(len({x["tgt_vocab"] for x in g}) == 1, "growth keeps the vocabulary")
 need(all(pos(x["epoch_s"]) and pos(x["peak_rss_mb"]) for x in g), "growth figures")
 need(g[2]["n_batches"] >= 3 * g[0]["n_batches"], "4x corpus has ~4x batches")
 need(abs(g[1]["ids_mb"] - 2 * g[0]["ids_mb"]) < 1e-3, "ids size doubles")
-need(set(R["targets"]) == {"steps_4x_torch", "pct_sgemm_60", "greedy_5x_torch", "train_rss_quarter",
-                           "scorers_not_slower"}, "targets")
+K = R["kernel"]
+want = {"steps_4x_torch", "pct_sgemm_60", "greedy_5x_torch", "train_rss_quarter",
+        "scorers_not_slower"} | ({"kernel_within_5pct"} if K["ways"] else set())
+need(set(R["targets"]) == want, "targets")
+# the BLAS kernel: where OpenBLAS has several kernels (DYNAMIC_ARCH), the
+# fallback as it comes (nmt runs itself again and says so), by hand and unfixed
+if "DYNAMIC_ARCH" in open(sys.argv[2]).read() and K["own"] != "unknown":
+    names = [w["name"] for w in K["ways"]]
+    need(names[:3] == ["as it comes", "by hand", "unfixed"], "kernel ways %s" % names)
+    w = {x["name"]: x for x in K["ways"]}
+    need("running with OPENBLAS_CORETYPE=" in w.get("as it comes", {}).get("said", ""),
+         "as it comes says it runs again")
+    need(w.get("unfixed", {}).get("said") == "", "unfixed says nothing")
+    need(abs(w.get("by hand", {}).get("vs_by_hand", 0) - 1) < 1e-12, "by hand's own ratio")
+    need(all(pos(x["steps_per_s"]) and len(x["runs"]) == R["config"]["repeats"]
+             for x in K["ways"]), "kernel figures")
+    need(R["targets"]["kernel_within_5pct"] == (w["as it comes"]["vs_by_hand"] >= 0.95),
+         "kernel target")
 # the attention family: a row per scorer, ratios against bahdanau on its encoder
 sc = R["scorers"]
 need([(x["attention"], x["encoder"]) for x in sc] == [("bahdanau", "bi"), ("general", "bi"),
