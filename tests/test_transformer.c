@@ -320,7 +320,32 @@ static int is_key_bias(const char *name)
     return n > 4 && !strcmp(name + n - 4, ".b_k");
 }
 
-static double check(const variant *v)
+/* Hand-made gold rows for the fixture's batch, as guided alignment's data
+ * would make them from subword-like word links (many-to-many): target piece
+ * q (of tgt_len - 1) is supervised at decoder row q + shift, toward a
+ * uniform distribution over one, two or three of the pair's source pieces
+ * (never its </s>), some pieces shared by several rows; every third piece
+ * has no link (its row stays 0). gold [B, tgt_T, src_T], zeroed. */
+static void make_gold(float *gold, const nmt_batch *b, int shift)
+{
+    for (int k = 0; k < b->B; k++) {
+        int n = b->src_len[k] - 1, m = b->tgt_len[k] - 1;
+        for (int q = 0; q < m; q++) {
+            if (q % 3 == 2 || n == 0)
+                continue;
+            float *row = gold + ((size_t)k * b->tgt_T + q + shift) * b->src_T;
+            int width = 1 + (q + k) % 3, first = (q * 2 + k) % n, count = 0;
+            for (int w = 0; w < width && w < n; w++)
+                count += row[(first + w) % n] == 0, row[(first + w) % n] = 1;
+            for (int j = 0; j < n; j++)
+                row[j] /= (float)count;
+        }
+    }
+}
+
+/* The check of one variant; with shift 0 or 1 (-1: none) the batch has the
+ * gold rows of make_gold and v->reg guides a head toward them. */
+static double check_with(const variant *v, int shift)
 {
     nmt_config cfg = tf_variant(tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied),
                                 v->scale_norm, v->fixnorm);
@@ -333,11 +358,30 @@ static double check(const variant *v)
     randomize(m, 77 + (uint64_t)v->h);
     nmt_batch b;
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, v->extra_pad);
+    float *gold = NULL;
+    if (shift >= 0) {
+        gold = calloc((size_t)b.B * b.tgt_T * b.src_T, sizeof *gold);
+        make_gold(gold, &b, shift);
+        b.guide = gold;
+    }
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
     nmt_model_zero_grad(m);
     double loss = loss_at(m, ws, &b, &v->reg);
     ck_assert(isfinite(loss) && loss > 0);
+    if (shift >= 0) {
+        /* the term is there and is what the objective holds beyond the
+         * translation loss */
+        double sum, rows;
+        nmt_workspace_guided(ws, &sum, &rows);
+        ck_assert_msg(rows > 2 && sum > 0, "%s: %g rows, sum %g", v->name, rows, sum);
+        nmt_regularizer plain = v->reg;
+        plain.guided = 0;
+        double without = loss_at(m, ws, &b, &plain);
+        ck_assert_msg(fabs(loss - without - (double)v->reg.guided_weight * sum / (double)b.n_tgt_tokens)
+                      < 1e-12, "%s: the objective is not the loss and the guided term", v->name);
+        loss_at(m, ws, &b, &v->reg);
+    }
     ck_assert_int_eq(nmt_backward(m, ws, &b), NMT_OK);
     /* central differences: the error is eps^2 times the third derivative, so
      * smaller than the RNN check's 1e-4 for these deeper models */
@@ -376,8 +420,14 @@ static double check(const variant *v)
     printf("transformer gradcheck %-34s worst relative error %.2e\n", v->name, worst);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
+    free(gold);
     nmt_model_free(m);
     return worst;
+}
+
+static double check(const variant *v)
+{
+    return check_with(v, -1);
 }
 
 static const variant variants[] = {
@@ -424,6 +474,40 @@ static const variant variants[] = {
 START_TEST(gradients_are_derivatives)
 {
     check(&variants[_i]);
+}
+END_TEST
+
+/* Guided alignment (docs/DESIGN.md, "Guided alignment"): a head of a
+ * layer's cross-attention trained toward gold rows beside the translation
+ * loss; every layer, several heads, padding, the rows shifted (the step
+ * that reads each piece) and not, with the other regularizers. */
+typedef struct guided_variant {
+    variant v;
+    int shift;
+} guided_variant;
+
+#define GUIDED(layer, head, weight) \
+    .guided = 1, .guided_layer = (layer), .guided_head = (head), .guided_weight = (weight)
+
+static const guided_variant guided_variants[] = {
+    {{"guided 1+1 h2, head 1", 8, 2, 6, 1, 1, 0, 0, {GUIDED(0, 1, 0.7f)}, 0, 0, 0}, 0},
+    {{"guided 1+2 h4 layer 1 head 2, padding, shifted", 8, 4, 6, 1, 2, 0, 2,
+      {GUIDED(1, 2, 1.5f)}, 0, 0, 0}, 1},
+    {{"guided 1+2 h4 layer 0 head 3, padding", 8, 4, 6, 1, 2, 1, 1, {GUIDED(0, 3, 1.5f)}, 0, 0,
+      0}, 0},
+    {{"guided 2+3 h2 layer 2, shifted, smoothing", 6, 2, 4, 2, 3, 1, 0,
+      {.label_smoothing = 0.1f, GUIDED(2, 0, 0.05f)}, 0, 0, 0}, 1},
+    {{"guided, scale norm and fixnorm, shifted", 8, 2, 6, 1, 2, 1, 1, {GUIDED(1, 1, 1)}, 1, 1, 0},
+     1},
+    {{"guided, all dropouts, shifted", 8, 2, 6, 2, 2, 1, 1,
+      {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f,
+       .dropout_ff = 0.2f, .label_smoothing = 0.1f, GUIDED(1, 0, 1)}, 0, 0, 0}, 1},
+    {{"guided, joint vocabulary, padding", 8, 2, 6, 1, 1, 1, 2, {GUIDED(0, 0, 2)}, 0, 0, 1}, 0},
+};
+
+START_TEST(guided_gradients_are_derivatives)
+{
+    check_with(&guided_variants[_i].v, guided_variants[_i].shift);
 }
 END_TEST
 
@@ -579,6 +663,8 @@ Suite *nmt_test_suite(void)
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));
+    tcase_add_loop_test(tc, guided_gradients_are_derivatives, 0,
+                        (int)(sizeof guided_variants / sizeof guided_variants[0]));
 #else
     tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 16);
     tcase_add_test(tc, attention_maps_are_each_layers_heads);
