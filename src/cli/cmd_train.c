@@ -259,6 +259,14 @@ static void describe(const nmt_train_run *r)
         fprintf(stderr, "streamed: read in blocks of %lld pairs, each shuffled on its own\n",
                 (long long)s->shuffle_buffer);
     describe_model(c, r->model->n_params);
+    if (r->links) {
+        const nmt_links *l = r->links;
+        fprintf(stderr, "guided: decoder layer %d head %d trained toward the word links of %s "
+                "(%zu links on %zu lines, %zu of them i?j, %zu lines without), by %g per "
+                "target token, each target word at the step that %s it\n", s->guided_layer,
+                s->guided_head, s->guided_links, l->off[l->n_lines], l->n_lines, l->possible,
+                l->empty, (double)s->guided_weight, s->guided_shift ? "reads" : "predicts");
+    }
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
     if (r->dropout_rule && rec) { /* a rule by the time given is never silent */
         int long_run = r->dropout_rule > 0;
