@@ -293,6 +293,84 @@ START_TEST(dropout_masks_are_seeded_and_fair)
 }
 END_TEST
 
+/* The guided term by hand: with the guided layer's cross-attention
+ * queries at 0 (W_q and b_q zero) every score is 0 and each row of weights
+ * is uniform over the n real source positions, so a gold row of any
+ * distribution over them costs log n; the objective is the plain one plus
+ * weight / N times the sum of those, N the batch's target tokens. The
+ * other heads and layers are untouched, and a head of another layer is
+ * not uniform. */
+START_TEST(guided_loss_by_hand)
+{
+    nmt_config cfg = tf_config(8, 2, 6, 1, 2, 1);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    randomize(m, 41);
+    const nmt_tensor_info *wq = nmt_model_tensor(m, "dec.1.cross.W_q");
+    const nmt_tensor_info *bq = nmt_model_tensor(m, "dec.1.cross.b_q");
+    memset(m->params + wq->offset, 0, wq->size * sizeof *m->params);
+    memset(m->params + bq->offset, 0, bq->size * sizeof *m->params);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    float *gold = calloc((size_t)b.B * b.tgt_T * b.src_T, sizeof *gold);
+    /* pair 0: rows 0 and 2 (one source piece; two); pair 1: row 1; pair
+     * 2: rows 1, 2, 3 (the last, </s>'s step) */
+    const int rows[][3] = {{0, 0, -1}, {0, 2, 1}, {1, 1, -1}, {2, 1, -1}, {2, 2, 2}, {2, 3, 0}};
+    double want = 0;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int k = rows[r][0], i = rows[r][1], j = rows[r][2];
+        float *row = gold + ((size_t)k * b.tgt_T + i) * b.src_T;
+        if (j < 0) {
+            row[0] = 1;
+        } else { /* half on j and half on the next real position */
+            row[j] = 0.5f;
+            row[(j + 1) % (b.src_len[k] - 1 > 0 ? b.src_len[k] - 1 : 1)] += 0.5f;
+        }
+        want += log((double)b.src_len[k]);
+    }
+    b.guide = gold;
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
+    const float weight = 0.25f;
+    for (int head = 0; head < 2; head++) {
+        nmt_regularizer reg = {.guided = 1, .guided_layer = 1, .guided_head = head,
+                               .guided_weight = weight};
+        nmt_real loss;
+        ck_assert_int_eq(nmt_forward(&loss, m, ws, &b, NULL, NULL), NMT_OK);
+        double plain = nmt_workspace_objective(ws), sum, n;
+        nmt_workspace_guided(ws, &sum, &n);
+        ck_assert(sum == 0 && n == 0);
+        ck_assert_int_eq(nmt_forward(&loss, m, ws, &b, &reg, NULL), NMT_OK);
+        nmt_workspace_guided(ws, &sum, &n);
+        ck_assert_msg(fabs(sum - want) < 1e-5 * want, "head %d: guided sum %.9g, by hand %.9g",
+                      head, sum, want);
+        ck_assert(n == 6);
+        double guided = nmt_workspace_objective(ws);
+        ck_assert_msg(fabs(guided - plain - (double)weight * want / (double)b.n_tgt_tokens) <
+                          1e-6, "head %d: objective %.9g, plain %.9g", head, guided, plain);
+    }
+    /* layer 0's head is no uniform head: its term is not log n */
+    nmt_regularizer reg0 = {.guided = 1, .guided_layer = 0, .guided_head = 1,
+                            .guided_weight = weight};
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &reg0, NULL), NMT_OK);
+    double sum0, n0;
+    nmt_workspace_guided(ws, &sum0, &n0);
+    ck_assert_msg(fabs(sum0 - want) > 1e-3, "layer 0's term %.9g is log n's", sum0);
+    /* a layer or head the model has not, or a negative weight, is refused */
+    nmt_regularizer bad[3] = {{.guided = 1, .guided_layer = 2},
+                              {.guided = 1, .guided_head = 2},
+                              {.guided = 1, .guided_weight = -1}};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &bad[k], NULL), NMT_ERR_ARG);
+        ck_assert_ptr_nonnull(strstr(nmt_error_message(), "guided alignment"));
+    }
+    nmt_workspace_free(ws);
+    free(gold);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
 #ifdef NMT_REAL_DOUBLE
 
 typedef struct variant {
@@ -660,6 +738,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, dropout_masks_are_seeded_and_fair);
     tcase_add_test(tc, joint_vocabulary_has_one_table);
     tcase_add_loop_test(tc, joint_gradient_is_both_sides, 0, 2);
+    tcase_add_test(tc, guided_loss_by_hand);
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));
