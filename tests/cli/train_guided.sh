@@ -15,6 +15,9 @@
 # - kill -9 at random moments, resumed each time, ends with the
 #   uninterrupted run's bits; a resume is refused other links, takes moved
 #   ones;
+# - PyTorch's follower (pytorch/torch_transformer.py follow) replays a
+#   guided run from its batch log, which holds the gold rows, to nmt's
+#   losses, and parts from them when told nothing of the guidance;
 # - the guided head's hard links against the links it was trained toward:
 #   AER far below the unguided run's same head, at the step that predicts
 #   each word (nmt align) and at the step that reads it (its JSON rows).
@@ -104,7 +107,7 @@ done
     fail "a plain run's file names a head"
 "$NMT" info w1/best.safetensors | grep -q "^aligned head    layer 1 head 0, trained toward word links at the step that reads" &&
     pass || fail "nmt info: $("$NMT" info w1/best.safetensors | grep -i align)"
-"$NMT" info plain/best.safetensors | grep -q "aligned" && fail "nmt info of a plain model" || pass
+"$NMT" info plain/checkpoint.safetensors | grep -q "aligned" && fail "nmt info of a plain model" || pass
 expect_ok "init from a plain model" "$NMT" train -q --init-from plain/checkpoint.safetensors \
     --src s --tgt t --guided-links l --guided-layer 0 --guided-head 1 --guided-step predict \
     --max-steps 3 --out second
@@ -157,6 +160,40 @@ if out=$(python3 "$ROOT/tests/same_run.py" long ext 20); then pass
 else fail "stopped at 20, resumed with moved links: $out"; fi
 expect_fail "links for a plain run" "the run in plain has no guided alignment" "$NMT" train -q \
     --resume plain --max-steps 20 --guided-links l
+
+# --- PyTorch's follower replays a guided run from its batch log ----------------------------------
+# (pytorch/torch_transformer.py follow: the log's gold rows, the
+# checkpoint's head and weight; a follower told nothing of the guidance
+# parts from nmt's losses after the first step)
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+if $PY -c 'import torch, numpy' 2>/dev/null; then
+    F=("$NMT" "${TINY[@]}" --threads 1 --warmup 5 --dropout 0)
+    expect_ok "initial model" "${F[@]}" --max-steps 0 --out f0
+    expect_ok "guided, logged" "${F[@]}" --guided-links l --guided-weight 2 --guided-layer 0 \
+        --guided-head 1 --max-steps 4 --report-every 1 --batch-log f.jsonl --out fg
+    expect_ok "plain recipe" "${F[@]}" --max-steps 4 --out fp
+    grep -q '"guide":\[\[\[' f.jsonl && pass || fail "the batch log has no gold rows"
+    $PY - "$ROOT/pytorch" >follow.out 2>&1 <<'EOF' && pass || fail "$(cat follow.out)"
+import contextlib, io, sys
+sys.path.insert(0, sys.argv[1])
+import torch_transformer as tt
+rows = lambda f: [l.rstrip("\n").split("\t") for l in open(f)]
+nmt = {int(r[0]): float(r[3]) for r in rows("fg/log.tsv")[1:] if r[3]}
+for recipe, same in (("fg", True), ("fp", False)):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        tt.main(["follow", "--init-from", "f0/checkpoint.safetensors", "--batches", "f.jsonl",
+                 "--recipe-from", recipe + "/checkpoint.safetensors", "--max-steps", "4",
+                 "--log", recipe + ".torch.tsv"])
+    mine = {int(r[0]): float(r[1]) for r in rows(recipe + ".torch.tsv")[1:]}
+    assert sorted(nmt) == sorted(mine) == [1, 2, 3, 4], (recipe, nmt, mine)
+    worst = max(abs(nmt[s] - mine[s]) for s in nmt)
+    assert (worst <= 6e-5) == same, (recipe, nmt, mine)  # log.tsv has 4 decimals
+    print("%s: losses nmt %s, PyTorch %s" % (recipe, nmt, mine))
+EOF
+else
+    echo "no torch: the follower is skipped" >&2
+fi
 
 # --- the guided head moves toward the links ------------------------------------------------------
 # (2 layers of 2 heads; layer 1's head 0 is guided, at the step that
