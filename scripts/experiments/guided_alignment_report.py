@@ -17,6 +17,9 @@
       index on a tie (nmt align's rule). With --shift a piece's row is the
       one of the step after it, the step that reads it (docs/DESIGN.md,
       "Guided alignment"); the last piece's is the step that predicts </s>.
+  guided_alignment_report.py links HYP GOLD
+      The AER, precision and recall of a Pharaoh file against GOLD, line by
+      line (the links a round made of the training pairs).
   guided_alignment_report.py table RESULTS
       RESULTS (tab-separated rows: run, what, AER, precision, recall,
       perplexity, BLEU) as a Markdown table.
@@ -83,18 +86,34 @@ def hard_links(src, tgt, att, shift):
     return links
 
 
+def read_links(path):
+    return [set(tuple(int(x) for x in link.replace("?", "-").split("-")) for link in line.split())
+            for line in read_lines(path)]
+
+
+def scores(a, s, both):
+    rate = 1 - 2 * both / (a + s) if a + s else 0
+    return "AER %.4f  precision %.4f  recall %.4f" % (rate, both / a if a else 1,
+                                                     both / s if s else 1)
+
+
+def links(hyp_path, gold_path):
+    hyp, gold = read_links(hyp_path), read_links(gold_path)
+    if len(hyp) != len(gold):
+        sys.exit("links: %d lines against %d" % (len(hyp), len(gold)))
+    print(scores(sum(map(len, hyp)), sum(map(len, gold)),
+                 sum(len(h & g) for h, g in zip(hyp, gold))))
+
+
 def aer(gold_path, shift):
-    gold = [set(tuple(int(x) for x in link.replace("?", "-").split("-")) for link in line.split())
-            for line in read_lines(gold_path)]
+    gold = read_links(gold_path)
     a = s = both = 0
     for k, line in enumerate(sys.stdin):
         m = json.loads(line)
         hyp = hard_links(m["source"], m["target"], m["attention"], 1 if shift else 0)
         g = gold[m.get("line", k + 1) - 1]
         a, s, both = a + len(hyp), s + len(g), both + len(hyp & g)
-    rate = 1 - 2 * both / (a + s) if a + s else 0
-    print("AER %.4f  precision %.4f  recall %.4f" % (rate, both / a if a else 1,
-                                                    both / s if s else 1))
+    print(scores(a, s, both))
 
 
 def table(path):
@@ -110,6 +129,8 @@ def main(argv):
         gold_toy(*argv[1:])
     elif len(argv) in (2, 3) and argv[0] == "aer" and argv[2:] in ([], ["--shift"]):
         aer(argv[1], argv[2:] == ["--shift"])
+    elif len(argv) == 3 and argv[0] == "links":
+        links(argv[1], argv[2])
     elif len(argv) == 2 and argv[0] == "table":
         table(argv[1])
     else:
