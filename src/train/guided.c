@@ -27,29 +27,25 @@ int nmt_guided_check(const nmt_train_run *r)
     return NMT_OK;
 }
 
-/* The decoder layers of m's maps (0: none with layers and heads), and the
- * layer of the map nmt align shows by default. */
-static int map_layers(const nmt_model *m, int *default_layer)
+/* The decoder layers of m's maps (0: none with layers and heads). */
+static int map_layers(const nmt_model *m)
 {
-    int def = nmt_model_default_attention_map(m), L = 0;
-    *default_layer = 0;
-    while (L < (1 << 16) && nmt_model_attention_map_at(m, L, 0) >= 0) {
-        for (int h = NMT_MAP_MEAN; nmt_model_attention_map_at(m, L, h) >= 0; h++)
-            if (nmt_model_attention_map_at(m, L, h) == def)
-                *default_layer = L;
+    int L = 0;
+    while (L < (1 << 16) && nmt_model_attention_map_at(m, L, 0) >= 0)
         L++;
-    }
     nmt_clear_error();
     return L;
 }
 
 /* The layer a run guides unless told (docs/training.md, "Guided
- * alignment"): the one nmt align shows by default, L_d / 2 of a
- * Transformer. */
-static int default_layer(int layers, int shown)
+ * alignment"): the one below the middle, (L - 1) / 2 of L layers: layer 1
+ * of the default 4, which from scratch aligned the toy corpus's validation
+ * pairs at 0.072 against the middle layer's 0.098, with a lower perplexity
+ * and a higher BLEU (docs/experiments/guided-alignment.md); other depths
+ * are unmeasured. */
+static int default_layer(int layers)
 {
-    (void)layers;
-    return shown;
+    return (layers - 1) / 2;
 }
 
 /* A reason of the library's after the option and value it is about
@@ -67,7 +63,7 @@ static int choose_head(nmt_train_run *r, const nmt_train_request *q)
 {
     nmt_train_settings *s = &r->s;
     nmt_model *m = r->model;
-    int shown, layers = map_layers(m, &shown);
+    int layers = map_layers(m);
     if (layers == 0) {
         char kind[64];
         nmt_config_describe(&m->cfg, kind, sizeof kind);
@@ -78,7 +74,7 @@ static int choose_head(nmt_train_run *r, const nmt_train_request *q)
                                                  : "no attention");
     }
     if (!q->given.guided_layer)
-        s->guided_layer = default_layer(layers, shown);
+        s->guided_layer = default_layer(layers);
     int rc = nmt_model_attention_map_at(m, s->guided_layer, 0);
     if (rc < 0)
         return refuse_with(rc, "--guided-layer", s->guided_layer);

@@ -100,12 +100,13 @@ same_data pp/checkpoint.safetensors pw0/checkpoint.safetensors && pass ||
 
 # --- the model files name the head ----------------------------------------------------------------------
 for f in w1/checkpoint.safetensors w1/best.safetensors; do
-    [ "$(meta $f align_layer)/$(meta $f align_head)/$(meta $f align_shift)" = "1/0/true" ] &&
+    # the default layer, (2 - 1) / 2, head and step
+    [ "$(meta $f align_layer)/$(meta $f align_head)/$(meta $f align_shift)" = "0/0/true" ] &&
         pass || fail "$f: align keys $(meta $f align_layer)/$(meta $f align_head)/$(meta $f align_shift)"
 done
 [ -z "$(meta plain/checkpoint.safetensors align_layer)" ] && pass ||
     fail "a plain run's file names a head"
-"$NMT" info w1/best.safetensors | grep -q "^aligned head    layer 1 head 0, trained toward word links at the step that reads" &&
+"$NMT" info w1/best.safetensors | grep -q "^aligned head    layer 0 head 0, trained toward word links at the step that reads" &&
     pass || fail "nmt info: $("$NMT" info w1/best.safetensors | grep -i align)"
 "$NMT" info plain/checkpoint.safetensors | grep -q "aligned" && fail "nmt info of a plain model" || pass
 expect_ok "init from a plain model" "$NMT" train -q --init-from plain/checkpoint.safetensors \
@@ -205,14 +206,14 @@ aer() { # MODEL [ALIGN OPTIONS]: AER of layer 1 head 0 against l
 }
 expect_ok "unguided" "$NMT" "${TINY[@]}" "${A[@]}" --out u
 expect_ok "guided, predict" "$NMT" "${TINY[@]}" "${A[@]}" --guided-links l --guided-weight 1 \
-    --guided-step predict --out gp
+    --guided-layer 1 --guided-step predict --out gp
 a_u=$(aer u/checkpoint.safetensors) a_g=$(aer gp/checkpoint.safetensors)
 echo "AER of layer 1 head 0 against the links: unguided $a_u, guided $a_g" >&2
 python3 -c "import sys; u, g = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not g < 0.5 * u)" \
     "$a_u" "$a_g" && pass || fail "the guided head's AER $a_g is not far below the unguided $a_u"
 # at the step that reads each word: target word j's row is row j + 1
 expect_ok "guided, read" "$NMT" "${TINY[@]}" "${A[@]}" --guided-links l --guided-weight 1 \
-    --guided-step read --out gr
+    --guided-layer 1 --guided-step read --out gr
 shifted_aer() { # MODEL: AER of layer 1 head 0's rows one step on
     "$NMT" align -m "$1" --src s --tgt t --layer 1 --head 0 --format json 2>/dev/null |
         python3 "$ROOT/scripts/experiments/guided_alignment_report.py" aer l --shift |
