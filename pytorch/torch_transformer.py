@@ -23,7 +23,12 @@ read at unit length).
         smoothing, seed, threads, max_time; a setting it does not know stops
         it before any step), for that time by its own clock (the saving of
         snapshots excluded), saving the model every --snapshot-every seconds
-        as a file nmt reads (with the initial file's subword model and keys)
+        as a file nmt reads (with the initial file's subword model and keys);
+        a guided alignment run's too (train.guided_*): the log's gold rows
+        train the checkpoint's head of its layer's cross-attention by its
+        weight (docs/DESIGN.md, "Guided alignment"), from the weights
+        PyTorch's attention returns, which are after its attention dropout
+        (nmt's are before it: the same with --dropout-att 0)
   torch_transformer.py translate --model MODEL --src IDS.json [--beam K]
         greedy or beam search over source id lists (JSON Lines of ids, as
         nmt's batch log writes them), recomputing the whole prefix at each
@@ -254,6 +259,20 @@ class Model(nn.Module):
             x = L(x, src_key_padding_mask=src_pad)
         return self.enc_ln(x)
 
+    def watch_cross(self, layer):
+        """Keeps decoder layer `layer`'s cross-attention weights of every
+        head, [B, h, T, S], in self.cross_weights at each decode: the layer
+        asks its attention for none, so its call is made to ask for them."""
+        att = self.dec[layer].multihead_attn
+        plain = att.forward
+
+        def forward(*args, **kw):
+            kw.update(need_weights=True, average_attn_weights=False)
+            out, w = plain(*args, **kw)
+            self.cross_weights = w
+            return out, None
+        att.forward = forward
+
     def decode(self, H, src_pad, tgt_in, tgt_pad):
         T = tgt_in.shape[1]
         causal = torch.triu(torch.full((T, T), float("-inf")), 1)
@@ -331,6 +350,11 @@ RECIPE_FOLLOWED = ("optimizer", "lr", "clip", "dropout_emb", "dropout_residual",
                    "dropout_att", "dropout_ff", "label_smoothing", "seed", "threads",
                    "max_time")
 RECIPE_RNN_ONLY = ("dropout_enc", "dropout_out")  # the RNN's sites: 0 in a Transformer's run
+# guided alignment: the head and its weight are followed; the links file is
+# not read (the batch log holds each batch's gold rows)
+RECIPE_GUIDED = ("guided_weight", "guided_layer", "guided_head", "guided_shift")
+RECIPE_GUIDED_FILE = ("guided_links", "guided_links_from_run", "guided_links_bytes",
+                      "guided_links_hash", "guided_links_digest")
 
 
 def read_recipe(path, meta):
@@ -354,7 +378,7 @@ def read_recipe(path, meta):
     # --batch-tokens only cuts the batches, which the log holds as they were
     # cut; --accumulate (several batches a step) is not followed: refused
     known = set(RECIPE_MODEL + RECIPE_FOLLOWED + RECIPE_RNN_ONLY + RECIPE_IN_BATCHES
-                + ("batch_tokens",) + RECIPE_NMT_ONLY)
+                + ("batch_tokens",) + RECIPE_NMT_ONLY + RECIPE_GUIDED + RECIPE_GUIDED_FILE)
     unknown = sorted(k for k in r if k not in known)
     if unknown:
         raise ValueError("%s: nmt train setting(s) %s unknown to this script, which cannot "
@@ -378,6 +402,9 @@ def read_recipe(path, meta):
     if r["optimizer"] not in ("adam", "sgd", "adadelta"):
         raise ValueError("%s: train.optimizer = %s, which this script does not have"
                          % (path, r["optimizer"]))
+    if "guided_links" in r and sorted(k for k in RECIPE_GUIDED if k not in r):
+        raise ValueError("%s: a guided run lacks train.%s" % (path, ", train.".join(
+            k for k in RECIPE_GUIDED if k not in r)))
     return r
 
 
@@ -420,6 +447,9 @@ def cmd_follow(a):
                **rate, "label_smoothing": float(r["label_smoothing"]), "seed": int(r["seed"]),
                "threads": int(r["threads"]),
                "max_time": a.max_time if a.max_time is not None else float(r["max_time"])}
+    if "guided_links" in r:
+        follows.update(guided_weight=float(r["guided_weight"]),
+                       guided_layer=int(r["guided_layer"]), guided_head=int(r["guided_head"]))
     if a.dry_run:
         print(json.dumps({"recipe": r, "follows": follows, "weights_crc32": "%08x" % crc}))
         return 0
@@ -436,6 +466,9 @@ def cmd_follow(a):
     if any(not torch.equal(exported[k], P[k]) for k in names):
         raise ValueError("%s: a tensor does not come back as it was loaded" % a.init_from)
     params = list(model.parameters())
+    guided = "guided_weight" in follows
+    if guided:
+        model.watch_cross(follows["guided_layer"])
     lr0 = follows["lr"]
     if follows["optimizer"] == "adam":  # nmt's: betas 0.9, 0.999, eps 1e-8 (torch's defaults)
         opt = torch.optim.Adam(params, lr=lr0)
@@ -506,7 +539,18 @@ def cmd_follow(a):
         logits = model.decode(model.encode(src, src_pad), src_pad, tgt_in, tgt_pad)
         V = logits.shape[-1]
         # the gradient is the training loss's; the loss shown is -log p(y), as nmt's
-        loss_fn(logits.reshape(-1, V), tgt_out.reshape(-1)).backward()
+        objective = loss_fn(logits.reshape(-1, V), tgt_out.reshape(-1))
+        if guided:
+            if "guide" not in b:
+                raise ValueError("%s: step %d has no gold rows, but its run was guided"
+                                 % (a.batches, step + 1))
+            # the weight over the batch's target tokens times -sum p log alpha
+            alpha = model.cross_weights[:, follows["guided_head"]]
+            at = [(k, i, j, p) for k, rows in enumerate(b["guide"]) for i, j, p in rows]
+            k, i, j, p = (torch.tensor(c) for c in zip(*at)) if at else ([],) * 4
+            term = -(p * torch.log(alpha[k, i, j])).sum() if at else 0
+            objective = objective + follows["guided_weight"] * term / int((tgt_out != PAD).sum())
+        objective.backward()
         loss = float(plain(logits.detach().reshape(-1, V), tgt_out.reshape(-1)))
         norm = float(torch.nn.utils.clip_grad_norm_(params, clip))
         opt.step()

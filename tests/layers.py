@@ -33,7 +33,7 @@ FOLDERS = {
 ARCHS = ("rnn", "transformer")  # src/model/NAME: rank 2, like src/model
 PUBLIC = {
     0: "error blas rng threads utf8 dist tensors atomic_file",
-    1: "text vocab subwords corpus batch stream bleu chrf",
+    1: "text vocab subwords corpus batch links stream bleu chrf",
     2: "model rnn transformer",
     3: "modelfile average",
     4: "decode translator units align",

@@ -7,7 +7,8 @@ equations ("The Transformer") and nothing else.
 
 For each configuration (heads, layers, tied or not, label smoothing, and
 the variants: ScaleNorm for every norm, FixNorm's unit embedding rows, a
-joint vocabulary or two; word dropout) a random model file is written here
+joint vocabulary or two; word dropout; guided alignment) a random model
+file is written here
 (safetensors, the design's names and metadata: what a reader of the
 contract would write), and then, through nmt's own command line as the
 contract's reference checks run it:
@@ -23,6 +24,12 @@ contract's reference checks run it:
     source and the decoder's input as nmt's model read them, the labels
     as they were (the log's labels must be the corpus's, and some ids must
     have been replaced, or the check would prove nothing).
+    With guided alignment (--guided-links LINKS --guided-weight W
+    --guided-layer L --guided-head T --guided-step predict|read) the
+    gradient is of the loss plus W / N times sum -p log alpha of that
+    head's cross-attention weights, the gold rows p made here from word
+    links between words of several tokens (docs/DESIGN.md, "Guided
+    alignment"), and the checkpoint must name the head (align_*).
 A joint vocabulary's file has joint_vocab = true, no src_emb, and one list
 under src_vocab and tgt_vocab; the reference then embeds both sides with
 tgt_emb, and its gradient gathers all three uses.
@@ -166,7 +173,8 @@ def unit_rows(E):
     return E / torch.clamp(torch.sqrt((E * E).sum(-1, keepdim=True)), min=SN_EPS)
 
 
-def mha(P, p, q_in, kv_in, h, causal):
+def mha(P, p, q_in, kv_in, h, causal, probs=None):
+    """probs: a list that gets each head's attention weights."""
     d = q_in.shape[-1]
     dk = d // h
     Q = q_in @ P[p + "W_q"].T + P[p + "b_q"]
@@ -179,7 +187,10 @@ def mha(P, p, q_in, kv_in, h, causal):
         if causal:
             n = s.shape[0]
             s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), -math.inf)
-        heads.append(torch.softmax(s, -1) @ V[:, c])
+        a = torch.softmax(s, -1)
+        if probs is not None:
+            probs.append(a)
+        heads.append(a @ V[:, c])
     return torch.cat(heads, -1) @ P[p + "W_o"].T + P[p + "b_o"]
 
 
@@ -187,10 +198,13 @@ def ffn(P, p, u):
     return torch.relu(u @ P[p + "W_1"].T + P[p + "b_1"]) @ P[p + "W_2"].T + P[p + "b_2"]
 
 
-def sentence_loss(P, cfg, src, tgt, eps, tgt_in=None):
-    """(sum of -log p[y], sum of the smoothed per-token loss) of one pair;
-    src and tgt without </s> and <s>; tgt_in, the decoder's input without
-    <s>, is tgt unless word dropout replaced some of it."""
+def sentence_loss(P, cfg, src, tgt, eps, tgt_in=None, gold=None):
+    """(sum of -log p[y], sum of the smoothed per-token loss plus the
+    weighted guided term, tokens) of one pair; src and tgt without </s> and
+    <s>; tgt_in, the decoder's input without <s>, is tgt unless word dropout
+    replaced some of it; gold, guided alignment's rows [m + 1, n] of the
+    pair (docs/DESIGN.md, "Guided alignment"): the term is cfg's weight
+    times sum -p log alpha of cfg's layer and head over the rows."""
     d, h = cfg["d"], cfg["h"]
     x_ids = torch.tensor(src + [EOS])
     y_in = torch.tensor([BOS] + (tgt if tgt_in is None else tgt_in))
@@ -212,11 +226,16 @@ def sentence_loss(P, cfg, src, tgt, eps, tgt_in=None):
         x = x + ffn(P, p + "ff.", norm(x, p + "ln2."))
     H = norm(x, "enc.ln.")
     z = math.sqrt(d) * tgt_emb[y_in] + positions(len(y_in), d)
+    guided = 0
     for l in range(cfg["Ld"]):
         p = "dec.%d." % l
         u = norm(z, p + "ln1.")
         z = z + mha(P, p + "self.", u, u, h, True)
-        z = z + mha(P, p + "cross.", norm(z, p + "ln2."), H, h, False)
+        probs = []
+        z = z + mha(P, p + "cross.", norm(z, p + "ln2."), H, h, False, probs)
+        if gold is not None and l == cfg["guided"]["layer"]:
+            alpha = probs[cfg["guided"]["head"]]
+            guided = -(gold * torch.log(alpha)).sum()
         z = z + ffn(P, p + "ff.", norm(z, p + "ln3."))
     t = norm(z, "dec.ln.")
     # tied: the (FixNorm: normalised) target table; an untied out.W as it is
@@ -224,7 +243,23 @@ def sentence_loss(P, cfg, src, tgt, eps, tgt_in=None):
     logp = torch.log_softmax(t @ W.T + P["out.b"], -1)
     nll = -logp[torch.arange(len(y_out)), y_out]
     smooth = (1 - eps) * nll - eps * logp.mean(-1)
-    return nll.sum(), smooth.sum(), len(y_out)
+    weight = cfg["guided"]["weight"] if gold is not None else 0
+    return nll.sum(), smooth.sum() + weight * guided, len(y_out)
+
+
+def gold_rows(src_words, tgt_words, links, shift):
+    """Guided alignment's rows of one pair (docs/DESIGN.md): pairs of words
+    (lists of tokens) and links (i, j) between words; target token q's row
+    q + shift is uniform over the source tokens of the words linked to its
+    word. [m + 1, n + 1] (</s> on both sides)."""
+    src_word = [w for w, ws in enumerate(src_words) for _ in ws]
+    tgt_word = [w for w, ws in enumerate(tgt_words) for _ in ws]
+    g = torch.zeros(len(tgt_word) + 1, len(src_word) + 1, dtype=torch.float64)
+    for q, w in enumerate(tgt_word):
+        on = [j for j, v in enumerate(src_word) if (v, w) in links]
+        for j in on:
+            g[q + shift, j] = 1.0 / len(on)
+    return g
 
 
 # ---- the checks -----------------------------------------------------------------
@@ -277,16 +312,48 @@ def check(nmt, tmp, name, cfg, rng):
         meta["joint_vocab"] = "true"
     model = os.path.join(tmp, name + ".safetensors")
     write_model(model, params, meta)
-    # sentences of different lengths, <unk> (an unknown word) and repeats
-    pairs = [([4, 5, 6, 7, 8], [4]), ([9], [5, 6, 7, 8]), ([10, 11, 12], [9, 10]),
-             ([1, 4, 4, 5], [6, 1, 6]), ([12, 11, 10, 9, 8, 7, 6], [4, 5, 4, 5, 4])]
+    # sentences of different lengths, <unk> (an unknown word) and repeats;
+    # with guided alignment, words of several tokens ("s4,s5" is s4 , s5:
+    # the tokenizer cuts the comma off, all three of that word), and links
+    # between the words, many to many, some words without
+    guided = cfg.get("guided")
+    if guided:
+        src_vocab = src_vocab[:-1] + [","]
+        tgt_vocab = src_vocab if joint else tgt_vocab[:-1] + [","]
+        meta["src_vocab"] = "\n".join(src_vocab)
+        meta["tgt_vocab"] = "\n".join(tgt_vocab)
+        write_model(model, params, meta)
+        cs, ct = len(src_vocab) - 1, len(tgt_vocab) - 1
+        # (no two names in a word without a comma between them: "s4s5" is
+        # one unknown token)
+        word_pairs = [([[4, cs, 5], [6], [7], [8, cs]], [[4]]),
+                      ([[9]], [[5, ct], [6, ct, 7], [8]]),
+                      ([[10], [cs, 11, cs, 12]], [[9], [ct, 10]]),
+                      ([[1], [4, cs, 4], [5]], [[6], [1, ct, 6]]),
+                      ([[11, cs, 10], [9], [8], [7, cs, 6]], [[4, ct, 5], [4], [5, ct, 4]])]
+        word_links = [{(0, 0), (3, 0)}, {(0, 0), (0, 2)}, {(1, 0), (1, 1), (0, 1)},
+                      {(2, 1), (0, 0), (1, 1)}, {(0, 1), (1, 0), (3, 0), (2, 2)}]
+        pairs = [([i for w in sw for i in w], [i for w in tw for i in w]) for sw, tw in word_pairs]
+        golds = [gold_rows(sw, tw, ln, guided["shift"])
+                 for (sw, tw), ln in zip(word_pairs, word_links)]
+        links = os.path.join(tmp, name + ".links")
+        with open(links, "w") as f:
+            f.writelines(" ".join("%d%s%d" % (i, "-?"[(i + j) % 2], j) for i, j in sorted(ln))
+                         + "\n" for ln in word_links)
+        lines = [(" ".join("".join("zzz" if i == 1 else src_vocab[i] for i in w) for w in sw),
+                  " ".join("".join("qqq" if i == 1 else tgt_vocab[i] for i in w) for w in tw))
+                 for sw, tw in word_pairs]
+    else:
+        pairs = [([4, 5, 6, 7, 8], [4]), ([9], [5, 6, 7, 8]), ([10, 11, 12], [9, 10]),
+                 ([1, 4, 4, 5], [6, 1, 6]), ([12, 11, 10, 9, 8, 7, 6], [4, 5, 4, 5, 4])]
+        golds = [None] * len(pairs)
+        lines = [(" ".join("zzz" if i == 1 else src_vocab[i] for i in s),
+                  " ".join("qqq" if i == 1 else tgt_vocab[i] for i in t)) for s, t in pairs]
     src, tgt = os.path.join(tmp, name + ".src"), os.path.join(tmp, name + ".tgt")
     with open(src, "w") as f:
-        f.writelines(" ".join("zzz" if i == 1 else src_vocab[i] for i in s) + "\n"
-                     for s, _ in pairs)
+        f.writelines(a + "\n" for a, _ in lines)
     with open(tgt, "w") as f:
-        f.writelines(" ".join("qqq" if i == 1 else tgt_vocab[i] for i in t) + "\n"
-                     for _, t in pairs)
+        f.writelines(b + "\n" for _, b in lines)
     P0 = {n: torch.tensor(a, dtype=torch.float64) for n, a in params}
     eps = cfg["ls"]
 
@@ -295,8 +362,8 @@ def check(nmt, tmp, name, cfg, rng):
         (src, tgt, decoder input) triples."""
         P = {n: v.clone().requires_grad_(True) for n, v in P0.items()}
         tot_nll, tot_obj, n_tok = 0, 0, 0
-        for s, t, t_in in steps:
-            a, b, n = sentence_loss(P, cfg, list(s), list(t), eps, list(t_in))
+        for (s, t, t_in), gold in zip(steps, golds):
+            a, b, n = sentence_loss(P, cfg, list(s), list(t), eps, list(t_in), gold)
             tot_nll, tot_obj, n_tok = tot_nll + a, tot_obj + b, n_tok + n
         (tot_obj / n_tok).backward()
         return float(tot_nll) / n_tok, {n: P[n].grad.numpy() for n in P}
@@ -320,7 +387,10 @@ def check(nmt, tmp, name, cfg, rng):
               "--label-smoothing", "%g" % eps, "--warmup", "0", "--no-shuffle",
               "--batch-size", str(len(pairs)), "--max-steps", "1", "--max-len", "100",
               "--threads", "1", "-q"] + (["--word-dropout", "%g" % wd, "--batch-log", log]
-                                         if wd else []))
+                                         if wd else []) +
+        (["--guided-links", links, "--guided-weight", "%r" % guided["weight"],
+          "--guided-layer", str(guided["layer"]), "--guided-head", str(guided["head"]),
+          "--guided-step", "read" if guided["shift"] else "predict"] if guided else []))
     if wd:
         # the gradient of the ids the model read; the labels are the corpus's
         logged = read_log(log)
@@ -339,6 +409,11 @@ def check(nmt, tmp, name, cfg, rng):
                 "joint_vocab"):
         if ameta.get(key) != meta.get(key):
             errors.append("checkpoint %s = %r, model %r" % (key, ameta.get(key), meta.get(key)))
+    if guided and (ameta.get("align_layer"), ameta.get("align_head"), ameta.get("align_shift")) \
+            != (str(guided["layer"]), str(guided["head"]), "true" if guided["shift"] else "false"):
+        errors.append("the checkpoint names another head trained to align: %r %r %r"
+                      % (ameta.get("align_layer"), ameta.get("align_head"),
+                         ameta.get("align_shift")))
     if joint and ("src_emb" in after or ameta.get("src_vocab") != ameta.get("tgt_vocab")):
         errors.append("a joint model's checkpoint has a src_emb or two lists")
     worst, worst_name = 0.0, ""
@@ -400,6 +475,18 @@ CONFIGS = {
                                     wd=0.3),
     "scale-fixnorm-h2-1+2-joint-tied-wd": dict(d=8, h=2, F=6, Le=1, Ld=2, tied=True, ls=0.1,
                                                scale=True, fixnorm=True, joint=True, wd=0.2),
+    # guided alignment (docs/DESIGN.md, "Guided alignment"): a head of a
+    # layer's cross-attention trained toward word links, the step that
+    # predicts each word or the one that reads it
+    "guided-h2-1+2-layer1-head1-read": dict(d=8, h=2, F=12, Le=1, Ld=2, tied=False, ls=0.0,
+                                            guided=dict(layer=1, head=1, shift=1, weight=0.5)),
+    "guided-h4-2+2-layer0-head2-predict-ls": dict(d=8, h=4, F=6, Le=2, Ld=2, tied=True, ls=0.1,
+                                                  guided=dict(layer=0, head=2, shift=0,
+                                                              weight=2.0)),
+    "guided-scale-fixnorm-joint-h2-1+1-read": dict(d=8, h=2, F=6, Le=1, Ld=1, tied=True, ls=0.1,
+                                                   scale=True, fixnorm=True, joint=True,
+                                                   guided=dict(layer=0, head=0, shift=1,
+                                                               weight=0.05)),
 }
 
 

@@ -293,6 +293,84 @@ START_TEST(dropout_masks_are_seeded_and_fair)
 }
 END_TEST
 
+/* The guided term by hand: with the guided layer's cross-attention
+ * queries at 0 (W_q and b_q zero) every score is 0 and each row of weights
+ * is uniform over the n real source positions, so a gold row of any
+ * distribution over them costs log n; the objective is the plain one plus
+ * weight / N times the sum of those, N the batch's target tokens. The
+ * other heads and layers are untouched, and a head of another layer is
+ * not uniform. */
+START_TEST(guided_loss_by_hand)
+{
+    nmt_config cfg = tf_config(8, 2, 6, 1, 2, 1);
+    nmt_model *m;
+    ck_assert_int_eq(nmt_model_create(&m, &cfg, NULL, NULL), NMT_OK);
+    randomize(m, 41);
+    const nmt_tensor_info *wq = nmt_model_tensor(m, "dec.1.cross.W_q");
+    const nmt_tensor_info *bq = nmt_model_tensor(m, "dec.1.cross.b_q");
+    memset(m->params + wq->offset, 0, wq->size * sizeof *m->params);
+    memset(m->params + bq->offset, 0, bq->size * sizeof *m->params);
+    nmt_batch b;
+    fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, 1);
+    float *gold = calloc((size_t)b.B * b.tgt_T * b.src_T, sizeof *gold);
+    /* pair 0: rows 0 and 2 (one source piece; two); pair 1: row 1; pair
+     * 2: rows 1, 2, 3 (the last, </s>'s step) */
+    const int rows[][3] = {{0, 0, -1}, {0, 2, 1}, {1, 1, -1}, {2, 1, -1}, {2, 2, 2}, {2, 3, 0}};
+    double want = 0;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int k = rows[r][0], i = rows[r][1], j = rows[r][2];
+        float *row = gold + ((size_t)k * b.tgt_T + i) * b.src_T;
+        if (j < 0) {
+            row[0] = 1;
+        } else { /* half on j and half on the next real position */
+            row[j] = 0.5f;
+            row[(j + 1) % (b.src_len[k] - 1 > 0 ? b.src_len[k] - 1 : 1)] += 0.5f;
+        }
+        want += log((double)b.src_len[k]);
+    }
+    b.guide = gold;
+    nmt_workspace *ws;
+    ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
+    const float weight = 0.25f;
+    for (int head = 0; head < 2; head++) {
+        nmt_regularizer reg = {.guided = 1, .guided_layer = 1, .guided_head = head,
+                               .guided_weight = weight};
+        nmt_real loss;
+        ck_assert_int_eq(nmt_forward(&loss, m, ws, &b, NULL, NULL), NMT_OK);
+        double plain = nmt_workspace_objective(ws), sum, n;
+        nmt_workspace_guided(ws, &sum, &n);
+        ck_assert(sum == 0 && n == 0);
+        ck_assert_int_eq(nmt_forward(&loss, m, ws, &b, &reg, NULL), NMT_OK);
+        nmt_workspace_guided(ws, &sum, &n);
+        ck_assert_msg(fabs(sum - want) < 1e-5 * want, "head %d: guided sum %.9g, by hand %.9g",
+                      head, sum, want);
+        ck_assert(n == 6);
+        double guided = nmt_workspace_objective(ws);
+        ck_assert_msg(fabs(guided - plain - (double)weight * want / (double)b.n_tgt_tokens) <
+                          1e-6, "head %d: objective %.9g, plain %.9g", head, guided, plain);
+    }
+    /* layer 0's head is no uniform head: its term is not log n */
+    nmt_regularizer reg0 = {.guided = 1, .guided_layer = 0, .guided_head = 1,
+                            .guided_weight = weight};
+    ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &reg0, NULL), NMT_OK);
+    double sum0, n0;
+    nmt_workspace_guided(ws, &sum0, &n0);
+    ck_assert_msg(fabs(sum0 - want) > 1e-3, "layer 0's term %.9g is log n's", sum0);
+    /* a layer or head the model has not, or a negative weight, is refused */
+    nmt_regularizer bad[3] = {{.guided = 1, .guided_layer = 2},
+                              {.guided = 1, .guided_head = 2},
+                              {.guided = 1, .guided_weight = -1}};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(nmt_forward(NULL, m, ws, &b, &bad[k], NULL), NMT_ERR_ARG);
+        ck_assert_ptr_nonnull(strstr(nmt_error_message(), "guided alignment"));
+    }
+    nmt_workspace_free(ws);
+    free(gold);
+    fixture_batch_free(&b);
+    nmt_model_free(m);
+}
+END_TEST
+
 #ifdef NMT_REAL_DOUBLE
 
 typedef struct variant {
@@ -320,7 +398,32 @@ static int is_key_bias(const char *name)
     return n > 4 && !strcmp(name + n - 4, ".b_k");
 }
 
-static double check(const variant *v)
+/* Hand-made gold rows for the fixture's batch, as guided alignment's data
+ * would make them from subword-like word links (many-to-many): target piece
+ * q (of tgt_len - 1) is supervised at decoder row q + shift, toward a
+ * uniform distribution over one, two or three of the pair's source pieces
+ * (never its </s>), some pieces shared by several rows; every third piece
+ * has no link (its row stays 0). gold [B, tgt_T, src_T], zeroed. */
+static void make_gold(float *gold, const nmt_batch *b, int shift)
+{
+    for (int k = 0; k < b->B; k++) {
+        int n = b->src_len[k] - 1, m = b->tgt_len[k] - 1;
+        for (int q = 0; q < m; q++) {
+            if (q % 3 == 2 || n == 0)
+                continue;
+            float *row = gold + ((size_t)k * b->tgt_T + q + shift) * b->src_T;
+            int width = 1 + (q + k) % 3, first = (q * 2 + k) % n, count = 0;
+            for (int w = 0; w < width && w < n; w++)
+                count += row[(first + w) % n] == 0, row[(first + w) % n] = 1;
+            for (int j = 0; j < n; j++)
+                row[j] /= (float)count;
+        }
+    }
+}
+
+/* The check of one variant; with shift 0 or 1 (-1: none) the batch has the
+ * gold rows of make_gold and v->reg guides a head toward them. */
+static double check_with(const variant *v, int shift)
 {
     nmt_config cfg = tf_variant(tf_config(v->d, v->h, v->ff, v->Le, v->Ld, v->tied),
                                 v->scale_norm, v->fixnorm);
@@ -333,11 +436,30 @@ static double check(const variant *v)
     randomize(m, 77 + (uint64_t)v->h);
     nmt_batch b;
     fixture_batch(&b, 3, fx_src, fx_src_n, fx_tgt, fx_tgt_n, v->extra_pad);
+    float *gold = NULL;
+    if (shift >= 0) {
+        gold = calloc((size_t)b.B * b.tgt_T * b.src_T, sizeof *gold);
+        make_gold(gold, &b, shift);
+        b.guide = gold;
+    }
     nmt_workspace *ws;
     ck_assert_int_eq(nmt_workspace_create(&ws, m, b.B, b.src_T, b.tgt_T), NMT_OK);
     nmt_model_zero_grad(m);
     double loss = loss_at(m, ws, &b, &v->reg);
     ck_assert(isfinite(loss) && loss > 0);
+    if (shift >= 0) {
+        /* the term is there and is what the objective holds beyond the
+         * translation loss */
+        double sum, rows;
+        nmt_workspace_guided(ws, &sum, &rows);
+        ck_assert_msg(rows > 2 && sum > 0, "%s: %g rows, sum %g", v->name, rows, sum);
+        nmt_regularizer plain = v->reg;
+        plain.guided = 0;
+        double without = loss_at(m, ws, &b, &plain);
+        ck_assert_msg(fabs(loss - without - (double)v->reg.guided_weight * sum / (double)b.n_tgt_tokens)
+                      < 1e-12, "%s: the objective is not the loss and the guided term", v->name);
+        loss_at(m, ws, &b, &v->reg);
+    }
     ck_assert_int_eq(nmt_backward(m, ws, &b), NMT_OK);
     /* central differences: the error is eps^2 times the third derivative, so
      * smaller than the RNN check's 1e-4 for these deeper models */
@@ -376,8 +498,14 @@ static double check(const variant *v)
     printf("transformer gradcheck %-34s worst relative error %.2e\n", v->name, worst);
     nmt_workspace_free(ws);
     fixture_batch_free(&b);
+    free(gold);
     nmt_model_free(m);
     return worst;
+}
+
+static double check(const variant *v)
+{
+    return check_with(v, -1);
 }
 
 static const variant variants[] = {
@@ -424,6 +552,40 @@ static const variant variants[] = {
 START_TEST(gradients_are_derivatives)
 {
     check(&variants[_i]);
+}
+END_TEST
+
+/* Guided alignment (docs/DESIGN.md, "Guided alignment"): a head of a
+ * layer's cross-attention trained toward gold rows beside the translation
+ * loss; every layer, several heads, padding, the rows shifted (the step
+ * that reads each piece) and not, with the other regularizers. */
+typedef struct guided_variant {
+    variant v;
+    int shift;
+} guided_variant;
+
+#define GUIDED(layer, head, weight) \
+    .guided = 1, .guided_layer = (layer), .guided_head = (head), .guided_weight = (weight)
+
+static const guided_variant guided_variants[] = {
+    {{"guided 1+1 h2, head 1", 8, 2, 6, 1, 1, 0, 0, {GUIDED(0, 1, 0.7f)}, 0, 0, 0}, 0},
+    {{"guided 1+2 h4 layer 1 head 2, padding, shifted", 8, 4, 6, 1, 2, 0, 2,
+      {GUIDED(1, 2, 1.5f)}, 0, 0, 0}, 1},
+    {{"guided 1+2 h4 layer 0 head 3, padding", 8, 4, 6, 1, 2, 1, 1, {GUIDED(0, 3, 1.5f)}, 0, 0,
+      0}, 0},
+    {{"guided 2+3 h2 layer 2, shifted, smoothing", 6, 2, 4, 2, 3, 1, 0,
+      {.label_smoothing = 0.1f, GUIDED(2, 0, 0.05f)}, 0, 0, 0}, 1},
+    {{"guided, scale norm and fixnorm, shifted", 8, 2, 6, 1, 2, 1, 1, {GUIDED(1, 1, 1)}, 1, 1, 0},
+     1},
+    {{"guided, all dropouts, shifted", 8, 2, 6, 2, 2, 1, 1,
+      {.dropout_emb = 0.2f, .dropout_residual = 0.2f, .dropout_att = 0.2f,
+       .dropout_ff = 0.2f, .label_smoothing = 0.1f, GUIDED(1, 0, 1)}, 0, 0, 0}, 1},
+    {{"guided, joint vocabulary, padding", 8, 2, 6, 1, 1, 1, 2, {GUIDED(0, 0, 2)}, 0, 0, 1}, 0},
+};
+
+START_TEST(guided_gradients_are_derivatives)
+{
+    check_with(&guided_variants[_i].v, guided_variants[_i].shift);
 }
 END_TEST
 
@@ -576,9 +738,12 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, dropout_masks_are_seeded_and_fair);
     tcase_add_test(tc, joint_vocabulary_has_one_table);
     tcase_add_loop_test(tc, joint_gradient_is_both_sides, 0, 2);
+    tcase_add_test(tc, guided_loss_by_hand);
 #ifdef NMT_REAL_DOUBLE
     tcase_add_loop_test(tc, gradients_are_derivatives, 0,
                         (int)(sizeof variants / sizeof variants[0]));
+    tcase_add_loop_test(tc, guided_gradients_are_derivatives, 0,
+                        (int)(sizeof guided_variants / sizeof guided_variants[0]));
 #else
     tcase_add_loop_test(tc, decoding_matches_the_forward, 0, 16);
     tcase_add_test(tc, attention_maps_are_each_layers_heads);

@@ -24,6 +24,14 @@ typedef struct nmt_batch {
     int *tgt_len;    /* [B] */
     size_t *pair;    /* [B] index of each pair in the corpus */
     size_t n_tgt_tokens; /* sum of tgt_len: the tokens the loss averages over */
+    /* guided alignment's gold rows (nmt/links.h, nmt_links_guide), or NULL:
+     * [B, tgt_T, src_T] batch-major, row (b, i) at (b * tgt_T + i) * src_T,
+     * the distribution over pair b's source positions that decoder position
+     * i is trained toward, or all 0 for a position without one. A fill
+     * sets it to NULL; guide_buf [guide_cap] is where it is made */
+    float *guide;
+    float *guide_buf;
+    size_t guide_cap;
     /* capacity */
     int cap_B, cap_src_T, cap_tgt_T;
 } nmt_batch;

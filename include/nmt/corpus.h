@@ -26,12 +26,18 @@ typedef struct nmt_corpus_opts {
                            * regularisation, unigram models) ... */
     uint32_t sample_seed; /* ... from a generator seeded with this, so that
                            * the same seed reads the same ids */
+    int words;            /* 1: keep the word each token or piece was cut from
+                           * (src_word, tgt_word: guided alignment) */
 } nmt_corpus_opts;
 
 typedef struct nmt_corpus {
     size_t n;                  /* pairs kept */
     int32_t *src, *tgt;        /* ids of all kept pairs, concatenated, no </s> */
     size_t *src_off, *tgt_off; /* [n + 1]: pair i is src[src_off[i] .. src_off[i+1]) */
+    int32_t *src_word, *tgt_word; /* with opts' words (else NULL), beside src and tgt:
+                               * each unit's word in its line, from 0 (words as the
+                               * line's whitespace separates them: nmt_count_words;
+                               * -1 for a piece of no word) */
     size_t *line;              /* [n]: 1-based line number of pair i in the files */
     size_t n_lines;            /* lines read */
     size_t skipped_long;       /* pairs skipped by max_len */

@@ -33,6 +33,21 @@ int nmt_arch_parse(const char *s, nmt_arch *out);  /* NMT_OK or NMT_ERR_ARG */
 /* Whether this build has the architecture's code. */
 int nmt_arch_available(nmt_arch a);
 
+/* The cross-attention head a model's training guided toward given word
+ * links (guided alignment: nmt train --guided-links; docs/DESIGN.md,
+ * "Guided alignment"), which its file names by the metadata keys
+ * align_layer, align_head and align_shift. All 0 (the keys absent) for a
+ * model trained without links. Only an architecture whose attention maps
+ * have layers and heads (nmt_model_attention_map_at) can have one. */
+typedef struct nmt_trained_head {
+    int trained;  /* 1: layer, head and shift are the model's */
+    int layer;    /* the decoder layer, from 0 */
+    int head;     /* the head of its cross-attention, from 0 */
+    int shift;    /* 1: target word j was supervised at the decoder step that
+                   * reads y_j (and predicts y_{j+1}); 0: at the step that
+                   * predicts y_j */
+} nmt_trained_head;
+
 typedef struct nmt_config {
     nmt_arch arch;
     nmt_rnn_config rnn;                 /* the sizes of an NMT_ARCH_RNN model */
@@ -44,6 +59,7 @@ typedef struct nmt_config {
                                          * sides (no src_emb): the Transformer's
                                          * variant; the RNN refuses it */
     int lowercase;                      /* how sources were tokenized */
+    nmt_trained_head align;             /* the head trained toward word links, if any */
 } nmt_config;
 
 /* NMT_OK, or NMT_ERR_ARG with the reason when the settings do not fit
@@ -232,6 +248,18 @@ typedef struct nmt_regularizer {
                              * is added to the residual stream */
     float dropout_att;     /* transformer: the attention weights */
     float dropout_ff;      /* transformer: the feed-forward network's inner layer */
+    /* Guided alignment (Garg et al. 2019; docs/DESIGN.md, "Guided
+     * alignment"): with guided set and a batch that holds gold rows
+     * (nmt_batch.guide), head guided_head of decoder layer guided_layer's
+     * cross-attention (its weights alpha before attention dropout) is
+     * trained toward them: the objective gains guided_weight / N times the
+     * sum over the rows of -sum_j p_j log alpha_j, N the batch's real target
+     * tokens (the translation loss's count). The model's maps must have that
+     * layer and head (nmt_model_attention_map_at); the weight is at least
+     * 0 (0 computes the term and adds nothing). */
+    int guided;
+    int guided_layer, guided_head;
+    float guided_weight;
 } nmt_regularizer;
 
 /* Forward pass and loss: *loss (if loss is not NULL) gets the mean over the
@@ -249,6 +277,11 @@ int nmt_forward(nmt_real *loss, const nmt_model *m, nmt_workspace *ws, const nmt
  * double: with label smoothing the smoothed loss, otherwise the forward's
  * return value (before its rounding to nmt_real). */
 double nmt_workspace_objective(const nmt_workspace *ws);
+/* The guided term of the last forward (nmt_regularizer.guided): the sum
+ * over the batch's gold rows of -sum_j p_j log alpha_j (*sum, in nats;
+ * the objective holds guided_weight * sum / N of it) and the number of
+ * such rows (*rows); both 0 without guidance. */
+void nmt_workspace_guided(const nmt_workspace *ws, double *sum, double *rows);
 /* Per-sentence sum of -log p over each sentence's tokens, [B], valid after
  * nmt_forward. */
 const double *nmt_workspace_sentence_nll(const nmt_workspace *ws);
@@ -285,6 +318,9 @@ int nmt_model_default_attention_map(const nmt_model *m);
 #define NMT_MAP_DEFAULT (-1)
 #define NMT_MAP_MEAN (-1)
 int nmt_model_attention_map_at(const nmt_model *m, int layer, int head);
+/* The map of the head the model was trained to align with (its
+ * cfg.align), or -1 when it has none. */
+int nmt_model_trained_attention_map(const nmt_model *m);
 
 /* ---- inference pass ----------------------------------------------------- */
 

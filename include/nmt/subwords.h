@@ -79,6 +79,12 @@ void nmt_ids_free(nmt_ids *ids);
  * SentencePiece generator: see nmt_subwords_run_seeded. */
 int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len, float alpha,
                             nmt_ids *out);
+/* nmt_subwords_encode_ids (the same ids, and with alpha > 0 the same draws)
+ * with each piece's span of the text kept: begin [n] the byte of text at
+ * which piece k's span starts (SentencePiece's own, in the text as given),
+ * which tells the word each piece belongs to (nmt_span_words). */
+int nmt_subwords_encode_spans(const nmt_subwords *sw, const char *text, size_t len, float alpha,
+                              nmt_ids *out, nmt_ids *begin);
 /* The best segmentation as strings, for showing and for --replace-unk: each
  * piece as the model spells it, except that an unknown stretch of text is
  * given as itself (its id is <unk>, its text what was there). */

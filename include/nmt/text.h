@@ -4,6 +4,7 @@
 #define NMT_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A line reader over a plain or gzip file, told apart by the gzip magic bytes
  * (1f 8b), never by the name. "-" reads standard input. It streams: only the
@@ -48,6 +49,23 @@ void nmt_tokens_free(nmt_tokens *t);
 /* Appends a copy of s[0..len) as one more token (set n = 0 to start
  * afresh). NMT_OK or NMT_ERR_NOMEM. */
 int nmt_tokens_push(nmt_tokens *t, const char *s, size_t len);
+
+/* Words as word links count them (guided alignment; docs/DESIGN.md,
+ * "Guided alignment"): the maximal runs of characters of text[0..len) that
+ * are not whitespace, the tokenizer's (nmt_utf8_is_token_space). */
+size_t nmt_count_words(const char *text, size_t len);
+/* The word (from 0) of each of the n tokens that nmt_tokenize made of
+ * text[0..len) with `lowercase`, into word [n]: the word it was cut from,
+ * found by cutting each word alone (scratch: any tokens, reused). NMT_OK,
+ * NMT_ERR_NOMEM, or NMT_ERR_FORMAT when the words' tokens are not n. */
+int nmt_token_words(int32_t *word, size_t n, const char *text, size_t len, int lowercase,
+                    nmt_tokens *scratch);
+/* The word of each of n pieces whose spans of text[0..len) start at byte
+ * begin[k], into word [n]: the word that holds the first character at or
+ * after begin[k] that is not whitespace, or, when only whitespace is left,
+ * the last word (-1 in a line of no word). */
+void nmt_span_words(int32_t *word, const int32_t *begin, size_t n, const char *text,
+                    size_t len);
 
 /* The tokenizer's lowercasing (see nmt_tokenize) of a whole text:
  * writes text[0..len) lowercased and NUL-terminated into out, which needs

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "nmt/corpus.h"
+#include "nmt/links.h"
 #include "nmt/model.h"
 #include "nmt/modelfile.h"
 #include "nmt/optim.h"
@@ -34,12 +35,24 @@ typedef struct nmt_train_settings {
     /* corpora (not owned; from the checkpoint's metadata on resume) */
     const char *src_path, *tgt_path;
     const char *valid_src_path, *valid_tgt_path; /* NULL: no validation */
-    /* what those four files were when the run began (in the order src, tgt,
-     * valid_src, valid_tgt), so that a resume finds them from any folder
-     * and checks data that moved: each one's path relative to the run's
-     * folder (NULL: not known) and its print (known 0: none) */
-    const char *data_from_run[4];
-    nmt_data_print data_print[4];
+    /* what those four files and the guided links were when the run began
+     * (in the order src, tgt, valid_src, valid_tgt, guided_links:
+     * NMT_RUN_FILES), so that a resume finds them from any folder and
+     * checks data that moved: each one's path relative to the run's folder
+     * (NULL: not known) and its print (known 0: none) */
+#define NMT_RUN_FILES 5
+    const char *data_from_run[NMT_RUN_FILES];
+    nmt_data_print data_print[NMT_RUN_FILES];
+    /* guided alignment (docs/DESIGN.md, "Guided alignment"): NULL, or a file
+     * of Pharaoh word links for every line of the training corpus
+     * (nmt/links.h), which train head guided_head of decoder layer
+     * guided_layer's cross-attention by guided_weight, each target word at
+     * the step that reads it (guided_shift 1) or predicts it (0);
+     * guided_digest is the file's nmt_links hash (0 until it is read) */
+    const char *guided_links;
+    float guided_weight;
+    int guided_layer, guided_head, guided_shift;
+    uint64_t guided_digest;
     /* the model: its architecture with every architecture's sizes, tied
      * output embeddings and lowercasing. A fresh run's; with --init-from and
      * --resume, the model file's (src_vocab and tgt_vocab are the model's
@@ -130,6 +143,13 @@ typedef struct nmt_train_settings {
                                  * validation here as snapshot-STEP.safetensors,
                                  * none deleted and none read by the run */
 } nmt_train_settings;
+
+/* Guided alignment's weight and step rule when none is given
+ * (docs/training.md, "Guided alignment"): Garg et al.'s weight, and each
+ * target word at the step that reads it (1; 0: the step that predicts it),
+ * chosen on validation. */
+#define NMT_GUIDED_WEIGHT 0.05f
+#define NMT_GUIDED_SHIFT 1
 
 /* The defaults: the first architecture of the build (the RNN) with its
  * recipe (nmt_arch_recipe_of), the recipe measured on Multi30k. */
@@ -258,6 +278,12 @@ int nmt_trainer_create(nmt_trainer **out, nmt_model *m, const nmt_train_settings
  * written by this trainer; the model's weights must already be loaded from
  * it. */
 int nmt_trainer_restore(nmt_trainer *t, const nmt_file *checkpoint);
+/* Guided alignment: the trainer's batches get the gold rows that links
+ * (not owned; read for the settings' guided_links) make of them, and train
+ * the settings' head toward them. The corpus the trainer was made with,
+ * and each epoch's sampled pieces, keep their words (nmt_corpus_opts.words).
+ * Before nmt_trainer_run. */
+int nmt_trainer_guide(nmt_trainer *t, const nmt_links *links);
 /* Trains until --epochs, --max-steps or --max-time is reached, early
  * stopping, or *stop becomes non-zero (a signal; the status's stop_signal
  * is then its value, the largest over the processes; an atomic, since a

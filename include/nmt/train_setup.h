@@ -77,6 +77,10 @@ typedef struct nmt_train_given {
      * each side's own (the settings' word_dropout_src, word_dropout_tgt) */
     int word_dropout, word_dropout_src, word_dropout_tgt;
     int subword_alpha; /* else the architecture's sampling (nmt_train_rule_subword_alpha) */
+    /* guided alignment: --resume, where the links moved to; a fresh run,
+     * the layer (else NMT_GUIDED_LAYER's rule) and the step rule (else
+     * NMT_GUIDED_SHIFT) */
+    int guided_links, guided_layer, guided_shift;
 } nmt_train_given;
 
 /* What the set-up tells its caller as it goes (nothing it says is needed
@@ -167,8 +171,9 @@ typedef struct nmt_train_run {
     /* internal */
     int have_train;
     nmt_file *ckpt;                /* --resume: the checkpoint */
-    char *data_path[4];            /* what s's corpus paths point at */
-    char *data_from_run[4];        /* ... and s's data_from_run */
+    char *data_path[NMT_RUN_FILES];     /* what s's corpus and links paths point at */
+    char *data_from_run[NMT_RUN_FILES]; /* ... and s's data_from_run */
+    nmt_links *links;              /* guided alignment's links (s.guided_links), or NULL */
     nmt_vocab *counted[2];         /* a streamed corpus's counted vocabularies,
                                     * until the model takes them */
 } nmt_train_run;

@@ -17,7 +17,8 @@ static void help(void)
            "A model file's settings, vocabulary sizes, parameter count and size, what\n"
            "text it reads (words, or the pieces of the SentencePiece model it carries),\n"
            "a joint vocabulary (one list and one embedding table for both sides),\n"
-           "and whether it is a resumable checkpoint (with its step and epoch). The whole\n"
+           "the head trained toward word links (nmt train --guided-links), and\n"
+           "whether it is a resumable checkpoint (with its step and epoch). The whole\n"
            "file is checked as `nmt translate` would load it (header, shapes, crc32, the\n"
            "SentencePiece model).\n\n"
            "Without a file: what nmt runs on. The BLAS library and its version, the\n"
@@ -69,6 +70,11 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     /* said only of a joint model, so that every other model's lines stay */
     if (c->joint_vocab)
         printf("joint vocab     true (one vocabulary; tgt_emb embeds both sides)\n");
+    /* said only of a guided model, likewise */
+    if (c->align.trained)
+        printf("aligned head    layer %d head %d, trained toward word links at the step that "
+               "%s each target word\n", c->align.layer, c->align.head,
+               c->align.shift ? "reads" : "predicts");
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
     const nmt_subwords *sw = m->subwords;
     if (sw) {

@@ -291,6 +291,14 @@ static void describe(const nmt_train_run *r)
     char blas[256];
     nmt_blas_describe(blas, sizeof blas);
     fprintf(stderr, "blas: kernel %s, %d threads (%s)\n", blas, s->threads, nmt_blas_config());
+    if (r->links) {
+        const nmt_links *l = r->links;
+        fprintf(stderr, "guided: decoder layer %d head %d trained toward the word links of %s "
+                "(%zu links on %zu lines, %zu of them i?j, %zu lines without), by %g per "
+                "target token, each target word at the step that %s it\n", s->guided_layer,
+                s->guided_head, s->guided_links, l->off[l->n_lines], l->n_lines, l->possible,
+                l->empty, (double)s->guided_weight, s->guided_shift ? "reads" : "predicts");
+    }
     const nmt_arch_recipe *rec = nmt_arch_recipe_of(c->arch);
     if (r->dropout_rule && rec) { /* a rule by the time given is never silent */
         int long_run = r->dropout_rule > 0;

@@ -24,7 +24,8 @@ enum {
     O_ENC_LAYERS, O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT, O_DROPOUT_FF, O_WARMUP,
     O_BATCH_TOKENS, O_ACCUMULATE, O_SHUFFLE_BUFFER, O_LR_SCHEDULE, O_DECAY_FROM, O_WARMUP_SHARE,
     O_NORM, O_FIXNORM, O_NO_FIXNORM, O_JOINT_VOCAB, O_WORD_DROPOUT, O_WORD_DROPOUT_SRC,
-    O_WORD_DROPOUT_TGT, O_END
+    O_WORD_DROPOUT_TGT, O_GUIDED_LINKS, O_GUIDED_WEIGHT, O_GUIDED_LAYER, O_GUIDED_HEAD,
+    O_GUIDED_STEP, O_END
 };
 
 static const struct option long_options[] = {
@@ -104,6 +105,11 @@ static const struct option long_options[] = {
     {"word-dropout", required_argument, 0, O_WORD_DROPOUT},
     {"word-dropout-src", required_argument, 0, O_WORD_DROPOUT_SRC},
     {"word-dropout-tgt", required_argument, 0, O_WORD_DROPOUT_TGT},
+    {"guided-links", required_argument, 0, O_GUIDED_LINKS},
+    {"guided-weight", required_argument, 0, O_GUIDED_WEIGHT},
+    {"guided-layer", required_argument, 0, O_GUIDED_LAYER},
+    {"guided-head", required_argument, 0, O_GUIDED_HEAD},
+    {"guided-step", required_argument, 0, O_GUIDED_STEP},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -337,6 +343,18 @@ static int parse_value(train_args *a, int c, const char *v)
     case O_WORD_DROPOUT_SRC: return opt_rate(name, v, &s->word_dropout_src);
     case O_WORD_DROPOUT_TGT: return opt_rate(name, v, &s->word_dropout_tgt);
     case O_JOINT_VOCAB: s->model.joint_vocab = 1; return 0;
+    case O_GUIDED_LINKS: s->guided_links = v; return 0;
+    case O_GUIDED_WEIGHT: return opt_float(name, v, 0, 1e6, &s->guided_weight);
+    case O_GUIDED_LAYER: return opt_int(name, v, 0, 1023, &s->guided_layer);
+    case O_GUIDED_HEAD: return opt_int(name, v, 0, 65535, &s->guided_head);
+    case O_GUIDED_STEP: {
+        static const char *const steps[] = {"predict", "read", NULL};
+        int i = opt_choice(name, v, steps);
+        if (i < 0)
+            return -1;
+        s->guided_shift = i;
+        return 0;
+    }
     case O_TIED: s->model.tied = 1; return 0;
     case O_UNTIED: s->model.tied = 0; return 0;
     case O_ARCH: {
@@ -381,7 +399,8 @@ static const int rnn_options[] = {O_CELL, O_ATTENTION, O_BIDI, O_UNIDI, O_EMB, O
 static const int transformer_options[] = {O_D_MODEL, O_HEADS, O_FF, O_LAYERS, O_ENC_LAYERS,
                                           O_DEC_LAYERS, O_DROPOUT_RESIDUAL, O_DROPOUT_ATT,
                                           O_DROPOUT_FF, O_NORM, O_FIXNORM, O_NO_FIXNORM,
-                                          O_JOINT_VOCAB, 0};
+                                          O_JOINT_VOCAB, O_GUIDED_LINKS, O_GUIDED_WEIGHT,
+                                          O_GUIDED_LAYER, O_GUIDED_HEAD, O_GUIDED_STEP, 0};
 static const struct {
     const char *arch;
     const int *options;
@@ -469,12 +488,12 @@ static int check_combinations(const train_args *a)
             if (a->given[c] && c != O_RESUME && c != O_MAX_STEPS && c != O_EPOCHS &&
                 c != O_MAX_TIME && c != O_EARLY_STOP && c != O_THREADS && c != O_BATCH_LOG &&
                 c != O_ARCHIVE && c != O_SRC && c != O_TGT && c != O_VALID_SRC &&
-                c != O_VALID_TGT) {
+                c != O_VALID_TGT && c != O_GUIDED_LINKS) {
                 cli_error("--%s cannot be changed on --resume: the run continues with the "
                           "settings of its checkpoint (only --max-steps, --epochs, "
                           "--max-time, --early-stop and --threads may be given, and --src, "
-                          "--tgt, --valid-src, --valid-tgt for data that moved)",
-                          option_name(c));
+                          "--tgt, --valid-src, --valid-tgt, --guided-links for data that "
+                          "moved)", option_name(c));
                 return -1;
             }
         return 0;
@@ -567,6 +586,14 @@ static int check_combinations(const train_args *a)
                   a->given[O_LR_DECAY] ? "lr-decay" : "patience");
         return -1;
     }
+    static const int guided_options[] = {O_GUIDED_WEIGHT, O_GUIDED_LAYER, O_GUIDED_HEAD,
+                                         O_GUIDED_STEP};
+    for (size_t i = 0; i < COUNT(guided_options); i++)
+        if (a->given[guided_options[i]] && !s->guided_links) {
+            cli_error("--%s needs --guided-links FILE: it sets how the links train an "
+                      "attention head", option_name(guided_options[i]));
+            return -1;
+        }
     if (!s->src_path || !s->tgt_path) {
         cli_error("--src and --tgt are required (or --resume DIR)");
         return -1;
@@ -591,7 +618,8 @@ static int check_batch_log(const nmt_train_request *q)
     const cli_file log = {"--batch-log", s->batch_log_path};
     const cli_file in[] = {{"--src", s->src_path},         {"--tgt", s->tgt_path},
                            {"--valid-src", s->valid_src_path}, {"--valid-tgt", s->valid_tgt_path},
-                           {"--spm", q->spm},              {"--init-from", q->init_from}};
+                           {"--spm", q->spm},              {"--init-from", q->init_from},
+                           {"--guided-links", s->guided_links}};
     int rc = cli_check_outputs(&log, 1, in, COUNT(in));
     return rc || !q->resume_dir ? rc : cli_check_run_outputs(&log, &q->resume_dir, 1, 0);
 }
@@ -615,6 +643,8 @@ static nmt_train_given given_of(const train_args *a)
         .word_dropout_tgt = g[O_WORD_DROPOUT_TGT],
         .warmup_share = g[O_WARMUP_SHARE], .schedule = a->schedule, .keep_snapshots = g[O_KEEP_SNAPSHOTS],
         .average_snapshots = g[O_AVERAGE_SNAPSHOTS], .subword_alpha = g[O_SUBWORD_ALPHA],
+        .guided_links = g[O_GUIDED_LINKS], .guided_layer = g[O_GUIDED_LAYER],
+        .guided_shift = g[O_GUIDED_STEP],
     };
 }
 

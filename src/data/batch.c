@@ -67,6 +67,7 @@ int nmt_batch_fill(nmt_batch *b, const nmt_corpus *c, const size_t *pairs, int n
     b->B = n;
     b->src_T = src_T;
     b->tgt_T = tgt_T;
+    b->guide = NULL; /* the gold rows of other pairs, if any: a new fill has none */
     memset(b->src, 0, (size_t)src_T * (size_t)n * sizeof *b->src); /* NMT_PAD == 0 */
     memset(b->tgt_in, 0, (size_t)tgt_T * (size_t)n * sizeof *b->tgt_in);
     memset(b->tgt_out, 0, (size_t)tgt_T * (size_t)n * sizeof *b->tgt_out);
@@ -98,6 +99,7 @@ void nmt_batch_free(nmt_batch *b)
     free(b->src_len);
     free(b->tgt_len);
     free(b->pair);
+    free(b->guide_buf);
     memset(b, 0, sizeof *b);
 }
 

@@ -26,7 +26,9 @@ typedef struct side {
     int shared;                  /* counter is the other side's (a joint vocabulary) */
     const nmt_subwords *subwords; /* or: the line's pieces, in */
     int32_t *ids;                /* growing copy of the corpus ids */
+    int32_t *words;              /* with opts' words: each id's word, beside ids */
     size_t n_ids, cap_ids;
+    int keep_words;
     size_t *off;                 /* [pairs + 1] */
 } side;
 
@@ -44,11 +46,17 @@ static int push_ids(side *s)
         while (cap < need)
             cap *= 2;
         int32_t *ids = realloc(s->ids, cap * sizeof *ids);
-        if (!ids)
+        if (ids)
+            s->ids = ids;
+        int32_t *words = s->keep_words ? realloc(s->words, cap * sizeof *words) : NULL;
+        if (words)
+            s->words = words;
+        if (!ids || (s->keep_words && !words))
             return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory for %zu token ids", s->in->path, need);
-        s->ids = ids;
         s->cap_ids = cap;
     }
+    if (s->keep_words)
+        memcpy(s->words + s->n_ids, s->in->word.id, line_len(s) * sizeof *s->words);
     if (s->subwords) {
         memcpy(s->ids + s->n_ids, s->in->pieces.id, s->in->pieces.n * sizeof *s->ids);
         s->n_ids += s->in->pieces.n;
@@ -110,6 +118,7 @@ static int open_side(side *s, const nmt_pair_side *in, nmt_vocab *const *vocab,
     memset(s, 0, sizeof *s);
     s->in = in;
     s->subwords = o->subwords;
+    s->keep_words = o->words != 0;
     s->vocab = s->subwords ? NULL : *vocab;
     if (!s->vocab && !s->subwords && shared) {
         s->counter = shared;
@@ -126,6 +135,7 @@ static void close_side(side *s)
     if (!s->shared)
         nmt_vocab_counter_free(s->counter);
     free(s->ids);
+    free(s->words);
     free(s->off);
 }
 
@@ -212,6 +222,7 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
     if (rc)
         goto fail;
     r.alpha = o.subword_alpha;
+    r.words = o.words != 0;
     /* a joint vocabulary is counted when neither side's is given */
     int joint = o.joint_vocab && !o.subwords && !*src_vocab && !*tgt_vocab;
     if ((rc = open_side(&s, &r.side[0], src_vocab, &o, NULL)) ||
@@ -246,7 +257,10 @@ static int read_corpus(nmt_corpus *c, const char *src_path, const char *tgt_path
     c->tgt = t.ids;
     c->src_off = s.off;
     c->tgt_off = t.off;
+    c->src_word = s.words;
+    c->tgt_word = t.words;
     s.ids = t.ids = NULL;
+    s.words = t.words = NULL;
     s.off = t.off = NULL;
     close_side(&s);
     close_side(&t);
@@ -311,6 +325,8 @@ void nmt_corpus_free(nmt_corpus *c)
     free(c->tgt);
     free(c->src_off);
     free(c->tgt_off);
+    free(c->src_word);
+    free(c->tgt_word);
     free(c->line);
     memset(c, 0, sizeof *c);
 }

@@ -39,13 +39,32 @@ int nmt_lowercase_into(char **buf, size_t *cap, const char **line, size_t *len)
     return NMT_OK;
 }
 
-/* The line's pieces (lowercased first when asked). */
+/* Room for n words in ids. */
+static int reserve_words(nmt_ids *ids, size_t n, const char *path)
+{
+    if (n <= ids->cap)
+        return NMT_OK;
+    int32_t *grown = realloc(ids->id, n * sizeof *grown);
+    if (!grown)
+        return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", path);
+    ids->id = grown;
+    ids->cap = n;
+    return NMT_OK;
+}
+
+/* The line's pieces (lowercased first when asked), and with words the word
+ * of each. */
 static int encode(nmt_pair_side *s, const nmt_subwords *sw, float alpha, const char *line,
-                  size_t len, int lowercase)
+                  size_t len, int lowercase, int words)
 {
     if (lowercase && nmt_lowercase_into(&s->lower, &s->lower_cap, &line, &len))
         return nmt_set_error(NMT_ERR_NOMEM, "%s: out of memory", s->path);
-    int rc = nmt_subwords_encode_ids(sw, line, len, alpha, &s->pieces);
+    int rc = words ? nmt_subwords_encode_spans(sw, line, len, alpha, &s->pieces, &s->begin)
+                   : nmt_subwords_encode_ids(sw, line, len, alpha, &s->pieces);
+    if (!rc && words && !(rc = reserve_words(&s->word, s->pieces.n, s->path))) {
+        nmt_span_words(s->word.id, s->begin.id, s->pieces.n, line, len);
+        s->word.n = s->pieces.n;
+    }
     if (rc) {
         char why[512];
         snprintf(why, sizeof why, "%s", nmt_error_message());
@@ -61,8 +80,11 @@ static int next_line(nmt_pair_reader *r, int k, int split)
     size_t len;
     int rc = nmt_reader_next(s->reader, &line, &len);
     if (rc == 1 && split) {
-        int t = r->subwords ? encode(s, r->subwords, r->alpha, line, len, r->lowercase)
+        int t = r->subwords ? encode(s, r->subwords, r->alpha, line, len, r->lowercase, r->words)
                             : nmt_tokenize(&s->tokens, line, len, r->lowercase);
+        if (!t && r->words && !r->subwords && !(t = reserve_words(&s->word, s->tokens.n, s->path)))
+            t = nmt_token_words(s->word.id, s->tokens.n, line, len, r->lowercase, &s->scratch);
+        s->word.n = r->words ? nmt_pair_reader_len(r, k) : 0;
         if (t)
             return t;
     }
@@ -103,6 +125,9 @@ void nmt_pair_reader_close(nmt_pair_reader *r)
         nmt_reader_close(s->reader);
         nmt_tokens_free(&s->tokens);
         nmt_ids_free(&s->pieces);
+        nmt_ids_free(&s->word);
+        nmt_ids_free(&s->begin);
+        nmt_tokens_free(&s->scratch);
         free(s->lower);
     }
     memset(r, 0, sizeof *r);

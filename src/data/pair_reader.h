@@ -18,12 +18,18 @@ typedef struct nmt_pair_side {
     nmt_ids pieces;      /* subwords: the line's piece ids */
     char *lower;         /* the line lowercased, for the pieces */
     size_t lower_cap;
+    /* with the reader's words: the word of each token or piece
+     * (nmt_token_words, nmt_span_words), and what finding them uses */
+    nmt_ids word;
+    nmt_ids begin;       /* the pieces' spans */
+    nmt_tokens scratch;  /* a word's own tokens */
 } nmt_pair_side;
 
 typedef struct nmt_pair_reader {
     nmt_pair_side side[2];   /* source, target */
     const nmt_subwords *subwords; /* NULL: words */
     float alpha;         /* subwords: > 0 samples the pieces (set after open) */
+    int words;           /* 1: each side's `word` too (set after open) */
     int lowercase;
     size_t lines;        /* pairs of lines read so far */
 } nmt_pair_reader;

@@ -539,6 +539,44 @@ int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len
     }
 }
 
+int nmt_subwords_encode_spans(const nmt_subwords *sw, const char *text, size_t len, float alpha,
+                              nmt_ids *out, nmt_ids *begin)
+{
+    out->n = begin->n = 0;
+    if (alpha > 0 && sw->type != "unigram")
+        return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a unigram model, not %s",
+                             sw->type.c_str());
+    try {
+        // what the ids-only calls do inside, with the pieces' spans kept:
+        // the same segmentation, and the same draws from the generator
+        spm::ImmutableSentencePieceText spt;
+        absl::string_view in(text, len);
+        spm::util::Status st = alpha > 0 ? sw->sp.SampleEncode(in, -1, alpha, spt.mutable_proto())
+                                         : sw->sp.Encode(in, spt.mutable_proto());
+        if (!st.ok())
+            return status_error(st, "SentencePiece cannot encode a line");
+        size_t n = spt.pieces_size();
+        nmt_ids *grow[2] = {out, begin};
+        for (nmt_ids *g : grow)
+            if (n > g->cap) {
+                int32_t *grown = (int32_t *)realloc(g->id, n * sizeof *grown);
+                if (!grown)
+                    return out_of_memory("for piece ids");
+                g->id = grown;
+                g->cap = n;
+            }
+        for (size_t k = 0; k < n; k++) {
+            auto piece = spt.pieces((int)k);
+            out->id[k] = (int32_t)piece.id();
+            begin->id[k] = (int32_t)piece.begin();
+        }
+        out->n = begin->n = n;
+        return NMT_OK;
+    } catch (...) {
+        return caught(NMT_ERR_FORMAT, NULL, "encoding a line");
+    }
+}
+
 int nmt_subwords_encode(const nmt_subwords *sw, const char *text, size_t len, nmt_tokens *out)
 {
     out->n = 0;

@@ -27,7 +27,7 @@ struct nmt_file {
  * own (nmt_arch_ops.meta_keys). Extras may reuse none of them. */
 static const char *const design_keys[] = {
     "format", "arch", "tied", "joint_vocab", "lowercase", "src_vocab", "tgt_vocab", "crc32",
-    NULL,
+    "align_layer", "align_head", "align_shift", NULL,
 };
 
 static int in_list(const char *const *list, const char *key)
@@ -106,7 +106,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
     enum { MAX_ARCH_KEYS = 16 };
     int named = !m->ops->implicit;
     int n_design = 1 + named + MAX_ARCH_KEYS + 3 + (m->cfg.tied != 0) +
-                   (m->cfg.joint_vocab != 0);
+                   (m->cfg.joint_vocab != 0) + 3 * (m->cfg.align.trained != 0);
     int n_t = m->n_tensors + n_extra + (subwords != NULL), n_m = n_design + n_meta;
     nmt_named_tensor *t = malloc((size_t)n_t * sizeof *t);
     nmt_meta *kv = malloc((size_t)n_m * sizeof *kv);
@@ -126,7 +126,7 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
         rc = join_vocab(&src, m->src_vocab, path, "src_vocab");
     if (!rc)
         rc = join_vocab(&tgt, m->tgt_vocab, path, "tgt_vocab");
-    char arch_buf[MAX_ARCH_KEYS * 16];
+    char arch_buf[MAX_ARCH_KEYS * 16], align_buf[32];
     int n_kv = 0;
     if (!rc) {
         kv[n_kv++] = (nmt_meta){"format", NMT_FORMAT};
@@ -156,6 +156,14 @@ int nmt_model_save(const nmt_model *m, const char *path, const nmt_named_tensor 
             kv[n_kv++] = (nmt_meta){"tied", "true"};
         if (m->cfg.joint_vocab)
             kv[n_kv++] = (nmt_meta){"joint_vocab", "true"};
+        /* the head trained to align, only in a guided model's file */
+        if (m->cfg.align.trained) {
+            snprintf(align_buf, 16, "%d", m->cfg.align.layer);
+            snprintf(align_buf + 16, 16, "%d", m->cfg.align.head);
+            kv[n_kv++] = (nmt_meta){"align_layer", align_buf};
+            kv[n_kv++] = (nmt_meta){"align_head", align_buf + 16};
+            kv[n_kv++] = (nmt_meta){"align_shift", m->cfg.align.shift ? "true" : "false"};
+        }
         for (int k = 0; k < n_meta; k++)
             kv[n_kv++] = meta[k];
         rc = nmt_st_write(path, t, n_t, kv, n_kv, "crc32");
@@ -179,6 +187,31 @@ static const char *file_meta(const void *ctx, const char *key)
 static meta_source source_of(const nmt_file *f, const char *path)
 {
     return (meta_source){.path = path, .get = file_meta, .ctx = f};
+}
+
+/* The head trained to align (guided alignment): align_layer, align_head and
+ * align_shift together, or none of them (a model trained without links).
+ * Whether the model has that layer and head is nmt_config_check's. */
+static int read_trained_head(const nmt_file *f, const meta_source *src, nmt_config *cfg)
+{
+    static const char *const keys[3] = {"align_layer", "align_head", "align_shift"};
+    int have = 0;
+    for (int k = 0; k < 3; k++)
+        have += nmt_st_meta(&f->st, keys[k]) != NULL;
+    memset(&cfg->align, 0, sizeof cfg->align);
+    if (have == 0)
+        return NMT_OK;
+    if (have < 3)
+        return nmt_set_error(NMT_ERR_FORMAT, "%s: align_layer, align_head and align_shift go "
+                             "together (the head trained to align), but the file has %d of "
+                             "them", src->path, have);
+    int rc = nmt_meta_size(src, "align_layer", 0, 1 << 16, &cfg->align.layer);
+    if (!rc)
+        rc = nmt_meta_size(src, "align_head", 0, 1 << 16, &cfg->align.head);
+    if (!rc)
+        rc = nmt_meta_bool(src, "align_shift", &cfg->align.shift);
+    cfg->align.trained = rc == NMT_OK;
+    return rc;
 }
 
 static const char *need_meta(const nmt_file *f, const char *key, const char *path)
@@ -295,6 +328,8 @@ static int parse_config(const nmt_file *f, nmt_config *cfg, const char *path)
     /* absent means two vocabularies (every file before it, and the RNN's) */
     if (nmt_st_meta(&f->st, "joint_vocab") &&
         (rc = nmt_meta_bool(&src, "joint_vocab", &cfg->joint_vocab)))
+        return rc;
+    if ((rc = read_trained_head(f, &src, cfg)))
         return rc;
     return ops->meta_read(cfg, &src);
 }

@@ -114,6 +114,29 @@ int nmt_arch_available(nmt_arch a)
     return nmt_arch_ops_of(a) != NULL;
 }
 
+/* A head trained toward word links must be one of the model's: a layer
+ * and a head (not a mean) of maps that have them. */
+static int check_trained_head(const nmt_config *c, const nmt_arch_ops *ops)
+{
+    const nmt_trained_head *a = &c->align;
+    if (!a->trained)
+        return a->layer || a->head || a->shift
+                   ? nmt_set_error(NMT_ERR_ARG, "an aligned head's layer, head and shift "
+                                   "without a head trained to align")
+                   : NMT_OK;
+    if (a->trained != 1 || (a->shift != 0 && a->shift != 1))
+        return nmt_set_error(NMT_ERR_ARG, "trained %d and shift %d (each 0 or 1)", a->trained,
+                             a->shift);
+    if (!ops->map_at)
+        return nmt_set_error(NMT_ERR_ARG, "a head trained to align needs attention of layers "
+                             "and heads, which the %s has not", ops->name);
+    if (a->layer < 0 || a->head < 0)
+        return nmt_set_error(NMT_ERR_ARG, "layer %d, head %d: the head trained to align is "
+                             "one head of one layer, each from 0", a->layer, a->head);
+    int map = ops->map_at(c, a->layer, a->head);
+    return map < 0 ? map : NMT_OK;
+}
+
 int nmt_config_check(const nmt_config *c)
 {
     const nmt_arch_ops *ops = nmt_arch_ops_of(c->arch);
@@ -127,7 +150,7 @@ int nmt_config_check(const nmt_config *c)
         c->tgt_vocab > (1 << 24))
         return nmt_set_error(NMT_ERR_ARG, "vocabulary sizes must be between %d and %d",
                              NMT_N_SPECIAL, 1 << 24);
-    return NMT_OK;
+    return check_trained_head(c, ops);
 }
 
 int nmt_config_describe(const nmt_config *c, char *buf, size_t size)

@@ -120,3 +120,12 @@ int nmt_model_attention_map_at(const nmt_model *m, int layer, int head)
                                                                           : "no attention");
     return m->ops->map_at(&m->cfg, layer, head);
 }
+
+int nmt_model_trained_attention_map(const nmt_model *m)
+{
+    const nmt_trained_head *a = &m->cfg.align;
+    if (!a->trained || !m->ops->map_at)
+        return -1;
+    int map = m->ops->map_at(&m->cfg, a->layer, a->head);
+    return map < 0 ? -1 : map;
+}

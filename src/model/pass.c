@@ -3,6 +3,7 @@
  * output layer, the loss (model/output.c), and the architecture's backward
  * from the output layer's input gradient. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,12 @@ double nmt_workspace_objective(const nmt_workspace *ws)
     return ws->objective;
 }
 
+void nmt_workspace_guided(const nmt_workspace *ws, double *sum, double *rows)
+{
+    *sum = ws->guided;
+    *rows = ws->guided_rows;
+}
+
 static int check_batch(const nmt_model *m, const nmt_workspace *ws, const nmt_batch *b)
 {
     if (b->B < 1 || b->B > ws->max_B || b->src_T < 1 || b->src_T > ws->max_Ts ||
@@ -90,6 +97,27 @@ static int check_regularizer(const nmt_regularizer *r)
     return NMT_OK;
 }
 
+/* Guided alignment trains one head of one layer of the model's maps, by a
+ * weight of at least 0. */
+static int check_guided(const nmt_model *m, const nmt_regularizer *r)
+{
+    if (!r->guided)
+        return NMT_OK;
+    if (!(r->guided_weight >= 0 && r->guided_weight < INFINITY))
+        return nmt_set_error(NMT_ERR_ARG, "the guided alignment weight must be 0 or more, "
+                             "not %g", (double)r->guided_weight);
+    if (r->guided_layer < 0 || r->guided_head < 0)
+        return nmt_set_error(NMT_ERR_ARG, "guided alignment trains one head of one layer "
+                             "(layer %d, head %d)", r->guided_layer, r->guided_head);
+    int map = nmt_model_attention_map_at(m, r->guided_layer, r->guided_head);
+    if (map < 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        return nmt_set_error(map, "guided alignment: %s", why);
+    }
+    return NMT_OK;
+}
+
 /* The forward pass and the loss; with grad, also the output layer's
  * gradient (added into the model's, and its input's handed to the
  * architecture). */
@@ -101,7 +129,7 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
         *loss = (nmt_real)NAN;
     const nmt_regularizer r = reg ? *reg : (nmt_regularizer){0};
     int rc = check_batch(m, ws, b);
-    if (rc || (rc = check_regularizer(&r)))
+    if (rc || (rc = check_regularizer(&r)) || (rc = check_guided(m, &r)))
         return rc;
     int B = b->B, Tt = b->tgt_T;
     ws->B = B, ws->Ts = b->src_T, ws->Tt = Tt;
@@ -109,6 +137,7 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
         for (int i = 0; i < B; i++)
             ws->tgt_active[(size_t)t * B + i] = t < b->tgt_len[i];
     ws->smoothing = (real)r.label_smoothing;
+    ws->guided = ws->guided_rows = 0;
     ws->n_tokens = 0;
     for (int i = 0; i < B; i++)
         ws->n_tokens += b->tgt_len[i];
@@ -117,6 +146,9 @@ static int forward_pass(nmt_real *loss, const nmt_model *m, nmt_workspace *ws,
     memset(ws->nll, 0, (size_t)B * sizeof *ws->nll);
     double objective = 0;
     double total = nmt_output_loss(ws, b, grad, ws->nll, &objective);
+    /* the guided term per target token, as the translation loss */
+    if (r.guided)
+        objective += (double)r.guided_weight * ws->guided;
     ws->objective = objective / ws->n_tokens;
     ws->forward_batch = b;
     if (loss)

@@ -47,6 +47,10 @@ struct nmt_workspace {
     double n_tokens;                /* real target tokens */
     double objective;               /* the mean loss its gradient is of */
     double *nll;                    /* [max_B] per sentence */
+    /* guided alignment (nmt_regularizer.guided), set by the architecture's
+     * forward: the sum over the gold rows of -sum_j p_j log alpha_j, and
+     * the rows; both 0 without guidance */
+    double guided, guided_rows;
     /* nmt_backward takes the gradient of the last nmt_forward, once: the
      * batch it was of, or NULL when there is none to take */
     const nmt_batch *forward_batch;

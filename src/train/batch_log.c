@@ -61,6 +61,27 @@ static void put_rows(FILE *f, const char *name, const int32_t *ids, const int *l
     fputc(']', f);
 }
 
+/* Guided alignment's gold rows, ,"guide":[[[i,j,p],...],...]: for each pair
+ * its rows' entries above 0, decoder position i and source position j from
+ * 0 (the positions of docs/DESIGN.md's batches: i = 0 reads <s>), p the
+ * weight as a float's 9 digits. */
+static void put_guide(FILE *f, const nmt_batch *b)
+{
+    fputs(",\"guide\":[", f);
+    for (int k = 0; k < b->B; k++) {
+        fputs(k ? ",[" : "[", f);
+        int n = 0;
+        for (int i = 0; i < b->tgt_len[k]; i++)
+            for (int j = 0; j < b->src_len[k]; j++) {
+                float p = b->guide[((size_t)k * b->tgt_T + i) * b->src_T + j];
+                if (p > 0)
+                    fprintf(f, n++ ? ",[%d,%d,%.9g]" : "[%d,%d,%.9g]", i, j, (double)p);
+            }
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
 /* {"step":N,"lr":X,"src":[[ids]],"tgt":[[ids]]}: the step's learning rate
  * (the one its optimizer update uses, after any decay) and pairs as token
  * ids, without </s> and <s> (docs/DESIGN.md's batches add them): the
@@ -87,6 +108,8 @@ int nmt_batch_log_step(nmt_trainer *t)
     fputc(']', f);
     if (t->s.word_dropout_tgt > 0)
         put_rows(f, "tgt_in", b->tgt_in, b->tgt_len, b->B, 1, 0);
+    if (b->guide)
+        put_guide(f, b);
     fputs("}\n", f);
     if (ferror(f))
         return nmt_set_error(NMT_ERR_IO, "%s: write failed", t->s.batch_log_path);

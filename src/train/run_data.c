@@ -17,9 +17,11 @@
 #include "nmt/corpus.h"
 #include "nmt/error.h"
 
-static const char *const option[4] = {"--src", "--tgt", "--valid-src", "--valid-tgt"};
-static const char *const role[4] = {"training source", "training target", "validation source",
-                                    "validation target"};
+static const char *const option[NMT_RUN_FILES] = {"--src", "--tgt", "--valid-src",
+                                                  "--valid-tgt", "--guided-links"};
+static const char *const role[NMT_RUN_FILES] = {"training source", "training target",
+                                                "validation source", "validation target",
+                                                "guided alignment links"};
 
 /* A note through the callbacks (NMT_SETUP_NOTE), printf-style. */
 static void note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const char *fmt, ...)
@@ -43,7 +45,7 @@ static void note(const nmt_setup_callbacks *cb, const nmt_train_run *r, const ch
 static const char **slot(nmt_train_settings *s, int k)
 {
     return k == 0 ? &s->src_path : k == 1 ? &s->tgt_path : k == 2 ? &s->valid_src_path
-                                                                   : &s->valid_tgt_path;
+                                                : k == 3 ? &s->valid_tgt_path : &s->guided_links;
 }
 
 static int is_file(const char *path)
@@ -107,7 +109,7 @@ static int set_path(nmt_train_run *r, int k, const char *path)
 int nmt_run_data_record(nmt_train_run *r)
 {
     nmt_train_settings *s = &r->s;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         const char *p = *slot(s, k);
         if (!p || !is_file(p))
             continue;
@@ -124,7 +126,7 @@ void nmt_run_data_relate(nmt_train_run *r, const char *dir)
 {
     nmt_train_settings *s = &r->s;
     char *dir_abs = realpath(dir, NULL);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         free(r->data_from_run[k]);
         r->data_from_run[k] = NULL;
         const char *p = *slot(s, k);
@@ -169,8 +171,9 @@ static int resume_slot(nmt_train_run *r, int k, const char *given, const nmt_set
     char named[4200];
     if (!was) {
         if (given)
-            return nmt_set_error(NMT_ERR_ARG, "%s: the run in %s has no validation set (a "
-                                 "resumed run keeps its settings)", option[k], r->dir);
+            return nmt_set_error(NMT_ERR_ARG, "%s: the run in %s has no %s (a resumed run "
+                                 "keeps its settings)", option[k], r->dir,
+                                 k == 4 ? "guided alignment" : "validation set");
         return NMT_OK;
     }
     const char *use = NULL;
@@ -214,10 +217,10 @@ static int resume_slot(nmt_train_run *r, int k, const char *given, const nmt_set
     return rc;
 }
 
-int nmt_run_data_resume(nmt_train_run *r, const char *const given[4],
+int nmt_run_data_resume(nmt_train_run *r, const char *const given[NMT_RUN_FILES],
                         const nmt_setup_callbacks *cb)
 {
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         int rc = resume_slot(r, k, given[k], cb);
         if (rc)
             return rc;
@@ -228,7 +231,7 @@ int nmt_run_data_resume(nmt_train_run *r, const char *const given[4],
 
 void nmt_run_data_free(nmt_train_run *r)
 {
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         free(r->data_path[k]);
         free(r->data_from_run[k]);
     }

@@ -3,7 +3,8 @@
  * their contents) and found again when it resumes, from whatever folder it
  * is resumed in, or where the caller says the data moved to (checked to be
  * the same). The strings the settings' paths point at are the run's
- * (data_path, data_from_run); slots: src, tgt, valid_src, valid_tgt. */
+ * (data_path, data_from_run); slots: src, tgt, valid_src, valid_tgt,
+ * guided_links (NMT_RUN_FILES). */
 #ifndef NMT_RUN_DATA_H
 #define NMT_RUN_DATA_H
 
@@ -21,7 +22,7 @@ void nmt_run_data_relate(nmt_train_run *r, const char *dir);
  * checkpoint's path, else the checkpoint's path from the run's folder
  * (with a note). Each must have the print the checkpoint keeps; the
  * settings then point at the absolute paths found. */
-int nmt_run_data_resume(nmt_train_run *r, const char *const given[4],
+int nmt_run_data_resume(nmt_train_run *r, const char *const given[NMT_RUN_FILES],
                         const nmt_setup_callbacks *cb);
 
 void nmt_run_data_free(nmt_train_run *r);

@@ -44,6 +44,8 @@ void nmt_train_settings_default(nmt_train_settings *s)
     s->report_every = 0;
     s->report_seconds = 10.0;
     s->best_metric = NMT_BEST_BLEU;
+    s->guided_weight = NMT_GUIDED_WEIGHT;
+    s->guided_shift = NMT_GUIDED_SHIFT;
 }
 
 /* The architecture's recipe (nmt/model.h) decides; an architecture not in
@@ -154,11 +156,12 @@ int nmt_best_metric_parse(const char *s, nmt_best_metric *out)
 /* The keys of the corpora's files beyond their paths (nmt_train_settings'
  * data_from_run and data_print), in the order src, tgt, valid_src,
  * valid_tgt. */
-static const char *const data_keys[4][3] = {
+static const char *const data_keys[NMT_RUN_FILES][3] = {
     {"train.src_from_run", "train.src_bytes", "train.src_hash"},
     {"train.tgt_from_run", "train.tgt_bytes", "train.tgt_hash"},
     {"train.valid_src_from_run", "train.valid_src_bytes", "train.valid_src_hash"},
     {"train.valid_tgt_from_run", "train.valid_tgt_bytes", "train.valid_tgt_hash"},
+    {"train.guided_links_from_run", "train.guided_links_bytes", "train.guided_links_hash"},
 };
 
 /* The architecture's own keys (train.cell ... for the RNN), as
@@ -182,7 +185,7 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
     nmt_ckpt_put(w, "train.tgt", "%s", s->tgt_path ? s->tgt_path : "");
     nmt_ckpt_put(w, "train.valid_src", "%s", s->valid_src_path ? s->valid_src_path : "");
     nmt_ckpt_put(w, "train.valid_tgt", "%s", s->valid_tgt_path ? s->valid_tgt_path : "");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         if (s->data_from_run[k])
             nmt_ckpt_put(w, data_keys[k][0], "%s", s->data_from_run[k]);
         if (s->data_print[k].known) {
@@ -243,6 +246,14 @@ void nmt_train_settings_put(nmt_ckpt_writer *w, const nmt_train_settings *s)
         nmt_ckpt_put(w, "train.word_dropout_src", "%.9g", (double)s->word_dropout_src);
     if (s->word_dropout_tgt > 0)
         nmt_ckpt_put(w, "train.word_dropout_tgt", "%.9g", (double)s->word_dropout_tgt);
+    if (s->guided_links) {
+        nmt_ckpt_put(w, "train.guided_links", "%s", s->guided_links);
+        nmt_ckpt_put(w, "train.guided_links_digest", "%016" PRIx64, s->guided_digest);
+        nmt_ckpt_put(w, "train.guided_weight", "%.9g", (double)s->guided_weight);
+        nmt_ckpt_put(w, "train.guided_layer", "%d", s->guided_layer);
+        nmt_ckpt_put(w, "train.guided_head", "%d", s->guided_head);
+        nmt_ckpt_put(w, "train.guided_shift", "%d", s->guided_shift);
+    }
 }
 
 int nmt_train_settings_to_meta(const nmt_train_settings *s, nmt_meta *meta, int max,
@@ -302,7 +313,7 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
     s->valid_src_path = nmt_ckpt_get_path(&r, "train.valid_src");
     s->valid_tgt_path = nmt_ckpt_get_path(&r, "train.valid_tgt");
     /* absent from checkpoints written before they were kept */
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NMT_RUN_FILES; k++) {
         if (nmt_ckpt_has(&r, data_keys[k][0]))
             s->data_from_run[k] = nmt_ckpt_get_path(&r, data_keys[k][0]);
         if (nmt_ckpt_has(&r, data_keys[k][1]) && nmt_ckpt_has(&r, data_keys[k][2])) {
@@ -384,6 +395,23 @@ int nmt_train_settings_from_file(nmt_train_settings *s, const nmt_file *f,
         s->word_dropout_src = (float)nmt_ckpt_get_double_in(&r, "train.word_dropout_src", 0, 1);
     if (nmt_ckpt_has(&r, "train.word_dropout_tgt"))
         s->word_dropout_tgt = (float)nmt_ckpt_get_double_in(&r, "train.word_dropout_tgt", 0, 1);
+    /* absent: a run without guided alignment; its head must be the
+     * model's trained head */
+    if (nmt_ckpt_has(&r, "train.guided_links")) {
+        s->guided_links = nmt_ckpt_get_path(&r, "train.guided_links");
+        s->guided_digest = nmt_ckpt_get_hex64(&r, "train.guided_links_digest");
+        s->guided_weight = (float)nmt_ckpt_get_double_in(&r, "train.guided_weight", 0, 1e30);
+        s->guided_layer = nmt_ckpt_get_int(&r, "train.guided_layer", 0, 1 << 16);
+        s->guided_head = nmt_ckpt_get_int(&r, "train.guided_head", 0, 1 << 16);
+        s->guided_shift = nmt_ckpt_get_int(&r, "train.guided_shift", 0, 1);
+        const nmt_trained_head *a = &model->align;
+        if (r.rc == NMT_OK && (!s->guided_links || !a->trained ||
+                               a->layer != s->guided_layer || a->head != s->guided_head ||
+                               a->shift != s->guided_shift))
+            r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint: its guided alignment (layer %d, "
+                                 "head %d) is not the head its model was trained to align",
+                                 s->guided_layer, s->guided_head);
+    }
     if (r.rc == NMT_OK && (!s->src_path || !s->tgt_path))
         r.rc = nmt_set_error(NMT_ERR_FORMAT, "checkpoint names no training corpus");
     return r.rc;

@@ -17,6 +17,7 @@
 #include "nmt/text.h"
 #include "nmt/units.h"
 #include "base/path.h"
+#include "train/guided.h"
 #include "train/run_data.h"
 
 void nmt_train_request_default(nmt_train_request *q)
@@ -191,9 +192,11 @@ static int resume(nmt_train_run *r, const nmt_train_request *q, const nmt_setup_
     r->s.archive_dir = q->s.archive_dir;
     r->dir = q->resume_dir;
     r->resumed = 1;
-    const char *given[4] = {g->src ? q->s.src_path : NULL, g->tgt ? q->s.tgt_path : NULL,
-                            g->valid_src ? q->s.valid_src_path : NULL,
-                            g->valid_tgt ? q->s.valid_tgt_path : NULL};
+    const char *given[NMT_RUN_FILES] = {g->src ? q->s.src_path : NULL,
+                                        g->tgt ? q->s.tgt_path : NULL,
+                                        g->valid_src ? q->s.valid_src_path : NULL,
+                                        g->valid_tgt ? q->s.valid_tgt_path : NULL,
+                                        g->guided_links ? q->s.guided_links : NULL};
     return nmt_run_data_resume(r, given, cb);
 }
 
@@ -613,7 +616,8 @@ static int read_corpora(nmt_train_run *r, const nmt_train_request *q)
     const nmt_subwords *sw = r->model ? r->model->subwords : fresh_sw;
     nmt_corpus_opts o = {.lowercase = s->model.lowercase, .max_len = s->max_len, .skip_empty = 1,
                          .min_count = s->min_count, .max_vocab = s->max_vocab,
-                         .joint_vocab = s->model.joint_vocab, .subwords = sw};
+                         .joint_vocab = s->model.joint_vocab, .subwords = sw,
+                         .words = s->guided_links != NULL};
     nmt_vocab *sv = r->model ? r->model->src_vocab : NULL;
     nmt_vocab *tv = r->model ? r->model->tgt_vocab : NULL;
     /* the architecture's sampling where the pieces can be sampled (a
@@ -682,6 +686,9 @@ void nmt_train_run_free(nmt_train_run *r)
     nmt_vocab_free(r->counted[1]);
     nmt_file_free(r->ckpt);
     nmt_run_data_free(r);
+    if (r->links)
+        nmt_links_free(r->links);
+    free(r->links);
     free(r);
 }
 
@@ -701,6 +708,8 @@ static int start(nmt_train_run *r, const nmt_train_request *q, const nmt_setup_c
     emit(cb, NMT_SETUP_READY, r);
     rc = nmt_trainer_create(&r->trainer, r->model, &r->s, r->s.shuffle_buffer > 0 ? NULL : &r->train,
                             r->have_valid ? &r->valid_set : NULL, r->dir);
+    if (!rc && r->links)
+        rc = nmt_trainer_guide(r->trainer, r->links);
     if (!rc && r->resumed)
         rc = nmt_trainer_restore(r->trainer, r->ckpt);
     if (!rc && r->resumed)
@@ -718,7 +727,11 @@ int nmt_train_setup(nmt_train_run **out, const nmt_train_request *q,
     /* every input is read and checked before anything is written */
     int rc = q->resume_dir ? resume(r, q, cb) : begin(r, q);
     if (!rc)
+        rc = nmt_guided_check(r);
+    if (!rc)
         rc = read_corpora(r, q);
+    if (!rc)
+        rc = nmt_guided_setup(r, q);
     if (!rc)
         emit(cb, NMT_SETUP_READ, r);
     if (!rc)

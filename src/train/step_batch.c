@@ -121,5 +121,9 @@ int nmt_step_batch(nmt_trainer *t, size_t k, const size_t *pairs, int lo, int hi
         }
         nmt_word_dropout(&t->batch, p_src, p_tgt, key, (size_t)lo);
     }
+    /* guided alignment: the pairs' gold rows, from this epoch's pieces */
+    long rows = t->links ? nmt_links_guide(&t->batch, t->train, t->links, t->s.guided_shift) : 0;
+    if (rows < 0)
+        return (int)rows;
     return t->batch_log ? nmt_batch_log_step(t) : NMT_OK;
 }

@@ -30,6 +30,17 @@
 
 /* ---- the trainer ------------------------------------------------------------- */
 
+int nmt_trainer_guide(nmt_trainer *t, const nmt_links *links)
+{
+    if (!t->train || !t->train->src_word || !t->train->tgt_word)
+        return nmt_set_error(NMT_ERR_ARG, "guided alignment needs the training corpus read "
+                             "whole with its words (nmt_corpus_opts.words)");
+    if (!t->s.guided_links)
+        return nmt_set_error(NMT_ERR_ARG, "guided alignment needs the settings' guided_links");
+    t->links = links;
+    return NMT_OK;
+}
+
 void nmt_trainer_free(nmt_trainer *t)
 {
     if (!t)
@@ -498,7 +509,11 @@ static int train_step(nmt_trainer *t)
                                  .label_smoothing = t->s.label_smoothing,
                                  .dropout_residual = t->s.dropout_residual,
                                  .dropout_att = t->s.dropout_att,
-                                 .dropout_ff = t->s.dropout_ff};
+                                 .dropout_ff = t->s.dropout_ff,
+                                 .guided = t->links != NULL,
+                                 .guided_layer = t->s.guided_layer,
+                                 .guided_head = t->s.guided_head,
+                                 .guided_weight = t->s.guided_weight};
     /* the schedule's lr for this step, before the batch log names it and
      * the optimizer uses it: a function of the step alone, so that a
      * resumed run takes the same (a linear decay by time: of the time) */
@@ -576,7 +591,8 @@ static int ensure_sample(nmt_trainer *t)
     t->train = &t->sampled; /* never the given corpus again */
     nmt_corpus_opts o = {.lowercase = t->m->cfg.lowercase, .max_len = t->s.max_len, .skip_empty = 1,
                          .subwords = t->m->subwords, .subword_alpha = t->s.subword_alpha,
-                         .sample_seed = sample_seed(t->s.seed, t->st.epoch)};
+                         .sample_seed = sample_seed(t->s.seed, t->st.epoch),
+                         .words = t->links != NULL};
     int rc = nmt_corpus_read(&t->sampled, t->s.src_path, t->s.tgt_path, &o, NULL, NULL);
     if (rc)
         return rc;

@@ -18,6 +18,7 @@ struct nmt_trainer {
     nmt_train_settings s;
     const nmt_corpus *train;  /* the given corpus, or &sampled */
     nmt_corpus sampled;       /* subword sampling: this epoch's draw of the pieces */
+    const nmt_links *links;   /* guided alignment (nmt_trainer_guide), or NULL */
     int sampled_epoch;        /* the epoch `sampled` was drawn for; 0: none */
     int src_T, tgt_T;         /* the longest rows batch and ws hold */
     nmt_valid_set valid;      /* valid.corpus NULL: no validation here */

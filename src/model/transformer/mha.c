@@ -14,6 +14,7 @@
  *
  * Only keys j < klen[b] enter the products (a shorter sentence costs less);
  * the weights of the other keys are written as exact zeros. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -93,6 +94,7 @@ typedef struct pair_job {
     /* backward */
     const real *dctx;          /* [B, Tq, d] */
     real *dQ, *dK, *dV;        /* [B, Tq, d], [B, Tk, d], [B, Tk, d] */
+    const tf_mha_guide *guide; /* the guided head, or NULL */
 } pair_job;
 
 /* The views of one pair: head t's columns of sentence b's rows. */
@@ -157,11 +159,51 @@ static void forward_pair(const pair_job *j, real *tmp, int b, int t)
              Tk, a->V + v.kv_at, d, 0, ctx, d);
 }
 
+/* Guided alignment's share of a row's score gradient ds [seen] (before
+ * the scale): weight * (alpha_j sum_k gold_k - gold_j), the softmax's
+ * backward of weight * -sum_j gold_j log alpha_j. A row without gold adds
+ * nothing. */
+static void guided_row(real *ds, const real *al, const float *gold, int seen, real weight)
+{
+    real mass = 0;
+    for (int k = 0; k < seen; k++)
+        mass += (real)gold[k];
+    if (mass == 0)
+        return;
+    for (int k = 0; k < seen; k++)
+        ds[k] += weight * (al[k] * mass - (real)gold[k]);
+}
+
+double nmt_tf_mha_guided_loss(const tf_mha_acts *a, const tf_mha_shape *s,
+                              const tf_mha_guide *g, double *rows)
+{
+    double sum = 0, n = 0;
+    for (int b = 0; g && b < s->B; b++) {
+        const real *P = a->P + ((size_t)b * s->h + g->head) * s->Tq * s->Tk;
+        const float *gold = g->gold + (size_t)b * s->Tq * s->Tk;
+        for (size_t i = 0; i < (size_t)s->Tq; i++) {
+            int any = 0;
+            for (int k = 0; k < s->klen[b]; k++) {
+                double p = gold[i * s->Tk + k];
+                if (p == 0)
+                    continue;
+                double al = P[i * s->Tk + k];
+                sum -= p * log(al > (double)FLT_MIN ? al : (double)FLT_MIN);
+                any = 1;
+            }
+            n += any;
+        }
+    }
+    *rows = n;
+    return sum;
+}
+
 /* With w the weights ctx was made of (alpha, or alpha dropped) and dw =
  * dctx_t V_t^T their gradient:
  *   dV_t = w^T dctx_t
  *   dalpha = dw (* mask * keep with dropout)
  *   dS_ij = alpha_ij (dalpha_ij - sum_k alpha_ik dalpha_ik) / sqrt(dk)
+ *           (+ the guided share of a guided head's gold row, guided_row)
  *   dQ_t = dS K_t, dK_t = dS^T Q_t. */
 static void backward_pair(const pair_job *j, real *tmp, int b, int t)
 {
@@ -197,6 +239,9 @@ static void backward_pair(const pair_job *j, real *tmp, int b, int t)
             sum += al[k] * ds[k];
         for (int k = 0; k < seen; k++)
             ds[k] = al[k] * (ds[k] - sum) * scale;
+        if (j->guide && t == j->guide->head)
+            guided_row(ds, al, j->guide->gold + ((size_t)b * Tq + i) * Tk, seen,
+                       j->guide->weight * scale);
         for (int k = seen; k < n; k++)
             ds[k] = 0;
     }
@@ -260,6 +305,15 @@ void nmt_tf_mha_backward(real *dxq, real *dxkv, const tf_mha_params *dp, const r
                          const tf_mha_params *p, const unsigned char *drop, real keep,
                          real *scratch, const tf_mha_shape *s)
 {
+    nmt_tf_mha_backward_guided(dxq, dxkv, dp, dout, a, xq, xkv, p, drop, keep, scratch, s, NULL);
+}
+
+void nmt_tf_mha_backward_guided(real *dxq, real *dxkv, const tf_mha_params *dp,
+                                const real *dout, const tf_mha_acts *a, const real *xq,
+                                const real *xkv, const tf_mha_params *p,
+                                const unsigned char *drop, real keep, real *scratch,
+                                const tf_mha_shape *s, const tf_mha_guide *guide)
+{
     /* dxq, dout, xq: [B, Tq, d]; dxkv, xkv: [B, Tk, d]; scratch: dctx and dQ
      * [B, Tq, d], dK and dV [B, Tk, d], then the pairs' [chunks, 2, Tq, Tk] */
     int d = s->d, Nq = s->B * s->Tq, Nk = s->B * s->Tk;
@@ -268,7 +322,7 @@ void nmt_tf_mha_backward(real *dxq, real *dxkv, const tf_mha_params *dp, const r
     nmt_gemm(0, 0, Nq, d, d, 1, dout, d, p->W_o, d, 0, dctx, d);
     nmt_linear_backward(NULL, dp->W_o, dp->b_o, dout, a->ctx, p->W_o, Nq, d, d, d);
     pair_job j = {.s = s, .a = a, .drop = drop, .keep = keep, .scratch = rest, .dctx = dctx,
-                  .dQ = dQ, .dK = dK, .dV = dV};
+                  .dQ = dQ, .dK = dK, .dV = dV, .guide = guide};
     nmt_pool_run(backward_chunk, &j, pair_chunks(s));
     nmt_linear_backward(dxq, dp->W_q, dp->b_q, dQ, xq, p->W_q, Nq, d, d, d);
     nmt_linear_backward(dxkv, dp->W_k, dp->b_k, dK, xkv, p->W_k, Nk, d, d, d);

@@ -118,6 +118,17 @@ typedef struct tf_mha_params {
     real *b_q, *b_k, *b_v, *b_o;
 } tf_mha_params;
 
+/* Guided alignment (docs/DESIGN.md, "Guided alignment") on one head of a
+ * cross-attention: gold [B, Tq, Tk] holds a distribution over the keys in
+ * each row that has one (0 everywhere in the others), and the objective
+ * gains weight * sum over those rows of -sum_j gold_j log alpha_j (weight:
+ * the guided weight over the batch's target tokens). */
+typedef struct tf_mha_guide {
+    const float *gold; /* [B, Tq, Tk] */
+    int head;
+    real weight;
+} tf_mha_guide;
+
 /* The sizes and mask of one use. Queries [B, Tq, d], keys and values
  * [B, Tk, d]: the same rows for self-attention, the encoder output H for
  * cross-attention (Tk = the source batch's T). Query t of sentence b sees
@@ -164,6 +175,22 @@ void nmt_tf_mha_backward(real *dxq, real *dxkv, const tf_mha_params *dp, const r
                          const tf_mha_params *p, const unsigned char *drop, real keep,
                          real *scratch, const tf_mha_shape *s);
 size_t nmt_tf_mha_backward_scratch(const tf_mha_shape *s);
+/* nmt_tf_mha_backward with guided alignment on one head (guide, NULL for
+ * none: nmt_tf_mha_backward itself): the head's scores' gradient gains
+ * guide->weight (alpha_j sum_k gold_k - gold_j) in each gold row. */
+void nmt_tf_mha_backward_guided(real *dxq, real *dxkv, const tf_mha_params *dp,
+                                const real *dout, const tf_mha_acts *a, const real *xq,
+                                const real *xkv, const tf_mha_params *p,
+                                const unsigned char *drop, real keep, real *scratch,
+                                const tf_mha_shape *s, const tf_mha_guide *guide);
+/* The guided term of guide's head before its weight, from the forward's
+ * weights a->P: the sum over the gold rows of -sum_j gold_j log alpha_j,
+ * in double (a weight that underflowed to 0 counts as the least normal
+ * float, so that the term stays finite), and the rows it took (*rows). The
+ * gradient of weight times it goes into the head's scores in
+ * nmt_tf_mha_backward_guided. */
+double nmt_tf_mha_guided_loss(const tf_mha_acts *a, const tf_mha_shape *s,
+                              const tf_mha_guide *guide, double *rows);
 /* In place: scores p [n] become the softmax over them (max subtracted
  * first), and p [n .. T) exactly 0. n = 0 gives all 0. */
 void nmt_tf_softmax_row(real *p, int n, int T);

@@ -206,6 +206,7 @@ int nmt_tf_workspace_alloc(tf_workspace **out, const nmt_model *m, int max_B, in
     if (!w)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory for the workspace");
     w->training = training;
+    w->guided_layer = -1; /* no guidance until a forward asks for it */
     w->B = max_B, w->d = z.d, w->h = z.h, w->F = z.F;
     w->scale_norm = m->cfg.transformer.norm == NMT_TF_NORM_SCALE;
     w->fixnorm = m->cfg.transformer.fixnorm;
@@ -293,6 +294,13 @@ static real *next_stream(const tf_side *s, int l, int k, int decoder)
     return l + 1 < s->L ? s->layers[l + 1].x[0] : s->top;
 }
 
+/* The guidance of sublayer k of layer l (NULL: none): the cross-attention
+ * of the guided decoder layer. */
+static const tf_mha_guide *guided_at(const tf_workspace *ws, int l, int k, int decoder)
+{
+    return decoder && k == 1 && l == ws->guided_layer ? &ws->guide : NULL;
+}
+
 typedef struct fwd_ctx {
     tf_workspace *ws;
     const nmt_regularizer *reg;   /* NULL: no dropout */
@@ -325,12 +333,15 @@ static void sublayer_forward(const fwd_ctx *f, tf_side *s, const tf_layer *W, in
         tf_mha_shape sh = {.B = B, .Tq = s->T, .Tk = self ? s->T : ws->enc.T, .d = d,
                            .h = ws->h, .klen = self ? s->len : ws->enc.len,
                            .causal = decoder && self};
+        const tf_mha_guide *guide = guided_at(ws, l, k, decoder);
         const unsigned char *drop =
             f->reg ? draw(dm, ws->drop_att, f->rng, f->reg->dropout_att,
                           (size_t)B * ws->h * sh.Tq * sh.Tk)
                    : NULL;
         nmt_tf_mha_forward(out, acts, a->u[k], self ? a->u[k] : H, self ? &W->self : &W->cross,
                            drop, ws->keep_att, ws->scratch, &sh, !res);
+        if (guide)
+            ws->base.guided = nmt_tf_mha_guided_loss(acts, &sh, guide, &ws->base.guided_rows);
     } else {
         const unsigned char *drop =
             f->reg ? draw(a->ff_drop, ws->drop_ff, f->rng, f->reg->dropout_ff, N * ws->F) : NULL;
@@ -418,6 +429,15 @@ int nmt_tf_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
     int B = b->B, d = ws->d, Tt = b->tgt_T;
     ws->B = B;
     set_regularizer(ws, reg, rng);
+    /* guided alignment: the batch's gold rows on the regularizer's head,
+     * weighted per target token of the batch (pass.c counted them) */
+    ws->guided_layer = -1;
+    if (reg->guided && b->guide) {
+        ws->guided_layer = reg->guided_layer;
+        ws->guide = (tf_mha_guide){.gold = b->guide, .head = reg->guided_head,
+                                   .weight = (real)((double)reg->guided_weight /
+                                                    ws->base.n_tokens)};
+    }
     take_ids(&ws->enc, b->src, b->src_len, B, b->src_T);
     take_ids(&ws->dec, b->tgt_in, b->tgt_len, B, Tt);
     /* Masks are drawn in the order the forward meets them: the source
@@ -491,9 +511,10 @@ static void sublayer_backward(tf_workspace *ws, tf_side *s, const tf_layer *W, c
                            .h = ws->h, .klen = self ? s->len : ws->enc.len,
                            .causal = decoder && self};
         const unsigned char *drop = ws->drop_att ? (self ? a->self_drop : a->cross_drop) : NULL;
-        nmt_tf_mha_backward(s->du, self ? s->du : ws->dH, self ? &G->self : &G->cross, dout,
-                            self ? &a->self : &a->cross, a->u[k], self ? a->u[k] : H,
-                            self ? &W->self : &W->cross, drop, ws->keep_att, ws->scratch, &sh);
+        nmt_tf_mha_backward_guided(s->du, self ? s->du : ws->dH, self ? &G->self : &G->cross,
+                                   dout, self ? &a->self : &a->cross, a->u[k],
+                                   self ? a->u[k] : H, self ? &W->self : &W->cross, drop,
+                                   ws->keep_att, ws->scratch, &sh, guided_at(ws, l, k, decoder));
     } else {
         nmt_tf_ffn_backward(s->du, G->W_1, G->b_1, G->W_2, G->b_2, dout, a->act, a->u[k],
                             W->W_1, W->W_2, ws->keep_ff, ws->scratch, (int)N, d, ws->F);

@@ -114,6 +114,11 @@ typedef struct tf_workspace {
     int scale_norm, fixnorm;      /* the variants (cfg.transformer.norm, .fixnorm) */
     real keep_emb, keep_res, keep_att, keep_ff; /* 1 / (1 - rate) of each dropout */
     int drop_emb, drop_res, drop_att, drop_ff;  /* which the last forward used */
+    /* guided alignment of the last forward: the head of decoder layer
+     * guided_layer's cross-attention that its backward guides (guided_layer
+     * -1: none) */
+    int guided_layer;
+    tf_mha_guide guide;
     tf_side enc, dec;
     real *pos;                    /* [max(Ts, Tt), d] the sinusoidal table, made once */
     real *dH;                     /* [B*Ts, d] the annotations' gradient */
