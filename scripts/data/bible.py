@@ -10,7 +10,7 @@ writes into DIR (which must exist and be empty):
   train.en train.es train.lines            the split (not with --sample)
   valid.en valid.es valid.gold valid.ref valid.lines
   test.en test.es test.gold test.ref test.lines
-and prints its counts, one "name value" a line, on standard output.
+and COUNTS, its counts, one "name value" a line.
 With --sample N, only N verses spread evenly over the corpus, as
 bible.en bible.es bible.ref bible.gold and sample.lines (their line numbers
 in the whole corpus), and no split.
@@ -39,6 +39,12 @@ LEMMA_ITEM = re.compile(r"(?:strong:)?([HG])([0-9]+)")
 # ("sáca<transChange>lo</transChange>" is "sácalo"), not two words run
 # together.
 ENCLITICS = {"me", "te", "se", "nos", "os", "lo", "la", "le", "los", "las", "les"}
+# ... unless the word before is one that takes no enclitic (a pronoun joins
+# a verb, never these): then it is two words run together ("no lo").
+NO_ENCLITIC = {"a", "á", "como", "cómo", "con", "cuanto", "cuánto", "de", "e", "el", "él",
+               "ella", "ellas", "ellos", "en", "mas", "ni", "no", "nos", "o", "ó", "os",
+               "para", "pero", "por", "que", "qué", "si", "sí", "u", "y"}
+LAST_WORD = re.compile(r"\w+$")
 
 # mismatched(): a verse pair whose Strong's numbers say that its sides are
 # not translations of each other is dropped
@@ -134,12 +140,12 @@ def unescape(text, where):
 
 
 class Verse:
-    """One verse of one side: its text, for each character the index of the
-    <w> it stands in (-1: none), and each <w>'s numbers."""
+    """One verse of one side: its text, the spans of its <w> elements
+    (start, end, index), in order, and each <w>'s numbers."""
 
-    def __init__(self, text, owner, numbers):
+    def __init__(self, text, spans, numbers):
         self.text = text
-        self.owner = owner
+        self.spans = spans
         self.numbers = numbers
 
 
@@ -172,7 +178,8 @@ def parse_verse(markup, where, stats):
                 gap = None
                 if out.last_is_word() and tok.is_word(text[0]):
                     if closed == "w" and opened == "tc" and \
-                            added_text(pieces, k).strip() in ENCLITICS:
+                            added_text(pieces, k).strip() in ENCLITICS and \
+                            out.last_word().lower() not in NO_ENCLITIC:
                         stats.bump("enclitics_joined")
                     else:
                         out.put(" ", -1)
@@ -279,16 +286,16 @@ class Text:
         self.parts.append(text)
         self.length += len(text)
 
+    def last_word(self):
+        m = LAST_WORD.search("".join(self.parts[-4:]))
+        return m.group(0) if m else ""
+
     def last_is_word(self):
         return bool(self.parts) and tok.is_word(self.parts[-1][-1])
 
     def verse(self, numbers):
         text = "".join(self.parts).rstrip(" ")
-        owner = [-1] * len(text)
-        for a, b, w in self.spans:
-            b = min(b, len(text))
-            owner[a:b] = [w] * (b - a)
-        return Verse(text, owner, numbers)
+        return Verse(text, self.spans, numbers)
 
 
 class Stats(dict):
@@ -301,26 +308,30 @@ def tokens_of(v, where):
     those of every <w> any of its characters stands in; punctuation tokens
     none."""
     toks, nums = [], []
+    spans, numbers = v.spans, v.numbers
+    p = 0  # the first <w> span that does not end before the token
     at = 0
-    owner = v.owner
     for chunk in v.text.split(" ") if v.text else []:
         split = CHUNKS.get(chunk)
         if split is None:
             split = CHUNKS[chunk] = chunk_tokens(chunk, where)
-        end = at + len(chunk)
-        owners = set(owner[at:end])
         for t, a, b, punct in split:
             toks.append(t)
-            if punct:
+            a += at
+            b += at
+            while p < len(spans) and spans[p][1] <= a:
+                p += 1
+            if punct or p == len(spans) or spans[p][0] >= b:
                 nums.append(())
                 continue
-            here = owners if len(owners) == 1 else set(owner[at + a:at + b])
-            found = []
-            for o in here:
-                if o >= 0:
-                    found.extend(n for n in v.numbers[o] if n not in found)
+            found = numbers[spans[p][2]]
+            q = p + 1
+            while q < len(spans) and spans[q][0] < b:  # a token over several <w>
+                found = list(found)
+                found.extend(n for n in numbers[spans[q][2]] if n not in found)
+                q += 1
             nums.append(found)
-        at = end + 1
+        at += len(chunk) + 1
     return toks, nums
 
 
@@ -503,8 +514,7 @@ def main():
                 c[f"{name}_links_sure"] = sum(sum(1 for l in verses[k][3] if l[2]) for k in ks)
                 c[f"{name}_links_possible_only"] = sum(
                     sum(1 for l in verses[k][3] if not l[2]) for k in ks)
-    for name in sorted(c):
-        print(name, c[name])
+    write_lines(os.path.join(args.out, "COUNTS"), (f"{name} {c[name]}" for name in sorted(c)))
 
 
 if __name__ == "__main__":
