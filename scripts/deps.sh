@@ -29,7 +29,7 @@ nmt_deps_check() {
         nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
     fi
     # the Bible corpus, which tests/cli/bible.sh makes
-    missing+=($(nmt_bible_deps_check))
+    mapfile -t -O ${#missing[@]} missing < <(nmt_bible_deps_check | sed '/^$/d')
     # the browser suite drives Debian's chromium headless
     if [ "${NMT_NEED_CHROMIUM:-0}" = 1 ]; then
         command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
@@ -57,10 +57,12 @@ nmt_find_torch_python() {
 # modules (their Debian packages put their configuration where SWORD looks),
 # SWORD's mod2imp that exports them, and python3 that parses them.
 nmt_bible_deps_check() {
-    [ -f /usr/share/sword/mods.d/engKJV2006eb.conf ] || echo sword-text-kjv
-    [ -f /usr/share/sword/mods.d/spaRV1909eb.conf ] || echo sword-text-sparv
-    command -v mod2imp >/dev/null 2>&1 || echo libsword-utils
-    command -v python3 >/dev/null 2>&1 || echo python3
+    local missing=()
+    [ -f /usr/share/sword/mods.d/engKJV2006eb.conf ] || missing+=(sword-text-kjv)
+    [ -f /usr/share/sword/mods.d/spaRV1909eb.conf ] || missing+=(sword-text-sparv)
+    command -v mod2imp >/dev/null 2>&1 || missing+=(libsword-utils)
+    command -v python3 >/dev/null 2>&1 || missing+=(python3)
+    printf '%s\n' "${missing[@]}"
 }
 
 # nmt_apt_install PKG...: installs Debian packages with apt-get, as root or

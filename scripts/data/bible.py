@@ -52,9 +52,10 @@ MIN_SHARED = 0.15
 NEIGHBOUR_MARGIN = 0.1
 
 KEY = re.compile(r"^(.*) ([0-9]+):([0-9]+)$")
-# A verse's markup as pieces: a tag (its "/" if it closes, its name, its
-# attributes, its "/" if it is empty), text, or a "<" that begins no tag.
-PIECES = re.compile(r"<(/?)([A-Za-z]+)((?:\s+[A-Za-z:]+=\"[^\"]*\")*)\s*(/?)>|([^<]+)|(<[^>]{0,80})")
+# A verse's markup as text and tags, alternately; a tag as its "/" if it
+# closes, its name, its attributes and its "/" if it is empty.
+PIECES = re.compile(r"(<[^<>]*>)")
+TAG = re.compile(r"<(/?)([A-Za-z]+)((?:\s+[A-Za-z:]+=\"[^\"]*\")*)\s*(/?)>")
 ATTR = re.compile(r"([A-Za-z:]+)=\"([^\"]*)\"")
 ENTITY = re.compile(r"&(#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);")
 NAMED_ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
@@ -160,12 +161,15 @@ def parse_verse(markup, where, stats):
     # ("w" or "tc"); a start of either there is a candidate gap.
     just_closed = None
     gap = None  # (closed, opened, the opened one's text so far), pending
-    pieces = PIECES.findall(markup)
+    pieces = PIECES.split(markup)
 
-    for k, (closing, name, attr_text, empty, text, stray) in enumerate(pieces):
-        if text:
-            if note_depth:
+    for k, piece in enumerate(pieces):
+        if not k & 1:
+            if not piece or note_depth:
                 continue
+            if "<" in piece or ">" in piece:
+                raise Fail(f"{where}: a tag not understood: {piece[:80]}")
+            text = piece
             if "\\" in text:
                 text = USFM_MARKER.sub(lambda m: stats.bump("usfm_markers_dropped") or "", text)
             if "&" in text:
@@ -187,8 +191,13 @@ def parse_verse(markup, where, stats):
             just_closed = None
             out.put(text, -1 if w_open is None else w_open)
             continue
-        if stray:
-            raise Fail(f"{where}: a tag not understood: {stray}")
+        tag = TAGS.get(piece)
+        if tag is None:
+            m = TAG.fullmatch(piece)
+            if not m:
+                raise Fail(f"{where}: a tag not understood: {piece[:80]}")
+            tag = TAGS[piece] = (m.group(1), m.group(2), m.group(3), m.group(4))
+        closing, name, attr_text, empty = tag
         if name == "note":
             if empty:
                 continue
@@ -249,18 +258,20 @@ def parse_verse(markup, where, stats):
     return out.verse(numbers)
 
 
-# numbers_of of each <w>'s attributes met so far
+# numbers_of of each <w>'s attributes, and each tag taken apart, met so far
 NUMBERS = {}
+TAGS = {}
 
 
 def added_text(pieces, k):
     """The text of the <transChange> whose first text is pieces[k]: up to its
     end tag, other tags left out."""
     out = []
-    for closing, name, _, _, text, _ in pieces[k:]:
-        if closing and name == "transChange":
+    for piece in pieces[k:]:
+        if piece.startswith("</transChange"):
             break
-        out.append(text)
+        if piece[:1] != "<":
+            out.append(piece)
     return "".join(out)
 
 
