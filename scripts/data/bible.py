@@ -353,6 +353,10 @@ CHUNKS = {}
 def chunk_tokens(chunk, where):
     """A chunk's tokens as (token, start, end, whether it is punctuation),
     each checked to tokenize as itself."""
+    # Letters only: one word. (Of all the letters Python knows, nmt counts
+    # only U+2E2F, the vertical tilde, as punctuation.)
+    if chunk.isalpha() and "\u2e2f" not in chunk:
+        return [(chunk, 0, len(chunk), False)]
     out = []
     for a, b in tok.token_spans(chunk):
         t = chunk[a:b]
