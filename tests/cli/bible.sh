@@ -24,6 +24,7 @@ grep -q -- "--sample N --out DIR" "$TMP/out" && grep -q "SHA256SUMS" "$TMP/out" 
     fail "--help lacks --sample or the files"
 expect_fail "unknown option" "unknown option '--bogus'" "$GET" --bogus
 expect_fail "--sample not a number" "--sample: '3x' is not a number of verses" "$GET" --sample 3x --out "$B"
+expect_fail "--sample 0" "--sample: 0 verses; 1 or more" "$GET" --sample 0 --out "$B"
 expect_fail "--sample without a value" "--sample needs a number" "$GET" --sample
 expect_fail "--sample without --out" "--sample needs --out DIR" "$GET" --sample 5
 expect_fail "--check with --sample" "--check takes no --sample" "$GET" --check --sample 5 --out "$B"
