@@ -72,12 +72,11 @@ grep -Fxq "The Bible corpus in $B is intact" "$TMP/out" && pass || fail "--check
 
 # --- the files, the gold's notation, the split, Genesis 1:1 -------------------
 "${CHECK[@]}" corpus "$B" && pass || fail "the corpus's files (above)"
-# the checker itself finds a changed link (Genesis 1:1's sure 3-4 made possible)
+# a copy with Genesis 1:1's sure 3-4 made possible, which the checks below
+# must find
 mkdir "$TMP/bad"
 cp "$B"/* "$TMP/bad/"
 sed -i '1s/3-4/3?4/' "$TMP/bad/bible.gold"
-"${CHECK[@]}" corpus "$TMP/bad" >"$TMP/check.out" && fail "a changed link not found" ||
-    { grep -q "Genesis 1:1" "$TMP/check.out" && pass || fail "the checker: $(head -2 "$TMP/check.out")"; }
 
 # --- the gold against mod2imp's markup, read another way -----------------------
 mod2imp engKJV2006eb >"$TMP/kjv.imp" && mod2imp spaRV1909eb >"$TMP/rv.imp" && pass || fail "mod2imp"
@@ -170,7 +169,4 @@ grep -q "^  sample_verses 300$" "$TMP/out" && pass || fail "--sample: its count"
 [ -z "$(find "$TMP" -maxdepth 1 -name '.bible-making.*')" ] && pass ||
     fail "the killed run's folder not removed by the next run"
 expect_ok "--check of a sample" "$GET" --check --out "$TMP/sample"
-expect_fail "--sample too many" "--sample: between 1 and [0-9]+, not 99999" \
-    "$GET" --sample 99999 --out "$TMP/sample2"
-[ ! -e "$TMP/sample2" ] && pass || fail "a refused sample made its folder"
 finish
