@@ -149,7 +149,13 @@ done
 for sig in TERM KILL; do
     setsid "$GET" --out "$B" >/dev/null 2>&1 &
     pid=$!
-    sleep 1
+    # midway: once it exports the second module (its folder is named by its pid)
+    midway=0
+    for _ in $(seq 1 600); do
+        compgen -G "$TMP/.bible-making.$pid.*/spaRV1909eb.imp" >/dev/null && { midway=1; break; }
+        sleep 0.1
+    done
+    [ $midway = 1 ] && pass || fail "SIG$sig: the run never reached its second export"
     kill -$sig -- -$pid 2>/dev/null
     wait $pid 2>/dev/null
     (cd "$B" && sha256sum -c --quiet SHA256SUMS) && cmp -s "$B/SHA256SUMS" "$TMP/first.sums" && pass ||
