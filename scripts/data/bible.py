@@ -28,8 +28,8 @@ import unicodedata
 
 import nmt_tokenizer as tok
 
-# Strong's dictionaries: Hebrew 1-8674, Greek 1-5624 (5418 and a few others
-# unused, which matters not: they are in range and would simply be rare).
+# Strong's dictionaries: Hebrew 1-8674, Greek 1-5624 (a few numbers between
+# are unused: in range, they would simply be rare).
 STRONG_MAX = {"H": 8674, "G": 5624}
 # A lemma item: "strong:H0430", or a further number of the same attribute
 # written without the prefix ("strong:G2424 G5547").
@@ -74,9 +74,9 @@ class Fail(Exception):
 
 
 def read_entries(path):
-    """The verse entries of a mod2imp export, in order: (key, markup).
-    Headings ("[ Module Heading ]") and introductions (chapter or verse 0)
-    are left out; verse entries come back with their book's OSIS name."""
+    """The verse entries of a mod2imp export, in order: (key, reference,
+    markup), the reference OSIS style (Gen.1.1). Headings ("[ Module
+    Heading ]") and introductions (chapter or verse 0) are left out."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     parts = re.split(r"^\$\$\$(.*)\n", text, flags=re.M)
@@ -151,7 +151,7 @@ class Verse:
 
 
 def parse_verse(markup, where, stats):
-    """A verse's markup to its text, each character with its <w>."""
+    """A verse's markup to its text, with the spans of its <w>s."""
     out = Text()
     numbers = []  # of each <w>, by index
     note_depth = 0
@@ -160,7 +160,7 @@ def parse_verse(markup, where, stats):
     # Where a <w> or <transChange> ended with only tags since: what ended
     # ("w" or "tc"); a start of either there is a candidate gap.
     just_closed = None
-    gap = None  # (closed, opened, the opened one's text so far), pending
+    gap = None  # (what closed, what opens), until the next text
     pieces = PIECES.split(markup)
 
     for k, piece in enumerate(pieces):
@@ -250,7 +250,7 @@ def parse_verse(markup, where, stats):
             continue
         if name in TEXT_ELEMENTS:
             # Their start and end tags need not pair up in one verse (the
-            # KJV's "\\nd ... </divineName>"): nothing depends on them.
+            # KJV's "\nd ... </divineName>"): nothing depends on them.
             continue
         raise Fail(f"{where}: an element this script has no rule for: <{name}>")
     if w_open is not None or note_depth or tc_depth:
@@ -353,9 +353,9 @@ CHUNKS = {}
 def chunk_tokens(chunk, where):
     """A chunk's tokens as (token, start, end, whether it is punctuation),
     each checked to tokenize as itself."""
-    # Letters only: one word. (Of all the letters Python knows, nmt counts
-    # only U+2E2F, the vertical tilde, as punctuation.)
-    if chunk.isalpha() and "\u2e2f" not in chunk:
+    # Latin letters only: one word (nmt's punctuation below U+0250 is no
+    # letter in any version of Unicode; above it, the tokenizer decides)
+    if chunk.isalpha() and max(chunk) < "\u0250":
         return [(chunk, 0, len(chunk), False)]
     out = []
     for a, b in tok.token_spans(chunk):
