@@ -28,6 +28,8 @@ nmt_deps_check() {
     if [ "${NMT_NEED_TORCH:-0}" = 1 ]; then
         nmt_find_torch_python >/dev/null || missing+=(python3-torch python3-numpy)
     fi
+    # the Bible corpus, which tests/cli/bible.sh makes
+    mapfile -t -O ${#missing[@]} missing < <(nmt_bible_deps_check | sed '/^$/d')
     # the browser suite drives Debian's chromium headless
     if [ "${NMT_NEED_CHROMIUM:-0}" = 1 ]; then
         command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
@@ -51,21 +53,39 @@ nmt_find_torch_python() {
     return 1
 }
 
-nmt_install_deps() {
-    local missing
-    mapfile -t missing < <(nmt_deps_check | sed '/^$/d')
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "Installing missing packages: ${missing[*]}" >&2
+# What scripts/data/get-bible needs to make the Bible corpus: the two SWORD
+# modules (their Debian packages put their configuration where SWORD looks),
+# SWORD's mod2imp that exports them, and python3 that parses them.
+nmt_bible_deps_check() {
+    local missing=()
+    [ -f /usr/share/sword/mods.d/engKJV2006eb.conf ] || missing+=(sword-text-kjv)
+    [ -f /usr/share/sword/mods.d/spaRV1909eb.conf ] || missing+=(sword-text-sparv)
+    command -v mod2imp >/dev/null 2>&1 || missing+=(libsword-utils)
+    command -v python3 >/dev/null 2>&1 || missing+=(python3)
+    printf '%s\n' "${missing[@]}"
+}
+
+# nmt_apt_install PKG...: installs Debian packages with apt-get, as root or
+# with sudo; nothing when none are given.
+nmt_apt_install() {
+    [ $# -eq 0 ] && return 0
+    echo "Installing missing packages: $*" >&2
     local sudo=()
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
-            echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+            echo "error: need root (or sudo) to install: $*" >&2
             return 1
         fi
     fi
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq || return 1
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null || return 1
+}
+
+nmt_install_deps() {
+    local missing
+    mapfile -t missing < <(nmt_deps_check | sed '/^$/d')
+    nmt_apt_install "${missing[@]}"
 }
 
 # nmt_commit: the commit of this checkout for the figures a script prints:
