@@ -2,6 +2,9 @@
  * JSON Lines), as hard links (Pharaoh), and scored against gold links
  * (alignment error rate, precision, recall). The heatmaps that show them
  * (terminal, SVG, PNG, the HTML explorer) are the command line's, in src/cli/.
+ * src/align/ has a file per part: formats.c (the check, the writers, hard
+ * links), forced.c (attention from a model), words.c (pieces to words),
+ * gold.c (reading gold lines), score.c (AER).
  *
  * The writers write to a FILE* the caller gives; they return NMT_OK or
  * NMT_ERR_IO (a failed write) and never print on their own. */
