@@ -152,6 +152,7 @@ int nmt_align_hard(const nmt_alignment *a, nmt_link *links)
                 best = j;
         links[n].src = best;
         links[n].tgt = i;
+        links[n].possible = 0;
         n++;
     }
     return n;
@@ -166,10 +167,16 @@ int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a)
     if (!links)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     int n = nmt_align_hard(a, links);
-    for (int k = 0; k < n; k++)
+    rc = nmt_pharaoh_write(f, links, (size_t)n);
+    free(links);
+    return rc;
+}
+
+int nmt_pharaoh_write(FILE *f, const nmt_link *links, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
         fprintf(f, k ? " %d-%d" : "%d-%d", links[k].src, links[k].tgt);
     fputc('\n', f);
-    free(links);
     return write_status(f);
 }
 

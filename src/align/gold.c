@@ -20,11 +20,13 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
             break;
         const char *start = p;
         long v[2];
-        int ok = 1;
+        int ok = 1, possible = 0;
         for (int side = 0; side < 2 && ok; side++) {
             if (side == 1) {
-                if (*p == '-' || *p == '?')
-                    p++;
+                /* '-' sure; '?' possible (the JHU and WPT files), 'p'
+                 * possible (the talp notation of the WPT03 gold) */
+                if (*p == '-' || *p == '?' || *p == 'p')
+                    possible = *p++ != '-';
                 else
                     ok = 0;
             }
@@ -45,7 +47,8 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
                 len++;
             free(out);
             return nmt_set_error(NMT_ERR_FORMAT,
-                                 "'%.*s' is not an alignment link like 3-4", len, start);
+                                 "'%.*s' is not an alignment link like 3-4 (sure) or 3?4, "
+                                 "3p4 (possible)", len, start);
         }
         if (count == cap) {
             cap = cap ? 2 * cap : 16;
@@ -58,9 +61,12 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
         }
         out[count].src = (int)v[0];
         out[count].tgt = (int)v[1];
+        out[count].possible = possible;
         count++;
     }
-    /* Duplicates would count twice in the sizes; drop them here too. */
+    /* Duplicates would count twice in the sizes; drop them here too. A link
+     * given as sure and as possible is sure: S is a part of P, so a sure
+     * link is possible as well. */
     size_t kept = 0;
     for (size_t k = 0; k < count; k++) {
         size_t m = 0;
@@ -68,6 +74,8 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n)
             m++;
         if (m == kept)
             out[kept++] = out[k];
+        else
+            out[m].possible &= out[k].possible;
     }
     if (!kept) {
         free(out);
@@ -85,4 +93,13 @@ long nmt_links_outside(const nmt_link *links, size_t n, int n_src, int n_tgt)
             (n_tgt >= 0 && (links[k].tgt < 0 || links[k].tgt >= n_tgt)))
             return (long)k;
     return -1;
+}
+
+void nmt_links_reverse(nmt_link *links, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        int s = links[k].src;
+        links[k].src = links[k].tgt;
+        links[k].tgt = s;
+    }
 }
