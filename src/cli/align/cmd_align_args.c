@@ -222,7 +222,7 @@ static int check_links_mode(align_args *a)
 {
     if (!a->links) {
         cli_error("%s needs --links FILE (the forward direction's links)",
-                  a->rev_links ? "--reverse-links" : "--symmetrize");
+                  a->symmetrize >= 0 ? "--symmetrize" : "--reverse-links");
         return 2;
     }
     if (a->symmetrize >= 0 && !a->rev_links) {
