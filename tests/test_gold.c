@@ -80,6 +80,22 @@ START_TEST(reverse_swaps_the_sides)
 }
 END_TEST
 
+START_TEST(views_tell_sure_from_possible)
+{
+    /* 1-1 listed possible then sure: sure; 2-0 possible; 0-0 sure */
+    static const nmt_link g[] = {{0, 0, 0}, {1, 1, 1}, {1, 1, 0}, {2, 0, 1}};
+    nmt_align_view v = {.gold = g, .n_gold = 4, .has_gold = 1};
+    ck_assert_int_eq(nmt_align_view_gold(&v, 0, 0), 1);
+    ck_assert_int_eq(nmt_align_view_gold(&v, 1, 1), 1);
+    ck_assert_int_eq(nmt_align_view_gold(&v, 2, 0), 2);
+    ck_assert_int_eq(nmt_align_view_gold(&v, 0, 2), 0);
+    ck_assert_int_eq(nmt_align_view_has_possible(&v), 1);
+    v.n_gold = 1;
+    ck_assert_int_eq(nmt_align_view_has_possible(&v), 0);
+    ck_assert_int_eq(nmt_align_view_has_possible(NULL), 0);
+}
+END_TEST
+
 /* ---- AER with sure and possible links ------------------------------------- */
 
 /* Parses a gold line and a hypothesis line and adds them to acc. */
@@ -318,6 +334,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, duplicates_once_and_sure_wins);
     tcase_add_test(tc, bad_tokens_named);
     tcase_add_test(tc, reverse_swaps_the_sides);
+    tcase_add_test(tc, views_tell_sure_from_possible);
     suite_add_tcase(s, tc);
     tc = tcase_create("aer");
     tcase_add_test(tc, aer_with_possible_links_by_hand);

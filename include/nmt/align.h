@@ -68,8 +68,12 @@ typedef struct nmt_align_view {
  * and finite weights (NMT_ERR_ARG or NMT_ERR_NUMERIC, with a message). */
 int nmt_alignment_check(const nmt_alignment *a);
 
-/* Whether (src, tgt) is one of the view's gold links. */
+/* Whether (src, tgt) is one of the view's gold links: 0 no, 1 a sure one,
+ * 2 only possible (a link listed both ways is sure). */
 int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
+/* Whether any of the view's gold links is only possible: the pictures'
+ * legends then say which mark is which. */
+int nmt_align_view_has_possible(const nmt_align_view *v);
 
 /* ---- attention from a model ---------------------------------------------- */
 
@@ -140,7 +144,8 @@ int nmt_align_write_json(FILE *f, const nmt_alignment *a);
 /* The same object with, first, "line": N (when v->line > 0), then "model":
  * NAME (when v->model is not NULL) and, last,
  * "gold": [[i, j], ...] (when v->has_gold), i the source and j the target
- * word of each gold link. */
+ * word of each gold link, sure and possible, and after it, when some are
+ * only possible, "possible": [[i, j], ...] those again. */
 int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
 
 /* Hard links from the attention: every target word but the final "</s>" is

@@ -131,6 +131,16 @@ int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_v
         for (size_t k = 0; k < v->n_gold; k++)
             fprintf(f, k ? ", [%d, %d]" : "[%d, %d]", v->gold[k].src, v->gold[k].tgt);
         fputc(']', f);
+        /* the possible ones again, apart: "gold" stays every link, as a
+         * reader of the sure-only files had it */
+        if (nmt_align_view_has_possible(v)) {
+            fputs(", \"possible\": [", f);
+            for (size_t k = 0, n = 0; k < v->n_gold; k++)
+                if (v->gold[k].possible)
+                    fprintf(f, n++ ? ", [%d, %d]" : "[%d, %d]", v->gold[k].src,
+                            v->gold[k].tgt);
+            fputc(']', f);
+        }
     }
     fputs("}\n", f);
     return write_status(f);
@@ -182,8 +192,20 @@ int nmt_pharaoh_write(FILE *f, const nmt_link *links, size_t n)
 
 int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt)
 {
+    int found = 0;
     for (size_t k = 0; v && k < v->n_gold; k++)
-        if (v->gold[k].src == src && v->gold[k].tgt == tgt)
+        if (v->gold[k].src == src && v->gold[k].tgt == tgt) {
+            if (!v->gold[k].possible)
+                return 1; /* sure, whatever else the list says */
+            found = 2;
+        }
+    return found;
+}
+
+int nmt_align_view_has_possible(const nmt_align_view *v)
+{
+    for (size_t k = 0; v && k < v->n_gold; k++)
+        if (v->gold[k].possible)
             return 1;
     return 0;
 }

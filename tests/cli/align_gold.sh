@@ -163,4 +163,44 @@ grep -q "0.0000\*" "$TMP/out" && pass || fail "--gold-partial --per-head: $(cat 
 expect_ok "not partial" "${A[@]}" --gold "$TMP/own_first"
 grep -q "^AER 0.0000" "$TMP/out" && fail "not partial: AER 0" || pass
 
+# --- pictures: sure and possible gold told apart ----------------------------------------
+# line 2 of the toy test set, its gold 0-0 1-2 2-1 3-4 4-3 with 1-2 and 2-1
+# possible (one in each notation)
+zcat "$TOY/test.src.gz" | sed -n 2p >"$TMP/s1"
+zcat "$TOY/test.tgt.gz" | sed -n 2p >"$TMP/t1"
+echo "0-0 1?2 2p1 3-4 4-3" >"$TMP/g1"
+P=("$NMT" align -m "$M" --threads 1 --src "$TMP/s1" --tgt "$TMP/t1" --gold "$TMP/g1")
+expect_ok "svg" "${P[@]}" -o "$TMP/p.svg"
+# the sure links in their solid group, the possible ones in a dashed group, and
+# a legend entry for each
+awk '/<g class="gold"/ { g = "sure" } /<g class="gold-possible"/ { g = "possible" }
+     /<\/g>/ { g = "" } g != "" && /<rect/ { n[g]++ }
+     END { exit !(n["sure"] == 3 && n["possible"] == 2) }' "$TMP/p.svg" && pass ||
+    fail "svg: 3 solid and 2 dashed gold outlines wanted"
+grep -q '<g class="gold-possible" [^>]*stroke-dasharray="4 3"' "$TMP/p.svg" && pass ||
+    fail "svg: the possible links are not dashed"
+grep -q '>gold, sure</text>' "$TMP/p.svg" && grep -q '>gold, possible</text>' "$TMP/p.svg" &&
+    pass || fail "svg: the legend does not tell sure from possible"
+# all sure: no dashed group, the legend as before
+echo "0-0 1-2 2-1 3-4 4-3" >"$TMP/g1s"
+expect_ok "svg, all sure" "$NMT" align -m "$M" --src "$TMP/s1" --tgt "$TMP/t1" --gold "$TMP/g1s" \
+    -o "$TMP/s.svg"
+! grep -q 'gold-possible\|dasharray' "$TMP/s.svg" && grep -q '>gold link</text>' "$TMP/s.svg" &&
+    pass || fail "svg, all sure: a dashed mark or another legend"
+expect_ok "json" "${P[@]}" --format json
+grep -q '"gold": \[\[0, 0\], \[1, 2\], \[2, 1\], \[3, 4\], \[4, 3\]\], "possible": \[\[1, 2\], \[2, 1\]\]}$' \
+    "$TMP/out" && pass || fail "json: $(tail -c 200 "$TMP/out")"
+expect_ok "json, all sure" "$NMT" align -m "$M" --src "$TMP/s1" --tgt "$TMP/t1" --gold "$TMP/g1s" \
+    --format json
+! grep -q '"possible"' "$TMP/out" && pass || fail "json, all sure: a possible list"
+expect_ok "text" "${P[@]}" --format text --color never
+[ "$(grep -c '(' "$TMP/out")" = 3 ] && [ "$(grep -c '\[' "$TMP/out")" = 4 ] &&
+    grep -q '\[\] sure, () possible gold link' "$TMP/out" && pass ||
+    fail "text: two possible marks, three sure ones and their legend wanted: $(cat "$TMP/out")"
+expect_ok "png" "${P[@]}" -o "$TMP/p.png"
+expect_ok "html" "${P[@]}" -o "$TMP/p.html"
+grep -q '"gold":\[0,0,1,2,2,1,3,4,4,3\],"gp":\[1,2,2,1\]' "$TMP/p.html" && pass ||
+    fail "html: the possible links are not listed"
+grep -q 'gold link (possible)' "$TMP/p.html" && pass || fail "html: no legend for possible links"
+
 finish
