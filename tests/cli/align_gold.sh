@@ -41,6 +41,11 @@ expect_ok "sure and possible" "$NMT" align --links "$TMP/hyp" --gold "$TMP/gold_
 expect_line "sure and possible" "$TMP/out" \
     'AER 0.4444  precision 0.6000  recall 0.5000  (3 pairs, 5 model links, 4 gold links, 2 in both; possible: 2 links, 1 in both)'
 
+# --line: pair 2 alone, |A| 2, |S| 1, |P| 2, |A∩S| 0, |A∩P| 1: 1 - 1/3
+expect_ok "--links --line 2" "$NMT" align --links "$TMP/hyp" --gold "$TMP/gold_q" --line 2
+expect_line "--links --line 2" "$TMP/out" \
+    'AER 0.6667  precision 0.5000  recall 0.0000  (1 pairs, 2 model links, 1 gold links, 0 in both; possible: 1 links, 1 in both)'
+
 # --- --gold-reverse: the same gold written target-source -------------------------------
 printf '0-0 1?1 1?2\n0-0 1?0\n1-1\n' >"$TMP/gold_rev"
 expect_ok "--gold-reverse" "$NMT" align --links "$TMP/hyp" --gold "$TMP/gold_rev" --gold-reverse

@@ -40,7 +40,7 @@ int align_links_run(const align_args *a)
     /* the links file stands where the source would: it sets the pairs, and
      * --reverse-links and --gold must have as many lines */
     align_files files = {.src = a->links, .tgt = a->rev_links, .gold = a->gold,
-                         .gold_reverse = a->gold_reverse,
+                         .line_spec = a->line_spec, .gold_reverse = a->gold_reverse,
                          .aer_flags = a->gold_partial ? NMT_AER_PARTIAL : 0u};
     inputs in = {0};
     cli_outfile out = {0};
