@@ -45,7 +45,7 @@ static const nmt_alignment pair = {4, 5, src3, tgt4, att_5x4};
 
 /* ---- AER ------------------------------------------------------------------ */
 
-static const nmt_link S3[] = {{0, 0}, {1, 2}, {2, 1}};
+static const nmt_link S3[] = {{0, 0, 0}, {1, 2, 0}, {2, 1, 0}};
 
 START_TEST(aer_perfect_is_zero)
 {
@@ -61,7 +61,7 @@ END_TEST
 
 START_TEST(aer_disjoint_is_one)
 {
-    static const nmt_link A[] = {{0, 1}, {1, 0}, {2, 2}};
+    static const nmt_link A[] = {{0, 1, 0}, {1, 0, 0}, {2, 2, 0}};
     nmt_aer acc = {0};
     nmt_aer_add(&acc, A, 3, S3, 3);
     ck_assert_double_eq(nmt_aer_rate(&acc), 1.0);
@@ -74,7 +74,7 @@ START_TEST(aer_partial_by_hand)
 {
     /* A = {0-0, 1-1, 2-1}, S = {0-0, 1-2, 2-1}: A∩S = {0-0, 2-1}, so
      * |A∩S| = 2, AER = 1 - 2*2/(3+3) = 1/3, precision = recall = 2/3. */
-    static const nmt_link A[] = {{0, 0}, {1, 1}, {2, 1}};
+    static const nmt_link A[] = {{0, 0, 0}, {1, 1, 0}, {2, 1, 0}};
     nmt_aer acc = {0};
     nmt_aer_add(&acc, A, 3, S3, 3);
     ck_assert_uint_eq(acc.both, 2);
@@ -84,8 +84,8 @@ START_TEST(aer_partial_by_hand)
 
     /* Unequal sizes: A = {0-0, 1-1}, S = {0-0, 1-2, 2-2}: A∩S = {0-0};
      * AER = 1 - 2/5 = 0.6, precision 1/2, recall 1/3. */
-    static const nmt_link A2[] = {{1, 1}, {0, 0}};
-    static const nmt_link S2[] = {{2, 2}, {0, 0}, {1, 2}};
+    static const nmt_link A2[] = {{1, 1, 0}, {0, 0, 0}};
+    static const nmt_link S2[] = {{2, 2, 0}, {0, 0, 0}, {1, 2, 0}};
     nmt_aer b = {0};
     nmt_aer_add(&b, A2, 2, S2, 3);
     ck_assert_double_eq_tol(nmt_aer_rate(&b), 0.6, 1e-12);
@@ -99,9 +99,9 @@ START_TEST(aer_sums_over_the_corpus)
     /* Pair 1: one link, right. Pair 2: three links, none in the one gold
      * link. Corpus: |A| = 4, |S| = 2, |A∩S| = 1, AER = 1 - 2/6 = 2/3 (the
      * mean of per-pair AERs, (0 + 1)/2, would be different). */
-    static const nmt_link one[] = {{0, 0}};
-    static const nmt_link three[] = {{0, 0}, {1, 1}, {2, 2}};
-    static const nmt_link gold2[] = {{3, 3}};
+    static const nmt_link one[] = {{0, 0, 0}};
+    static const nmt_link three[] = {{0, 0, 0}, {1, 1, 0}, {2, 2, 0}};
+    static const nmt_link gold2[] = {{3, 3, 0}};
     nmt_aer acc = {0};
     nmt_aer_add(&acc, one, 1, one, 1);
     nmt_aer_add(&acc, three, 3, gold2, 1);
@@ -136,7 +136,7 @@ END_TEST
 
 START_TEST(aer_counts_duplicates_once)
 {
-    static const nmt_link dup[] = {{0, 0}, {0, 0}, {1, 2}};
+    static const nmt_link dup[] = {{0, 0, 0}, {0, 0, 0}, {1, 2, 0}};
     nmt_aer acc = {0};
     nmt_aer_add(&acc, dup, 3, S3, 3);
     ck_assert_uint_eq(acc.hyp, 2);
@@ -171,11 +171,11 @@ END_TEST
 START_TEST(links_outside_their_pair)
 {
     /* a pair of 3 source and 2 target words: indices 0..2 and 0..1 */
-    static const nmt_link inside[] = {{0, 0}, {2, 1}, {1, 0}};
+    static const nmt_link inside[] = {{0, 0, 0}, {2, 1, 0}, {1, 0, 0}};
     ck_assert_int_eq(nmt_links_outside(inside, 3, 3, 2), -1);
     ck_assert_int_eq(nmt_links_outside(NULL, 0, 0, 0), -1);
-    static const nmt_link past_src[] = {{0, 0}, {3, 1}}, past_tgt[] = {{2, 2}, {9, 9}};
-    static const nmt_link huge[] = {{0, 1}, {99, 99}}, negative[] = {{-1, 0}};
+    static const nmt_link past_src[] = {{0, 0, 0}, {3, 1, 0}}, past_tgt[] = {{2, 2, 0}, {9, 9, 0}};
+    static const nmt_link huge[] = {{0, 1, 0}, {99, 99, 0}}, negative[] = {{-1, 0, 0}};
     ck_assert_int_eq(nmt_links_outside(past_src, 2, 3, 2), 1); /* on </s> */
     ck_assert_int_eq(nmt_links_outside(past_tgt, 2, 3, 2), 0); /* the first bad one */
     ck_assert_int_eq(nmt_links_outside(huge, 2, 3, 2), 1);
@@ -707,7 +707,7 @@ END_TEST
  * the words are not drawn. */
 START_TEST(text_heatmap_marks_gold_links)
 {
-    nmt_link gold[] = {{0, 1}, {2, 0}, {9, 9}};
+    nmt_link gold[] = {{0, 1, 0}, {2, 0, 0}, {9, 9, 0}};
     text_view = (nmt_align_view){.gold = gold, .n_gold = 3, .has_gold = 1};
     int rc;
     char *s = capture(text_with_view, &pair, &rc);
@@ -729,7 +729,7 @@ END_TEST
 /* JSON Lines with the line number and the gold links. */
 START_TEST(json_view_adds_line_and_gold)
 {
-    nmt_link gold[] = {{0, 1}, {2, 0}};
+    nmt_link gold[] = {{0, 1, 0}, {2, 0, 0}};
     text_view = (nmt_align_view){.line = 42, .gold = gold, .n_gold = 2, .has_gold = 1};
     int rc;
     char *s = capture_json_view(&pair, &rc);

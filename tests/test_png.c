@@ -364,7 +364,7 @@ START_TEST(heatmap_png_draws_labels_and_marks)
     ck_assert_int_eq(ticks, 3);
     /* no marks without gold; with gold an amber outline and a legend */
     ck_assert_uint_eq(count_colour(fuss, w1, h1, amber), 0);
-    nmt_link gold = {0, 0};
+    nmt_link gold = {0, 0, 0};
     nmt_align_view marked = {.title = "t", .gold = &gold, .n_gold = 1, .has_gold = 1};
     int w4, h4;
     unsigned char *m = render("Straße", &w4, &h4, &marked);

@@ -2,6 +2,9 @@
  * JSON Lines), as hard links (Pharaoh), and scored against gold links
  * (alignment error rate, precision, recall). The heatmaps that show them
  * (terminal, SVG, PNG, the HTML explorer) are the command line's, in src/cli/.
+ * src/align/ has a file per part: formats.c (the check, the writers, hard
+ * links), forced.c (attention from a model), words.c (pieces to words),
+ * gold.c (reading gold lines), score.c (AER).
  *
  * The writers write to a FILE* the caller gives; they return NMT_OK or
  * NMT_ERR_IO (a failed write) and never print on their own. */
@@ -25,10 +28,15 @@ typedef struct nmt_alignment {
     const float *att;        /* [n_tgt, n_src] row-major: att[i * n_src + j] */
 } nmt_alignment;
 
-/* A hard link: source index - target index, 0-based, as Pharaoh writes it. */
+/* A link: source index - target index, 0-based, as Pharaoh writes it. A
+ * gold link is sure (possible 0) or only possible (1: annotators thought
+ * it likely but not certain, or disagreed); the model's links and a links
+ * file's are 0. The field comes last, so {src, tgt} still makes a sure
+ * link. */
 typedef struct nmt_link {
     int src;
     int tgt;
+    int possible;
 } nmt_link;
 
 /* ---- how a pair is shown ------------------------------------------------- */
@@ -60,8 +68,12 @@ typedef struct nmt_align_view {
  * and finite weights (NMT_ERR_ARG or NMT_ERR_NUMERIC, with a message). */
 int nmt_alignment_check(const nmt_alignment *a);
 
-/* Whether (src, tgt) is one of the view's gold links. */
+/* Whether (src, tgt) is one of the view's gold links: 0 no, 1 a sure one,
+ * 2 only possible (a link listed both ways is sure). */
 int nmt_align_view_gold(const nmt_align_view *v, int src, int tgt);
+/* Whether any of the view's gold links is only possible: the pictures'
+ * legends then say which mark is which. */
+int nmt_align_view_has_possible(const nmt_align_view *v);
 
 /* ---- attention from a model ---------------------------------------------- */
 
@@ -132,7 +144,8 @@ int nmt_align_write_json(FILE *f, const nmt_alignment *a);
 /* The same object with, first, "line": N (when v->line > 0), then "model":
  * NAME (when v->model is not NULL) and, last,
  * "gold": [[i, j], ...] (when v->has_gold), i the source and j the target
- * word of each gold link. */
+ * word of each gold link, sure and possible, and after it, when some are
+ * only possible, "possible": [[i, j], ...] those again. */
 int nmt_align_write_json_view(FILE *f, const nmt_alignment *a, const nmt_align_view *v);
 
 /* Hard links from the attention: every target word but the final "</s>" is
@@ -146,13 +159,24 @@ int nmt_align_hard(const nmt_alignment *a, nmt_link *links);
  * a newline (an empty line when there are none). */
 int nmt_align_write_pharaoh(FILE *f, const nmt_alignment *a);
 
+/* Any links as one Pharaoh line: "i-j" separated by spaces, in the order
+ * given, then a newline (every link as "-": a hypothesis has no possible
+ * links). */
+int nmt_pharaoh_write(FILE *f, const nmt_link *links, size_t n);
+
 /* ---- quality against gold ------------------------------------------------- */
 
-/* Parses one Pharaoh line: links "i-j" separated by blanks; "i?j" (a possible
- * link in some gold sets) is accepted and treated like "i-j". Duplicates are
- * removed. *links is malloc'ed (NULL when *n is 0) and belongs to the caller.
- * NMT_ERR_FORMAT with a message naming the bad token otherwise. */
+/* Parses one Pharaoh line: links separated by blanks, each "i-j" (sure),
+ * or "i?j" (possible, as the JHU and WPT gold files write it) or "ipj"
+ * (possible, the talp notation of the WPT03 gold). Duplicates are removed;
+ * a link given both as sure and as possible is sure. *links is malloc'ed
+ * (NULL when *n is 0) and belongs to the caller. NMT_ERR_FORMAT with a
+ * message naming the bad token otherwise. A hypothesis read this way has
+ * its links' possible flags ignored by the scores below. */
 int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n);
+
+/* Swaps each link's two sides: for a gold file written target-source. */
+void nmt_links_reverse(nmt_link *links, size_t n);
 
 /* The index of the first of links[n] that is not inside a pair of n_src
  * source and n_tgt target words (indices from 0, below each count, so
@@ -160,24 +184,39 @@ int nmt_pharaoh_parse(const char *line, nmt_link **links, size_t *n);
  * every link is inside. */
 long nmt_links_outside(const nmt_link *links, size_t n, int n_src, int n_tgt);
 
-/* Alignment quality accumulated over a corpus. Every gold link is counted as
- * sure (S = P), so with A the hypothesis links:
- *   AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|,
+/* Alignment quality accumulated over a corpus, after Och and Ney (2003):
+ * with A the hypothesis links, S the sure gold links and P the possible
+ * ones (S included: a sure link is possible too),
+ *   AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|), precision = |A∩P| / |A|,
  *   recall = |A∩S| / |S|, the sizes summed over all pairs.
+ * With only sure links (P = S) that is 1 - 2|A∩S| / (|A| + |S|).
  * Empty cases (defined so that nothing is divided by zero): with no
- * hypothesis links precision is 1 (no link is wrong); with no gold links
- * recall is 1 (no link was missed); with neither, AER is 0. */
+ * hypothesis links precision is 1 (no link is wrong); with no sure gold
+ * links recall is 1 (no link was missed); with neither, AER is 0. */
 typedef struct nmt_aer {
     size_t pairs;
-    size_t hyp;      /* |A| */
-    size_t gold;     /* |S| */
-    size_t both;     /* |A∩S| */
+    size_t hyp;           /* |A| */
+    size_t gold;          /* |S| */
+    size_t both;          /* |A∩S| */
+    size_t possible;      /* |P|, S included */
+    size_t both_possible; /* |A∩P| */
 } nmt_aer;
 
-/* Adds one pair (duplicate links within a list are counted once). Returns
- * NMT_OK or NMT_ERR_NOMEM. */
+/* nmt_aer_add_opts's flags. NMT_AER_PARTIAL: the gold comes from partial
+ * annotation (only some words of a pair were linked), so a hypothesis link
+ * counts (in |A|, |A∩S|, |A∩P|) only when its source word and its target
+ * word each stand in some gold link of the pair, sure or possible. */
+enum { NMT_AER_PARTIAL = 1 };
+
+/* Adds one pair (duplicate links within a list are counted once; a gold
+ * link both sure and possible is sure). Returns NMT_OK or NMT_ERR_NOMEM.
+ * nmt_aer_add is nmt_aer_add_opts with no flags. */
 int nmt_aer_add(nmt_aer *acc, const nmt_link *hyp, size_t n_hyp,
                 const nmt_link *gold, size_t n_gold);
+int nmt_aer_add_opts(nmt_aer *acc, const nmt_link *hyp, size_t n_hyp,
+                     const nmt_link *gold, size_t n_gold, unsigned flags);
+/* Adds the sums of `more` to acc. */
+void nmt_aer_merge(nmt_aer *acc, const nmt_aer *more);
 double nmt_aer_rate(const nmt_aer *acc);
 double nmt_aer_precision(const nmt_aer *acc);
 double nmt_aer_recall(const nmt_aer *acc);

@@ -23,6 +23,7 @@
 #include "align/cmd_align_html.h"
 #include "draw/heatmap.h"
 #include "align/cmd_align_input.h"
+#include "align/cmd_align_links.h"
 #include "commands.h"
 #include "cli_opts.h"
 #include "cli_outfile.h"
@@ -247,18 +248,15 @@ static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     nmt_aer one = {0};
     if (!rc)
-        rc = nmt_aer_add(&one, h, (size_t)nmt_align_hard(by_word, h), in->gold_links[k],
-                         in->n_gold[k]);
+        rc = nmt_aer_add_opts(&one, h, (size_t)nmt_align_hard(by_word, h), in->gold_links[k],
+                              in->n_gold[k], in->aer_flags);
     free(h);
     nmt_word_alignment_free(&words);
     if (rc)
         return rc;
     if (pair_aer)
         *pair_aer = nmt_aer_rate(&one);
-    sum->pairs++;
-    sum->hyp += one.hyp;
-    sum->gold += one.gold;
-    sum->both += one.both;
+    nmt_aer_merge(sum, &one);
     return 0;
 }
 
@@ -606,10 +604,7 @@ static void put_scores(FILE *f, const align_args *a, int mi, const model_result 
     if (a->n_models > 1)
         fprintf(f, "%s: ", a->model[mi]);
     if (a->gold)
-        fprintf(f, "AER %.4f  precision %.4f  recall %.4f  (%zu pairs, %zu model links, "
-                   "%zu gold links, %zu in both)",
-                nmt_aer_rate(&r->aer), nmt_aer_precision(&r->aer), nmt_aer_recall(&r->aer),
-                r->aer.pairs, r->aer.hyp, r->aer.gold, r->aer.both);
+        align_put_aer(f, &r->aer);
     if (r->bleu) {
         nmt_bleu_score s;
         nmt_bleu_result(r->bleu, &s);
@@ -647,7 +642,8 @@ static int run(const align_args *a)
     int pictures = fmt == FMT_SVG || fmt == FMT_PNG;
 
     out.write = write;
-    align_files files = {a->src, a->tgt, a->gold, a->ref, a->line_spec};
+    align_files files = {a->src, a->tgt, a->gold, a->ref, a->line_spec, a->gold_reverse,
+                         a->gold_partial ? NMT_AER_PARTIAL : 0u};
     if (align_read_inputs(&files, &in))
         goto done;
     if (write && pictures) {
@@ -773,6 +769,8 @@ int cmd_align(int argc, char **argv)
     int rc = align_parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (a.links)
+        return align_links_run(&a);
     cli_set_threads(a.threads);
     return run(&a);
 }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "cli_opts.h"
 #include "cli_outfile.h"
+#include "nmt/symmetrize.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
 
@@ -33,7 +34,10 @@ static void help(void)
     printf(
         "Usage: nmt align -m MODEL [-m MODEL2 ...] [--ensemble] [--src FILE] [--tgt FILE]\n"
         "                 [--line N] [--format FMT] [-o OUT] [--gold FILE] [--ref FILE]\n"
-        "                 [--beam K]\n\n"
+        "                 [--beam K]\n"
+        "       nmt align --links FILE --gold FILE [--gold-partial] [--gold-reverse]\n"
+        "       nmt align --links FWD --reverse-links REV --symmetrize METHOD [-o OUT]\n"
+        "                 [--gold FILE]\n\n"
         "The attention of an attention model over each sentence pair: which source\n"
         "words the decoder looked at while it produced each target word. Both sides\n"
         "include the final </s>, so each row of weights sums to 1.\n\n"
@@ -85,17 +89,37 @@ static void help(void)
         "                       that gets line-0001.svg, line-0002.svg, ... (by line).\n"
         "                       A file is replaced when complete; it may not be one\n"
         "                       of the files read\n"
-        "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src (i-j,\n"
-        "                       or i?j, all counted as sure links): prints the alignment\n"
-        "                       error rate, precision and recall of the model's hard\n"
-        "                       links, summed over the pairs, and draws the gold links\n"
-        "                       on the heatmaps (text, svg, png, html; json lists them).\n"
+        "  -g, --gold FILE      gold alignments, one Pharaoh line per line of --src: i-j\n"
+        "                       a sure link, i?j or ipj a possible one (a link given as\n"
+        "                       both is sure): prints the alignment error rate,\n"
+        "                       precision and recall of the model's hard links, summed\n"
+        "                       over the pairs, and draws the gold links on the heatmaps\n"
+        "                       (text, svg, png, html: possible ones dashed or '()';\n"
+        "                       json lists them, the possible ones again apart).\n"
         "                       Alignments are then written only if --format or -o\n"
         "                       asks for them. i and j count words from 0 (</s> is\n"
         "                       none): a link past the source's words, or past\n"
         "                       --tgt's, is refused naming the line and the link;\n"
         "                       without --tgt, one past the model's translation counts\n"
         "                       as a gold link it missed\n"
+        "      --gold-partial   the gold was annotated in part: a model link counts only\n"
+        "                       when its source word and its target word each stand in\n"
+        "                       some gold link of the pair (--per-head too)\n"
+        "      --gold-reverse   the gold file lists target-source links (j-i), as the\n"
+        "                       Bible's gold does for a model from Spanish to English\n"
+        "      --links FILE     no model: score this Pharaoh links file (source-target,\n"
+        "                       one line per pair, as fast_align or eflomal write it)\n"
+        "                       against --gold, which must have as many lines\n"
+        "      --reverse-links FILE\n"
+        "                       the reverse direction's own links (target-source, as nmt\n"
+        "                       align of the reverse model writes them), line by line\n"
+        "                       with --links, for --symmetrize\n"
+        "      --symmetrize METHOD\n"
+        "                       join --links and --reverse-links into one alignment,\n"
+        "                       written as Pharaoh links (source-target, sorted) to -o\n"
+        "                       or standard output, and scored with --gold: intersection,\n"
+        "                       union, grow-diag, grow-diag-final, grow-diag-final-and\n"
+        "                       (docs/alignments.md describes each)\n"
         "  -r, --ref FILE       reference translations, line by line with the sources\n"
         "                       (html, without --tgt): each translation's sentence BLEU\n"
         "                       (sacreBLEU's sentence_bleu) in the list\n"
@@ -129,9 +153,10 @@ static void help(void)
         "                       when COLORTERM says truecolor, else 256 colours;\n"
         "                       weights below 0.1 keep the terminal's background\n"
         "  -h, --help           this help\n\n"
-        "AER = 1 - 2|A∩S| / (|A| + |S|), precision = |A∩S| / |A|, recall = |A∩S| / |S|\n"
-        "(A the model's links, S the gold ones). With no model links precision is 1,\n"
-        "with no gold links recall is 1, with neither AER is 0.\n",
+        "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|), precision = |A∩P| / |A|,\n"
+        "recall = |A∩S| / |S| (Och and Ney; A the model's links, S the sure gold links,\n"
+        "P the possible ones, sure included). With no model links precision is 1,\n"
+        "with no sure gold links recall is 1, with neither AER is 0.\n",
         NMT_DEFAULT_BEAM, (double)NMT_DEFAULT_ALPHA, MAX_MODELS, NMT_DEFAULT_BEAM);
 }
 
@@ -183,17 +208,63 @@ static int settle_format(align_args *a)
 /* Refuses an -o that is one of the files read. */
 static int check_files(const align_args *a)
 {
-    cli_file in[4 + MAX_MODELS] = {{"--src", a->src}, {"--tgt", a->tgt}, {"--gold", a->gold},
-                                   {"--ref", a->ref}};
+    cli_file in[6 + MAX_MODELS] = {{"--src", a->src},   {"--tgt", a->tgt},
+                                   {"--gold", a->gold}, {"--ref", a->ref},
+                                   {"--links", a->links}, {"--reverse-links", a->rev_links}};
     for (int k = 0; k < a->n_models; k++)
-        in[4 + k] = (cli_file){"-m", a->model[k]};
+        in[6 + k] = (cli_file){"-m", a->model[k]};
     const cli_file out = {"-o", a->out ? a->out : "-"};
-    return cli_check_outputs(&out, 1, in, 4 + a->n_models);
+    return cli_check_outputs(&out, 1, in, 6 + a->n_models);
+}
+
+/* --links and --symmetrize: no model, Pharaoh files in and out. Returns
+ * -1 to go on, else 2 after saying what is wrong. */
+static int check_links_mode(align_args *a)
+{
+    if (!a->links) {
+        cli_error("%s needs --links FILE (the forward direction's links)",
+                  a->symmetrize >= 0 ? "--symmetrize" : "--reverse-links");
+        return 2;
+    }
+    if (a->symmetrize >= 0 && !a->rev_links) {
+        cli_error("--symmetrize joins two directions: give --reverse-links FILE (the reverse "
+                  "model's links, target-source)");
+        return 2;
+    }
+    if (a->rev_links && a->symmetrize < 0) {
+        cli_error("--reverse-links is read by --symmetrize METHOD: give one");
+        return 2;
+    }
+    if (a->symmetrize < 0 && !a->gold) {
+        cli_error("--links scores a links file against the gold: give --gold FILE (or "
+                  "--symmetrize METHOD with --reverse-links)");
+        return 2;
+    }
+    const char *model_opt = a->n_models ? "-m" : a->tgt ? "--tgt" : a->src_given ? "--src"
+                            : a->ref ? "--ref" : a->per_head ? "--per-head"
+                            : a->ensemble ? "--ensemble" : NULL;
+    if (model_opt) {
+        cli_error("--links reads links, not a model's attention: it cannot be used with %s",
+                  model_opt);
+        return 2;
+    }
+    if (a->format_given && a->format != FMT_PHARAOH) {
+        cli_error("--links: the links are written as Pharaoh lines, not --format %s",
+                  align_format_names[a->format]);
+        return 2;
+    }
+    if (a->out && a->symmetrize < 0) {
+        cli_error("-o: --links without --symmetrize writes nothing but its scores");
+        return 2;
+    }
+    a->format = FMT_PHARAOH;
+    return check_files(a) ? 2 : -1;
 }
 
 int align_parse_args(int argc, char **argv, align_args *a)
 {
-    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE };
+    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE, OPT_GOLD_PARTIAL,
+           OPT_GOLD_REVERSE, OPT_LINKS, OPT_REV_LINKS, OPT_SYMMETRIZE };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -206,6 +277,12 @@ int align_parse_args(int argc, char **argv, align_args *a)
         {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
         {"per-head", no_argument, NULL, OPT_PER_HEAD},
         {"ensemble", no_argument, NULL, OPT_ENSEMBLE},
+        {"gold-partial", no_argument, NULL, OPT_GOLD_PARTIAL},
+        {"gold-reverse", no_argument, NULL, OPT_GOLD_REVERSE},
+        {"links", required_argument, NULL, OPT_LINKS},
+        {"reverse-links", required_argument, NULL, OPT_REV_LINKS},
+        {"symmetrize", required_argument, NULL, OPT_SYMMETRIZE},
+        {"symmetrise", required_argument, NULL, OPT_SYMMETRIZE},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -217,6 +294,7 @@ int align_parse_args(int argc, char **argv, align_args *a)
     a->width = -1;
     a->layer = NMT_MAP_DEFAULT;
     a->head = NMT_MAP_MEAN;
+    a->symmetrize = -1;
     const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
@@ -227,7 +305,10 @@ int align_parse_args(int argc, char **argv, align_args *a)
             if (opt_model(optarg, a->model, &a->n_models, MAX_MODELS))
                 return 2;
             break;
-        case 's': a->src = optarg; break;
+        case 's':
+            a->src = optarg;
+            a->src_given = 1;
+            break;
         case 't': a->tgt = optarg; break;
         case 'o': a->out = optarg; break;
         case 'g': a->gold = optarg; break;
@@ -254,6 +335,14 @@ int align_parse_args(int argc, char **argv, align_args *a)
             break;
         case OPT_PER_HEAD: a->per_head = 1; break;
         case OPT_ENSEMBLE: a->ensemble = 1; break;
+        case OPT_GOLD_PARTIAL: a->gold_partial = 1; break;
+        case OPT_GOLD_REVERSE: a->gold_reverse = 1; break;
+        case OPT_LINKS: a->links = optarg; break;
+        case OPT_REV_LINKS: a->rev_links = optarg; break;
+        case OPT_SYMMETRIZE:
+            if ((a->symmetrize = opt_choice("--symmetrize", optarg, nmt_symmetrize_names)) < 0)
+                return 2;
+            break;
         case 'C':
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
                 return 2;
@@ -279,6 +368,13 @@ int align_parse_args(int argc, char **argv, align_args *a)
     }
     if (cli_no_operands(argc, argv))
         return 2;
+    if ((a->gold_partial || a->gold_reverse) && !a->gold) {
+        cli_error("%s: it says how to read the gold file: give --gold FILE",
+                  a->gold_partial ? "--gold-partial" : "--gold-reverse");
+        return 2;
+    }
+    if (a->links || a->rev_links || a->symmetrize >= 0)
+        return check_links_mode(a);
     if (!a->n_models) {
         cli_error("which model? give -m FILE");
         return cli_usage_error();

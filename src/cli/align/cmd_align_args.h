@@ -20,6 +20,12 @@ typedef struct align_args {
     int per_head;         /* --per-head: the AER of every map */
     int ensemble;         /* --ensemble: the -m models translate together, and each
                            * one's attention on that translation is shown */
+    int gold_partial;     /* --gold-partial: AER of partially annotated gold */
+    int gold_reverse;     /* --gold-reverse: the gold file lists target-source */
+    const char *links;    /* --links: score (or symmetrise) this links file, no model */
+    const char *rev_links;/* --reverse-links: the reverse direction's links */
+    int symmetrize;       /* --symmetrize: an nmt_symmetrize_method, or -1 */
+    int src_given;        /* --src was given (its default is standard input) */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the

@@ -225,6 +225,15 @@ int html_set_pair(html_doc *h, size_t k, long line, const char *src, const char 
         for (size_t g = 0; g < n_gold; g++)
             sb_printf(&b, g ? ",%d,%d" : "%d,%d", gold[g].src, gold[g].tgt);
         sb_put(&b, "]", 1);
+        /* "gp": those of them only possible (flat too), when there are any */
+        for (size_t g = 0, n = 0; g < n_gold; g++)
+            if (gold[g].possible)
+                sb_printf(&b, n++ ? ",%d,%d" : ",\"gp\":[%d,%d", gold[g].src, gold[g].tgt);
+        for (size_t g = 0; g < n_gold; g++)
+            if (gold[g].possible) {
+                sb_put(&b, "]", 1);
+                break;
+            }
         h->has_gold = 1;
     }
     return keep(&b, &h->pair[k]);

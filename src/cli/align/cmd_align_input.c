@@ -159,6 +159,7 @@ int align_read_inputs(const align_files *a, inputs *in)
             in->sel[k] = k;
         in->n = in->src.n;
     }
+    in->aer_flags = a->aer_flags;
     if (!a->gold)
         return 0;
     in->gold_links = calloc(in->n, sizeof *in->gold_links);
@@ -171,6 +172,8 @@ int align_read_inputs(const align_files *a, inputs *in)
         if (nmt_pharaoh_parse(in->gold.line[in->sel[k]], &in->gold_links[k], &in->n_gold[k])) {
             cli_error("%s, line %zu: %s", a->gold, in->sel[k] + 1, nmt_error_message());
             return -1;
+        } else if (a->gold_reverse) {
+            nmt_links_reverse(in->gold_links[k], in->n_gold[k]);
         }
     return 0;
 }

@@ -20,6 +20,8 @@ typedef struct lines {
  * standard input). */
 typedef struct align_files {
     const char *src, *tgt, *gold, *ref, *line_spec;
+    int gold_reverse;      /* the gold file lists target-source links */
+    unsigned aer_flags;    /* nmt_aer_add_opts's: NMT_AER_PARTIAL */
 } align_files;
 
 /* Everything read before the first model runs: the lines, which of them,
@@ -28,13 +30,15 @@ typedef struct inputs {
     lines src, tgt, gold, ref;
     size_t *sel;           /* [n] 0-based line indices, in file order */
     size_t n;
-    nmt_link **gold_links; /* [n] */
+    nmt_link **gold_links; /* [n], source-target (turned so with gold_reverse) */
     size_t *n_gold;        /* [n] */
+    unsigned aer_flags;    /* as the files said: how AER counts */
 } inputs;
 
 /* Reads the files, checks they pair up line by line, chooses the lines of
  * --line (N, N-M or lists of them, 1-based) and parses the gold links of
- * the chosen pairs. Returns 0, or -1 after saying what is wrong on stderr. */
+ * the chosen pairs (turning them to source-target with f->gold_reverse).
+ * Returns 0, or -1 after saying what is wrong on stderr. */
 int align_read_inputs(const align_files *f, inputs *in);
 void align_inputs_free(inputs *in);
 

@@ -125,17 +125,28 @@ static int xterm256(const unsigned char rgb[3])
 #define TEXT_BLANK_BELOW 0.1f
 
 /* One cell of two columns: its shade, or with colour its background; a
- * gold link as "[]" over it (without colour "[" and the shade). */
+ * sure gold link (gold 1) as "[]" over it, a possible one (2) as "()"
+ * (without colour "[" or "(" and the shade). */
 static void put_cell(FILE *f, float w, nmt_color_mode color, int gold)
 {
     int s = shade_of(w);
+    const char *mark = gold == 2 ? "()" : "[]";
     if (color == NMT_COLOR_NONE) {
-        fputs(gold ? "[" : shades[s], f);
-        fputs(gold && s == 0 ? "]" : shades[s], f);
+        if (gold)
+            fputc(mark[0], f);
+        else
+            fputs(shades[s], f);
+        if (gold && s == 0)
+            fputc(mark[1], f);
+        else
+            fputs(shades[s], f);
         return;
     }
     if (w < TEXT_BLANK_BELOW) {
-        fputs(gold ? "\x1b[1m[]\x1b[0m" : "  ", f);
+        if (gold)
+            fprintf(f, "\x1b[1m%s\x1b[0m", mark);
+        else
+            fputs("  ", f);
         return;
     }
     unsigned char rgb[3];
@@ -149,7 +160,7 @@ static void put_cell(FILE *f, float w, nmt_color_mode color, int gold)
      * Marks are white on dark cells, black on light ones. */
     const char *fg = w >= 0.4f ? "\x1b[97m" : "\x1b[30m";
     if (gold)
-        fprintf(f, "\x1b[1m%s[]", fg);
+        fprintf(f, "\x1b[1m%s%s", fg, mark);
     else
         fputs(s >= 3 ? "\x1b[97m··" : "  ", f);
     fputs("\x1b[0m", f);
@@ -165,9 +176,12 @@ static void put_legend(FILE *f, int indent, int width, const nmt_align_view *v)
     fprintf(f, "%*sweight:", indent, "");
     int col = indent + 7;
     for (int k = 0; k < 6; k++) {
-        char label[32];
+        char label[48];
         if (k == 5)
-            snprintf(label, sizeof label, "%s", v->has_gold ? " [] gold link" : "");
+            snprintf(label, sizeof label, "%s",
+                     !v->has_gold                    ? ""
+                     : nmt_align_view_has_possible(v) ? " [] sure, () possible gold link"
+                                                      : " [] gold link");
         else if (v->color != NMT_COLOR_NONE)
             snprintf(label, sizeof label, " %s", colour_label[k]);
         else
@@ -222,7 +236,7 @@ static void put_band(FILE *f, const nmt_alignment *a, const nmt_align_view *v, i
         put_cut(f, a->tgt[i], label);
         fputs(" │", f);
         for (int j = j0; j < j1; j++) {
-            int gold = i < a->n_tgt - 1 && j < a->n_src - 1 && nmt_align_view_gold(v, j, i);
+            int gold = i < a->n_tgt - 1 && j < a->n_src - 1 ? nmt_align_view_gold(v, j, i) : 0;
             put_cell(f, a->att[(size_t)i * a->n_src + j], v->color, gold);
         }
         fputc('\n', f);

@@ -12,10 +12,12 @@ var NmtHeatmap = (function () {
     });
   }
 
-  /* flat gold links [src, tgt, src, tgt, ...] as a set of cells i * ns + j */
-  function goldCells(flat, ns) {
+  /* flat gold links [src, tgt, src, tgt, ...] as a set of cells i * ns + j:
+     1 for a sure link, 2 for one of the flat list `possible` */
+  function goldCells(flat, ns, possible) {
     var gold = {};
     if (flat) for (var g = 0; g + 1 < flat.length; g += 2) gold[flat[g + 1] * ns + flat[g]] = 1;
+    if (possible) for (g = 0; g + 1 < possible.length; g += 2) gold[possible[g + 1] * ns + possible[g]] = 2;
     return gold;
   }
 
@@ -43,7 +45,8 @@ var NmtHeatmap = (function () {
   }
 
   /* a table: source words across, target words down, a cell per weight;
-     gold cells outlined (class g), the model's links dotted (class m).
+     gold cells outlined (class g; a possible one g p, dashed), the model's
+     links dotted (class m).
      o: {src, tgt, w, palette, gold (goldCells), hard, m (data-m)} */
   function table(o) {
     var ns = o.src.length, nt = o.tgt.length, w = o.w, gold = o.gold || {}, hard = o.hard || [];
@@ -53,7 +56,8 @@ var NmtHeatmap = (function () {
     for (var i = 0; i < nt; i++) {
       h.push('<tr><th>' + esc(o.tgt[i]) + '</th>');
       for (j = 0; j < ns; j++) {
-        var cls = (i < nt - 1 && j < ns - 1 && gold[i * ns + j] ? 'g' : '') + (hard[i] === j ? ' m' : '');
+        var gc = i < nt - 1 && j < ns - 1 ? gold[i * ns + j] : 0;
+        var cls = (gc ? (gc === 2 ? 'g p' : 'g') : '') + (hard[i] === j ? ' m' : '');
         h.push('<td' + (cls ? ' class="' + cls.trim() + '"' : '') + ' style="background:' + o.palette[w[i * ns + j]] + '"></td>');
       }
       h.push('</tr>');
@@ -75,7 +79,10 @@ var NmtHeatmap = (function () {
     }
     ctx.fillStyle = '#f0a000';
     for (i = 0; i < nt - 1; i++) for (j = 0; j < ns - 1; j++)
-      if (gold[i * ns + j]) {  /* an outline one pixel wide, inside the cell */
+      if (gold[i * ns + j] === 2) {  /* possible: the outline's corners only, a broken line */
+        ctx.fillRect(j * s, i * s, 1, 1); ctx.fillRect((j + 1) * s - 1, i * s, 1, 1);
+        ctx.fillRect(j * s, (i + 1) * s - 1, 1, 1); ctx.fillRect((j + 1) * s - 1, (i + 1) * s - 1, 1, 1);
+      } else if (gold[i * ns + j]) {  /* an outline one pixel wide, inside the cell */
         ctx.fillRect(j * s, i * s, s, 1); ctx.fillRect(j * s, (i + 1) * s - 1, s, 1);
         ctx.fillRect(j * s, i * s, 1, s); ctx.fillRect((j + 1) * s - 1, i * s, 1, s);
       }

@@ -213,7 +213,26 @@ static void outline(nmt_image *img, int x, int y, int w, int h, int t, const uns
     fill(img, x + w - t, y, t, h, rgb);
 }
 
+/* The same outline dashed, for a possible gold link: runs of 4 pixels
+ * with gaps of 3 along each side, as the SVG's stroke-dasharray. */
+static void dashed_outline(nmt_image *img, int x, int y, int w, int h, int t,
+                           const unsigned char rgb[3])
+{
+    for (int d = 0; d < w; d += 7) {
+        int run = w - d < 4 ? w - d : 4;
+        fill(img, x + d, y, run, t, rgb);
+        fill(img, x + d, y + h - t, run, t, rgb);
+    }
+    for (int d = 0; d < h; d += 7) {
+        int run = h - d < 4 ? h - d : 4;
+        fill(img, x, y + d, t, run, rgb);
+        fill(img, x + w - t, y + d, t, run, rgb);
+    }
+}
+
 static const char model_legend[] = "the model's link (the source word it attends to most)";
+/* The legend's row of a possible link, under the first, when a pair has one. */
+enum { LEGEND_ROW = 24 };
 
 /* Gold links outlined in amber, the model's links as dots ringed in white,
  * as the SVG draws them, and their legend at (lx, ly). */
@@ -228,8 +247,12 @@ static int draw_marks(nmt_image *img, const nmt_alignment *a, const nmt_align_vi
         const nmt_link *l = &v->gold[k];
         if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1)
             continue;
-        outline(img, gx + l->src * CELL + 2, gy + l->tgt * CELL + 2, CELL - 4, CELL - 4, 3,
-                gold_amber);
+        if (nmt_align_view_gold(v, l->src, l->tgt) == 2)
+            dashed_outline(img, gx + l->src * CELL + 2, gy + l->tgt * CELL + 2, CELL - 4,
+                           CELL - 4, 2, gold_amber);
+        else
+            outline(img, gx + l->src * CELL + 2, gy + l->tgt * CELL + 2, CELL - 4, CELL - 4, 3,
+                    gold_amber);
     }
     for (int k = 0; k < n_hard; k++) {
         double cx = gx + (hard[k].src + 0.5) * CELL, cy = gy + (hard[k].tgt + 0.5) * CELL;
@@ -237,9 +260,16 @@ static int draw_marks(nmt_image *img, const nmt_alignment *a, const nmt_align_vi
         disc(img, cx, cy, 3.6, dot_black);
     }
     free(hard);
+    int possible = nmt_align_view_has_possible(v);
+    const char *sure = possible ? "gold, sure" : "gold link";
     outline(img, lx, ly, 16, 16, 3, gold_amber);
-    draw_text(img, lx + 24, ly + 8 - LINE / 2 - SCALE, "gold link", MAX_TITLE, 0, ink);
-    int mx = lx + 24 + text_px("gold link", MAX_TITLE) + 24;
+    draw_text(img, lx + 24, ly + 8 - LINE / 2 - SCALE, sure, MAX_TITLE, 0, ink);
+    if (possible) {
+        dashed_outline(img, lx, ly + LEGEND_ROW, 16, 16, 2, gold_amber);
+        draw_text(img, lx + 24, ly + LEGEND_ROW + 8 - LINE / 2 - SCALE, "gold, possible",
+                  MAX_TITLE, 0, ink);
+    }
+    int mx = lx + 24 + text_px(sure, MAX_TITLE) + 24;
     disc(img, mx + 8, ly + 8, 3.6, dot_black);
     draw_text(img, mx + 22, ly + 8 - LINE / 2 - SCALE, model_legend, MAX_TITLE, 0, ink);
     return NMT_OK;
@@ -293,7 +323,7 @@ int nmt_heatmap_image_view(nmt_image *img, const nmt_alignment *a, const nmt_ali
         int legend_w = PAD + 24 + text_px("gold link", MAX_TITLE) + 46 +
                        text_px(model_legend, MAX_TITLE) + PAD;
         width = width > legend_w ? width : legend_w;
-        height += 16 + 10;
+        height += 16 + 10 + (nmt_align_view_has_possible(v) ? LEGEND_ROW : 0);
     }
 
     img->width = width;

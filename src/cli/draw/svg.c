@@ -75,6 +75,10 @@ static void put_title(FILE *f, double x, double y, const char *title)
  * amber, the model's own links as a black dot ringed in white, both seen on
  * white and on navy cells. */
 #define GOLD_COLOUR "#f0a000"
+/* A possible gold link's outline: dashes as long as their gaps, a few to a
+ * side of a cell, so that a glance tells it from a sure link's solid one. */
+#define POSSIBLE_DASH "stroke-dasharray=\"4 3\""
+#define LEGEND_ROW 22
 
 /* The marks of a view: an outline on every gold link, a dot on the model's
  * links (nmt_align_hard), then their legend from (lx, ly). */
@@ -84,17 +88,25 @@ static int put_marks(FILE *f, const nmt_alignment *a, const nmt_align_view *v, d
     nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
     if (!hard)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    int n_hard = nmt_align_hard(a, hard);
-    fprintf(f, "<g class=\"gold\" fill=\"none\" stroke=\"%s\" stroke-width=\"3\">\n",
-            GOLD_COLOUR);
-    for (size_t k = 0; k < v->n_gold; k++) {
-        const nmt_link *l = &v->gold[k];
-        if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1)
-            continue;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
-                gx + l->src * CELL + 2.5, gy + l->tgt * CELL + 2.5, CELL - 5, CELL - 5);
+    int n_hard = nmt_align_hard(a, hard), possible = nmt_align_view_has_possible(v);
+    /* sure links solid, possible ones dashed: told apart without colour */
+    for (int kind = 1; kind <= 1 + possible; kind++) {
+        fprintf(f, kind == 1 ? "<g class=\"gold\" fill=\"none\" stroke=\"%s\" "
+                               "stroke-width=\"3\">\n"
+                             : "<g class=\"gold-possible\" fill=\"none\" stroke=\"%s\" "
+                               "stroke-width=\"2\" " POSSIBLE_DASH ">\n",
+                GOLD_COLOUR);
+        for (size_t k = 0; k < v->n_gold; k++) {
+            const nmt_link *l = &v->gold[k];
+            if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1 ||
+                nmt_align_view_gold(v, l->src, l->tgt) != kind)
+                continue;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+                    gx + l->src * CELL + 2.5, gy + l->tgt * CELL + 2.5, CELL - 5, CELL - 5);
+        }
+        fputs("</g>\n", f);
     }
-    fputs("</g>\n<g class=\"model\" fill=\"#111111\" stroke=\"#ffffff\" "
+    fputs("<g class=\"model\" fill=\"#111111\" stroke=\"#ffffff\" "
           "stroke-width=\"1.5\">\n", f);
     for (int k = 0; k < n_hard; k++)
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"/>\n",
@@ -104,11 +116,18 @@ static int put_marks(FILE *f, const nmt_alignment *a, const nmt_align_view *v, d
     fprintf(f, "<g font-size=\"12\" fill=\"#444444\">\n"
                "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"none\" "
                "stroke=\"%s\" stroke-width=\"3\"/>\n"
-               "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">gold link</text>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">%s</text>\n"
                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#111111\"/>\n"
                "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">the model's link (the source word "
-               "it attends to most)</text>\n</g>\n",
-            lx, ly - 7, GOLD_COLOUR, lx + 22, ly, lx + 110, ly, lx + 122, ly);
+               "it attends to most)</text>\n",
+            lx, ly - 7, GOLD_COLOUR, lx + 22, ly, possible ? "gold, sure" : "gold link",
+            lx + 110, ly, lx + 122, ly);
+    if (possible) /* a second row: the dashed mark */
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"none\" "
+                   "stroke=\"%s\" stroke-width=\"2\" " POSSIBLE_DASH "/>\n"
+                   "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">gold, possible</text>\n",
+                lx, ly + LEGEND_ROW - 7, GOLD_COLOUR, lx + 22, ly + LEGEND_ROW);
+    fputs("</g>\n", f);
     return NMT_OK;
 }
 
@@ -146,7 +165,7 @@ int nmt_svg_heatmap_view(FILE *f, const nmt_alignment *a, const nmt_align_view *
     double height = gy + fmax(grid_h, bar_h) + PAD + 16;
     double legend_y = gy + fmax(grid_h, bar_h) + 34;
     if (marks) {
-        height += 30;
+        height += 30 + (nmt_align_view_has_possible(v) ? LEGEND_ROW : 0);
         width = fmax(width, PAD + 122 + text_width("the model's link (the source word it "
                                                    "attends to most)", 12) + PAD);
     }
