@@ -33,7 +33,8 @@ static void help(void)
     printf(
         "Usage: nmt align -m MODEL [-m MODEL2 ...] [--ensemble] [--src FILE] [--tgt FILE]\n"
         "                 [--line N] [--format FMT] [-o OUT] [--gold FILE] [--ref FILE]\n"
-        "                 [--beam K]\n\n"
+        "                 [--beam K] [--layer L] [--head T] [--shift] [--eos-unaligned]\n"
+        "                 [--min-weight W] [--threads N]\n\n"
         "The attention of an attention model over each sentence pair: which source\n"
         "words the decoder looked at while it produced each target word. Both sides\n"
         "include the final </s>, so each row of weights sums to 1.\n\n"
@@ -102,10 +103,26 @@ static void help(void)
         "  -b, --beam K         beam size for the model's own translation (default %d,\n"
         "                       as nmt translate; 1 is greedy)\n"
         "      --layer L        a Transformer's decoder layer whose cross-attention is\n"
-        "                       shown, from 0 (default: the model's default map, chosen\n"
-        "                       by alignment error on the toy corpus: docs/alignments.md)\n"
+        "                       shown, from 0 (default: the head a guided model was\n"
+        "                       trained to align, read at the step it was trained at\n"
+        "                       (nmt info: aligned head); else the model's default map,\n"
+        "                       chosen by alignment error on the toy corpus:\n"
+        "                       docs/alignments.md)\n"
         "      --head T         that layer's head T (from 0), or mean (the default):\n"
         "                       the mean of its heads\n"
+        "      --shift          a target word's row is the cross-attention of the decoder\n"
+        "                       step that reads it (Shift-Att, Chen et al. 2020): the\n"
+        "                       step after the one that predicts it. The final </s> is\n"
+        "                       read by no step: its row is all on the source </s>.\n"
+        "                       In every format, --units words, --gold, --per-head;\n"
+        "                       with or without --tgt. A Transformer's only: an RNN's\n"
+        "                       attention is made before its step reads the word\n"
+        "      --no-shift       the step that predicts each word (the default, but for\n"
+        "                       a model trained with --guided-step read)\n"
+        "      --eos-unaligned  a target word whose largest weight is on the source\n"
+        "                       </s> gets no link (pharaoh, --gold, the pictures' dots)\n"
+        "      --min-weight W   a target word whose largest weight over the real\n"
+        "                       source words is below W (0 to 1) gets no link\n"
         "      --per-head       with --gold: the AER of every map the model has, each\n"
         "                       decoder layer's heads and their mean (an RNN has one),\n"
         "                       as a table after the scores of the map shown; one\n"
@@ -122,8 +139,11 @@ static void help(void)
         "      --width N        text: the columns to fit (default: $COLUMNS, else the\n"
         "                       terminal's width; 0: no limit). Long sources are\n"
         "                       wrapped into bands of columns, each under its words\n"
-        "      --threads N      threads for the matrix products (default: every core\n"
-        "                       this process may use)\n"
+        "      --threads N      with --tgt, one model and pharaoh links or --gold's scores\n"
+        "                       alone: the pairs split over N threads, each forcing its\n"
+        "                       own pairs, the output in input order and the same bytes\n"
+        "                       for any N. Otherwise: threads for the matrix products.\n"
+        "                       Default: every core this process may use\n"
         "      --color WHEN     auto (default: when writing text to a terminal, and\n"
         "                       NO_COLOR is not set), always or never; 24-bit colour\n"
         "                       when COLORTERM says truecolor, else 256 colours;\n"
@@ -193,7 +213,8 @@ static int check_files(const align_args *a)
 
 int align_parse_args(int argc, char **argv, align_args *a)
 {
-    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE };
+    enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE, OPT_SHIFT, OPT_NO_SHIFT,
+           OPT_EOS_UNALIGNED, OPT_MIN_WEIGHT };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -206,6 +227,9 @@ int align_parse_args(int argc, char **argv, align_args *a)
         {"layer", required_argument, NULL, OPT_LAYER}, {"head", required_argument, NULL, OPT_HEAD},
         {"per-head", no_argument, NULL, OPT_PER_HEAD},
         {"ensemble", no_argument, NULL, OPT_ENSEMBLE},
+        {"shift", no_argument, NULL, OPT_SHIFT}, {"no-shift", no_argument, NULL, OPT_NO_SHIFT},
+        {"eos-unaligned", no_argument, NULL, OPT_EOS_UNALIGNED},
+        {"min-weight", required_argument, NULL, OPT_MIN_WEIGHT},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -217,6 +241,7 @@ int align_parse_args(int argc, char **argv, align_args *a)
     a->width = -1;
     a->layer = NMT_MAP_DEFAULT;
     a->head = NMT_MAP_MEAN;
+    a->shift = -1;
     const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
@@ -254,6 +279,13 @@ int align_parse_args(int argc, char **argv, align_args *a)
             break;
         case OPT_PER_HEAD: a->per_head = 1; break;
         case OPT_ENSEMBLE: a->ensemble = 1; break;
+        case OPT_SHIFT: a->shift = 1; break;
+        case OPT_NO_SHIFT: a->shift = 0; break;
+        case OPT_EOS_UNALIGNED: a->eos_unaligned = 1; break;
+        case OPT_MIN_WEIGHT:
+            if (opt_float("--min-weight", optarg, 0, 1, &a->min_weight))
+                return 2;
+            break;
         case 'C':
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
                 return 2;

@@ -20,6 +20,9 @@ typedef struct align_args {
     int per_head;         /* --per-head: the AER of every map */
     int ensemble;         /* --ensemble: the -m models translate together, and each
                            * one's attention on that translation is shown */
+    int shift;            /* --shift 1, --no-shift 0, else -1: the model's own */
+    int eos_unaligned;    /* --eos-unaligned */
+    float min_weight;     /* --min-weight (0: every word linked) */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the

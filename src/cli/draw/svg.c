@@ -84,7 +84,9 @@ static int put_marks(FILE *f, const nmt_alignment *a, const nmt_align_view *v, d
     nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
     if (!hard)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    int n_hard = nmt_align_hard(a, hard);
+    int n_hard = v->has_hard ? v->n_hard : nmt_align_hard(a, hard);
+    if (v->has_hard)
+        memcpy(hard, v->hard, (size_t)n_hard * sizeof *hard);
     fprintf(f, "<g class=\"gold\" fill=\"none\" stroke=\"%s\" stroke-width=\"3\">\n",
             GOLD_COLOUR);
     for (size_t k = 0; k < v->n_gold; k++) {
