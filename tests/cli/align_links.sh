@@ -11,7 +11,8 @@
 #   and --layer/--head/--no-shift override it;
 # - --threads N: the same bytes for any N, and those of the pairs one at a
 #   time (the old path, which --format json takes).
-. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 
 ROOT=${NMT_SOURCE_ROOT:?}
 TOY=$ROOT/corpora/toy
@@ -167,4 +168,33 @@ PY
 g1=$("$NMT" align -m $TF --src s --tgt t --gold l --threads 1 2>&1)
 g2=$("$NMT" align -m $TF --src s --tgt t --gold l --threads 2 2>&1)
 [ -n "$g1" ] && [ "$g1" = "$g2" ] && pass || fail "--gold with 1 and 2 threads: $g1 / $g2"
+# --- nmt serve's links: nmt align's path ------------------------------------------------------
+if command -v curl >/dev/null 2>&1; then
+    . "$HERE/serve_lib.sh"
+    PY=python3
+    head -n 8 s >s8
+    if serve_start links -m $GR --threads 1; then
+        body=$(python3 -c 'import json, sys
+print(json.dumps({"text": [l.rstrip("\n") for l in open(sys.argv[1])], "alignments": True}))' s8)
+        code=$(post "$body")
+        [ "$code" = 200 ] && pass || fail "serve: status $code"
+        python3 - "$TMP/body" served.tgt served.align <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as t, open(sys.argv[3], "w") as a:
+    for tr in d["translations"]:
+        t.write(tr["text"] + "\n")
+        a.write(tr["alignment"]["links"] + "\n")
+PY
+        "$NMT" align -m $GR --src s8 --tgt served.tgt --format pharaoh >aligned.align 2>/dev/null
+        [ "$(wc -l <served.align)" = 8 ] && [ -n "$(tr -d ' \n' <served.align)" ] &&
+            cmp -s served.align aligned.align && pass ||
+            fail "serve's links are not nmt align --tgt's: $(head -2 served.align) / $(head -2 aligned.align)"
+        serve_stop || fail "serve did not stop cleanly"
+    else
+        fail "serve did not start"
+    fi
+else
+    echo "no curl: serve's links are not checked" >&2
+fi
 finish
