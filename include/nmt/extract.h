@@ -83,4 +83,16 @@ void nmt_aligner_free(nmt_aligner *al);
  * outputs are not finite, NMT_ERR_ARG for a line too long to align. */
 int nmt_aligner_pair(nmt_aligner *al, const char *src, const char *tgt, nmt_pair_links *out);
 
+/* nmt_aligner_pair for n pairs at once, by one teacher-forced training
+ * forward over them as a batch, which holds every cross-attention map
+ * (nmt_workspace_attention_map): a Transformer's. A model whose training
+ * pass keeps no maps (the RNN) is aligned pair by pair, as
+ * nmt_aligner_pair does. out[k] is pair k's, its links kept until the
+ * aligner's next call. The batch's products round otherwise than the
+ * decoding steps' do (within 1e-5 of each weight, measured), so a link can
+ * move where two weights of a row nearly tie. On a failure *failed is the
+ * pair whose line was refused, or -1 for the forward as a whole. */
+int nmt_aligner_batch(nmt_aligner *al, const char *const *src, const char *const *tgt, int n,
+                      nmt_pair_links *out, int *failed);
+
 #endif

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "nmt/error.h"
+#include "nmt/rng.h"
 #include "nmt/text.h"
 #include "nmt/units.h"
 #include "nmt/vocab.h"
@@ -95,6 +98,17 @@ struct nmt_aligner {
     size_t att_cap;
     nmt_link *links;
     int links_cap;
+    /* nmt_aligner_batch: each pair's units (two a pair), the batch, the
+     * training workspace, the links of every pair */
+    nmt_tokens *btok;
+    int btok_cap;
+    nmt_batch batch;
+    nmt_workspace *ws;
+    int ws_B, ws_Ts, ws_Tt;
+    nmt_link *blinks;
+    size_t blinks_cap;
+    size_t *boff;
+    int boff_cap;
 };
 
 static int grow(void *p, size_t n, size_t size)
@@ -141,6 +155,13 @@ void nmt_aligner_free(nmt_aligner *al)
     }
     free(al->att);
     free(al->links);
+    for (int k = 0; k < al->btok_cap; k++)
+        nmt_tokens_free(&al->btok[k]);
+    free(al->btok);
+    nmt_batch_free(&al->batch);
+    nmt_workspace_free(al->ws);
+    free(al->blinks);
+    free(al->boff);
     free(al);
 }
 
@@ -226,5 +247,205 @@ int nmt_aligner_pair(nmt_aligner *al, const char *src, const char *tgt, nmt_pair
     out->n_src = by->n_src - 1;
     out->n_tgt = by->n_tgt - 1;
     nmt_word_alignment_free(&words);
+    return NMT_OK;
+}
+
+/* ---- many pairs by one forward ----------------------------------------------- */
+
+/* Pair k's units as a's sides, "</s>" last; its links after the rules,
+ * into al->links (words unless pieces). The matrix is al->att. */
+static int links_of(nmt_aligner *al, nmt_alignment *a, nmt_pair_links *out)
+{
+    int rc;
+    if (al->rules.shift)
+        nmt_align_shift_rows(al->att, a->n_tgt, a->n_src);
+    nmt_word_alignment words = {0};
+    if (!al->pieces && (rc = nmt_align_words(a, &words))) {
+        nmt_word_alignment_free(&words);
+        return rc;
+    }
+    const nmt_alignment *by = al->pieces ? a : &words.a;
+    if (by->n_tgt > al->links_cap) {
+        if ((rc = grow(&al->links, (size_t)by->n_tgt, sizeof *al->links))) {
+            nmt_word_alignment_free(&words);
+            return rc;
+        }
+        al->links_cap = by->n_tgt;
+    }
+    out->links = al->links;
+    out->n_links = nmt_align_links(by, &al->rules, al->links);
+    out->n_src = by->n_src - 1;
+    out->n_tgt = by->n_tgt - 1;
+    nmt_word_alignment_free(&words);
+    return NMT_OK;
+}
+
+/* The pairs' units split, the batch filled (as nmt_batch_fill lays one out)
+ * and the workspace made large enough. */
+static int batch_ready(nmt_aligner *al, const char *const *src, const char *const *tgt, int n,
+                       nmt_pair_links *out, int *failed)
+{
+    int rc;
+    if (2 * n > al->btok_cap) {
+        if ((rc = grow(&al->btok, (size_t)(2 * n), sizeof *al->btok)))
+            return rc;
+        memset(al->btok + al->btok_cap, 0, (size_t)(2 * n - al->btok_cap) * sizeof *al->btok);
+        al->btok_cap = 2 * n;
+    }
+    int Ts = 1, Tt = 1;
+    for (int k = 0; k < n; k++)
+        for (int s = 0; s < 2; s++) {
+            nmt_tokens *t = &al->btok[2 * k + s];
+            const char *line = s ? tgt[k] : src[k];
+            if ((rc = nmt_units_split(al->m, line, strlen(line), t)) ||
+                (t->n > 100000 && (rc = nmt_set_error(NMT_ERR_ARG, "a line of %zu tokens is "
+                                                       "too long to align", t->n)))) {
+                *failed = k;
+                return rc;
+            }
+            int len = (int)t->n + 1;
+            if (s)
+                Tt = len > Tt ? len : Tt;
+            else
+                Ts = len > Ts ? len : Ts;
+        }
+    nmt_batch *b = &al->batch;
+    if (n > b->cap_B || Ts > b->cap_src_T || Tt > b->cap_tgt_T) {
+        int cB = n > b->cap_B ? n : b->cap_B, cs = Ts > b->cap_src_T ? Ts : b->cap_src_T,
+            ct = Tt > b->cap_tgt_T ? Tt : b->cap_tgt_T;
+        nmt_batch_free(b);
+        if ((rc = nmt_batch_alloc(b, cB, cs, ct)))
+            return rc;
+    }
+    if (!al->ws || n > al->ws_B || Ts > al->ws_Ts || Tt > al->ws_Tt) {
+        nmt_workspace_free(al->ws);
+        al->ws = NULL;
+        al->ws_B = n > al->ws_B ? n : al->ws_B;
+        al->ws_Ts = Ts > 2 * al->ws_Ts ? Ts : 2 * al->ws_Ts;
+        al->ws_Tt = Tt > 2 * al->ws_Tt ? Tt : 2 * al->ws_Tt;
+        if ((rc = nmt_workspace_create(&al->ws, al->m, al->ws_B, al->ws_Ts, al->ws_Tt)))
+            return rc;
+    }
+    b->B = n, b->src_T = Ts, b->tgt_T = Tt, b->guide = NULL, b->n_tgt_tokens = 0;
+    memset(b->src, 0, (size_t)Ts * n * sizeof *b->src); /* NMT_PAD == 0 */
+    memset(b->tgt_in, 0, (size_t)Tt * n * sizeof *b->tgt_in);
+    memset(b->tgt_out, 0, (size_t)Tt * n * sizeof *b->tgt_out);
+    for (int k = 0; k < n; k++) {
+        const nmt_tokens *x = &al->btok[2 * k], *y = &al->btok[2 * k + 1];
+        memset(&out[k], 0, sizeof out[k]);
+        for (size_t t = 0; t < x->n; t++) {
+            int32_t id = nmt_vocab_id(al->m->src_vocab, x->tok[t], x->len[t]);
+            b->src[t * n + k] = id;
+            out[k].src_unk += id == NMT_UNK;
+        }
+        b->src[x->n * n + k] = NMT_EOS;
+        b->tgt_in[k] = NMT_BOS;
+        for (size_t t = 0; t < y->n; t++) {
+            int32_t id = nmt_vocab_id(al->m->tgt_vocab, y->tok[t], y->len[t]);
+            b->tgt_in[(t + 1) * n + k] = id;
+            b->tgt_out[t * n + k] = id;
+            out[k].tgt_unk += id == NMT_UNK;
+        }
+        b->tgt_out[y->n * n + k] = NMT_EOS;
+        b->src_len[k] = (int)x->n + 1;
+        b->tgt_len[k] = (int)y->n + 1;
+        b->pair[k] = (size_t)k;
+        b->n_tgt_tokens += (size_t)b->tgt_len[k];
+        out[k].src_units = (int)x->n;
+        out[k].tgt_units = (int)y->n;
+    }
+    return NMT_OK;
+}
+
+/* Pair k's side s as units, "</s>" last, in al->units[s]. */
+static int units_of(nmt_aligner *al, int s, const nmt_tokens *t)
+{
+    int n = (int)t->n + 1, rc;
+    if (n > al->cap[s]) {
+        if ((rc = grow(&al->units[s], (size_t)n, sizeof *al->units[s])) ||
+            (rc = grow(&al->ids[s], (size_t)n, sizeof *al->ids[s])))
+            return rc;
+        al->cap[s] = n;
+    }
+    for (size_t k = 0; k < t->n; k++)
+        al->units[s][k] = t->tok[k];
+    al->units[s][n - 1] = "</s>";
+    return n;
+}
+
+/* Keeps pair k's links (out->links, the aligner's one buffer) among the
+ * batch's, at al->boff[k]. */
+static int keep_links(nmt_aligner *al, int k, size_t *used, const nmt_pair_links *p)
+{
+    int rc;
+    if (*used + (size_t)p->n_links > al->blinks_cap) {
+        size_t cap = 2 * (*used + (size_t)p->n_links) + 64;
+        if ((rc = grow(&al->blinks, cap, sizeof *al->blinks)))
+            return rc;
+        al->blinks_cap = cap;
+    }
+    if (p->n_links)
+        memcpy(al->blinks + *used, p->links, (size_t)p->n_links * sizeof *al->blinks);
+    al->boff[k] = *used;
+    *used += (size_t)p->n_links;
+    return NMT_OK;
+}
+
+int nmt_aligner_batch(nmt_aligner *al, const char *const *src, const char *const *tgt, int n,
+                      nmt_pair_links *out, int *failed)
+{
+    int rc;
+    size_t used = 0;
+    *failed = -1;
+    if (n < 1)
+        return NMT_OK;
+    if (n > al->boff_cap) {
+        if ((rc = grow(&al->boff, (size_t)n, sizeof *al->boff)))
+            return rc;
+        al->boff_cap = n;
+    }
+    if (!nmt_model_workspace_maps(al->m)) {
+        /* no maps in the training pass: the decoding steps, pair by pair */
+        for (int k = 0; k < n; k++) {
+            if ((rc = nmt_aligner_pair(al, src[k], tgt[k], &out[k]))) {
+                *failed = k;
+                return rc;
+            }
+            if ((rc = keep_links(al, k, &used, &out[k])))
+                return rc;
+        }
+    } else {
+        if ((rc = batch_ready(al, src, tgt, n, out, failed)))
+            return rc;
+        /* no dropout: the regularizer zero, whose rates draw nothing */
+        nmt_rng rng;
+        nmt_rng_seed(&rng, 1);
+        const nmt_regularizer none = {0};
+        nmt_real loss;
+        if ((rc = nmt_forward(&loss, al->m, al->ws, &al->batch, &none, &rng)))
+            return rc;
+        if (!isfinite((double)loss))
+            return nmt_set_error(NMT_ERR_NUMERIC,
+                                 "the model's log-probabilities are not finite: its weights are "
+                                 "not numbers, or so large that its forward pass overflows");
+        for (int k = 0; k < n; k++) {
+            int ns = units_of(al, 0, &al->btok[2 * k]), nt = units_of(al, 1, &al->btok[2 * k + 1]);
+            if (ns < 0 || nt < 0)
+                return ns < 0 ? ns : nt;
+            size_t plane = (size_t)ns * nt;
+            if (plane > al->att_cap) {
+                if ((rc = grow(&al->att, plane, sizeof *al->att)))
+                    return rc;
+                al->att_cap = plane;
+            }
+            if ((rc = nmt_workspace_attention_map(al->m, al->ws, &al->batch, al->map, k, al->att)))
+                return rc;
+            nmt_alignment a = {ns, nt, al->units[0], al->units[1], al->att};
+            if ((rc = links_of(al, &a, &out[k])) || (rc = keep_links(al, k, &used, &out[k])))
+                return rc;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        out[k].links = al->blinks + al->boff[k];
     return NMT_OK;
 }

@@ -165,6 +165,41 @@ for m, g in zip(rows, got):
             want.append("%d-%d" % (j, i))
     assert g == want, (g, want)
 PY
+# --batch-size: pairs through one training forward; the same bytes for any
+# --threads, and the one-pair path's links but where two weights of the
+# row (as the one-pair path's JSON has them) are within 1e-4
+"${P[@]}" --threads 1 --batch-size 8 >b1.align 2>/dev/null
+"${P[@]}" --threads 2 --batch-size 8 >b2.align 2>/dev/null
+[ "$(wc -l <b1.align)" = 200 ] && cmp -s b1.align b2.align && pass ||
+    fail "--batch-size 8 with 1 and 2 threads"
+"${P[@]}" --threads 2 --batch-size 64 >b64.align 2>/dev/null
+python3 - th.json th1.align b1.align b64.align <<'PY' && pass || fail "--batch-size's links beyond the tolerance"
+import json, sys
+rows = [json.loads(x)["attention"] for x in open(sys.argv[1])]
+def links(path):
+    return [dict((int(l.split("-")[1]), int(l.split("-")[0])) for l in line.split())
+            for line in open(path)]
+one = links(sys.argv[2])
+moved = 0
+for path in sys.argv[3:]:
+    for att, a, b in zip(rows, one, links(path)):
+        for i in set(a) | set(b):
+            if a.get(i) == b.get(i):
+                continue
+            moved += 1
+            r = att[i]  # (shifted) row i: a near-tie between the two choices
+            x = r[a[i]] if i in a else r[-1]
+            y = r[b[i]] if i in b else r[-1]
+            assert abs(x - y) < 1e-4, (i, a.get(i), b.get(i), x, y)
+print("links moved by batching:", moved, file=sys.stderr)
+PY
+"$NMT" align -m "$RNN" --src s20 --tgt t20 --format pharaoh --batch-size 8 >rb.align 2>/dev/null
+"$NMT" align -m "$RNN" --src s20 --tgt t20 --format pharaoh >r1.align 2>/dev/null
+[ -s r1.align ] && cmp -s rb.align r1.align && pass || fail "an RNN's --batch-size is not pair by pair"
+expect_fail "--batch-size 0" "--batch-size" "$NMT" align -m "$TF" --src s20 --tgt t20 --batch-size 0 \
+    --format pharaoh
+expect_fail "--batch-size 513" "--batch-size" "$NMT" align -m "$TF" --src s20 --tgt t20 \
+    --batch-size 513 --format pharaoh
 g1=$("$NMT" align -m $TF --src s --tgt t --gold l --threads 1 2>&1)
 g2=$("$NMT" align -m $TF --src s --tgt t --gold l --threads 2 2>&1)
 [ -n "$g1" ] && [ "$g1" = "$g2" ] && pass || fail "--gold with 1 and 2 threads: $g1 / $g2"

@@ -18,7 +18,8 @@
 #include "nmt/error.h"
 #include "nmt/threads.h"
 
-enum { BLOCK = 512 }; /* pairs held at once: links written as blocks finish */
+enum { BLOCK = 512 }; /* pairs held at once (a multiple of --batch-size's
+                       * most): links written as blocks finish */
 
 typedef struct done_pair {
     nmt_link *links;
@@ -31,7 +32,8 @@ typedef struct shared {
     const align_args *a;
     const inputs *in;
     size_t first, n;    /* this block: pairs first .. first + n - 1 */
-    atomic_size_t next; /* the next pair of the block not taken */
+    size_t per;         /* pairs a thread takes at once: --batch-size */
+    atomic_size_t next; /* the next chunk of `per` pairs of the block not taken */
     done_pair *done;    /* [BLOCK] */
 } shared;
 
@@ -64,12 +66,54 @@ static void one_pair(worker *w, size_t k)
     d->units[1] = p.tgt_units;
 }
 
+/* Pairs first .. first + n - 1 by one forward over them as a batch (the
+ * chunks are fixed by the pairs' places, not by the thread that takes
+ * them: the same batches, so the same bits, for any --threads). */
+static void batch_of_pairs(worker *w, size_t first, int n)
+{
+    shared *sh = w->sh;
+    const char *src[BLOCK] = {0}, *tgt[BLOCK] = {0};
+    nmt_pair_links p[BLOCK];
+    for (int i = 0; i < n; i++) {
+        size_t line = sh->in->sel[first + i];
+        src[i] = sh->in->src.line[line];
+        tgt[i] = sh->in->tgt.line[line];
+    }
+    int failed;
+    int rc = nmt_aligner_batch(w->al, src, tgt, n, p, &failed);
+    for (int i = 0; i < n; i++) {
+        done_pair *d = &sh->done[first + i - sh->first];
+        memset(d, 0, sizeof *d);
+        if (!rc && p[i].n_links && !(d->links = malloc((size_t)p[i].n_links * sizeof *d->links)))
+            rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+        if (rc) {
+            /* the pair refused, or the batch's first for the forward's failure */
+            d = &sh->done[first + (failed > 0 ? failed : 0) - sh->first];
+            d->rc = rc;
+            d->message = strdup(nmt_error_message());
+            return;
+        }
+        if (p[i].n_links)
+            memcpy(d->links, p[i].links, (size_t)p[i].n_links * sizeof *d->links);
+        d->n_links = p[i].n_links;
+        d->unk[0] = p[i].src_unk;
+        d->unk[1] = p[i].tgt_unk;
+        d->units[0] = p[i].src_units;
+        d->units[1] = p[i].tgt_units;
+    }
+}
+
 static void *work(void *arg)
 {
     worker *w = arg;
     shared *sh = w->sh;
-    for (size_t k; (k = atomic_fetch_add(&sh->next, 1)) < sh->n;)
-        one_pair(w, sh->first + k);
+    for (size_t c; (c = atomic_fetch_add(&sh->next, 1)) * sh->per < sh->n;) {
+        size_t lo = c * sh->per, hi = lo + sh->per < sh->n ? lo + sh->per : sh->n;
+        if (sh->per == 1)
+            one_pair(w, sh->first + lo);
+        else
+            batch_of_pairs(w, sh->first + lo, (int)(hi - lo));
+    }
     return NULL;
 }
 
@@ -92,7 +136,7 @@ int align_links_run(const align_args *a, const inputs *in, const nmt_model *m, i
     int n_workers = a->threads > 0 ? a->threads : 1, status = -1;
     if ((size_t)n_workers > in->n)
         n_workers = in->n ? (int)in->n : 1;
-    shared sh = {.a = a, .in = in};
+    shared sh = {.a = a, .in = in, .per = (size_t)(a->batch > 0 ? a->batch : 1)};
     worker *ws = calloc((size_t)n_workers, sizeof *ws);
     sh.done = calloc(BLOCK, sizeof *sh.done);
     if (!ws || !sh.done) {
