@@ -537,7 +537,7 @@ static nmt_model *load_model(const char *path, const align_args *a, int *map,
      * --head choose a map: that map is read at the predicting step unless
      * --shift says otherwise */
     int chosen = a->layer_given || a->head_given;
-    int guided = nmt_align_model_defaults(m, map, rules);
+    nmt_align_model_defaults(m, map, rules);
     if (chosen) {
         *map = nmt_model_attention_map_at(m, a->layer, a->head);
         rules->shift = 0;
@@ -547,7 +547,6 @@ static nmt_model *load_model(const char *path, const align_args *a, int *map,
         nmt_model_free(m);
         return NULL;
     }
-    (void)guided;
     if (a->shift >= 0)
         rules->shift = a->shift;
     rules->eos_unaligned = a->eos_unaligned;

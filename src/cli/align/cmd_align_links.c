@@ -25,6 +25,7 @@ typedef struct done_pair {
     nmt_link *links;
     int n_links, rc;
     char *message;  /* the library's message when rc */
+    size_t line;    /* when rc: the 0-based line it names */
     int unk[2], units[2];
 } done_pair;
 
@@ -55,6 +56,7 @@ static void one_pair(worker *w, size_t k)
         d->rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     if (d->rc) {
         d->message = strdup(nmt_error_message());
+        d->line = line;
         return;
     }
     if (p.n_links)
@@ -87,10 +89,12 @@ static void batch_of_pairs(worker *w, size_t first, int n)
         if (!rc && p[i].n_links && !(d->links = malloc((size_t)p[i].n_links * sizeof *d->links)))
             rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
         if (rc) {
-            /* the pair refused, or the batch's first for the forward's failure */
-            d = &sh->done[first + (failed > 0 ? failed : 0) - sh->first];
+            /* said at the batch's first pair, before any of its lines is
+             * written, naming the pair refused (the first for the forward) */
+            d = &sh->done[first - sh->first];
             d->rc = rc;
             d->message = strdup(nmt_error_message());
+            d->line = sh->in->sel[first + (failed > 0 ? failed : 0)];
             return;
         }
         if (p[i].n_links)
@@ -161,7 +165,7 @@ int align_links_run(const align_args *a, const inputs *in, const nmt_model *m, i
             size_t k = sh.first + i;
             if (d->rc) {
                 cli_error("%s: line %zu: %s", d->rc == NMT_ERR_NUMERIC ? a->model[0] : a->src,
-                          in->sel[k] + 1, d->message ? d->message : "out of memory");
+                          d->line + 1, d->message ? d->message : "out of memory");
                 goto done;
             }
             for (int s = 0; s < 2; s++) {
