@@ -62,6 +62,10 @@ typedef struct nmt_align_view {
     int width;            /* text: columns to fit (0: no limit) */
     nmt_color_mode color; /* text */
     const char *model;    /* JSON: the model whose attention this is, or NULL */
+    const nmt_link *hard; /* pictures: the model's links to mark, when has_hard
+                           * (nmt_align_links under the rules asked for); else
+                           * the pictures mark nmt_align_hard's */
+    int n_hard, has_hard;
 } nmt_align_view;
 
 /* NMT_OK if a is a pair the writers can show: at least "</s>" on each side

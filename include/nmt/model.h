@@ -321,6 +321,18 @@ int nmt_model_attention_map_at(const nmt_model *m, int layer, int head);
 /* The map of the head the model was trained to align with (its
  * cfg.align), or -1 when it has none. */
 int nmt_model_trained_attention_map(const nmt_model *m);
+/* After a successful nmt_forward of batch b through ws (without dropout:
+ * the regularizer zero), map `map` of sentence s: [b->tgt_len[s],
+ * b->src_len[s]] into out, the rows of the decoder positions, as
+ * nmt_align_forced gives them from decoding steps (within float rounding:
+ * the batch's products round otherwise). NMT_ERR_ARG when the architecture
+ * keeps no maps in its workspace (the RNN), or for a map or sentence the
+ * forward has not. */
+int nmt_workspace_attention_map(const nmt_model *m, const nmt_workspace *ws,
+                                const nmt_batch *b, int map, int s, float *out);
+/* 1 when m's training forward keeps its attention maps for
+ * nmt_workspace_attention_map, else 0. */
+int nmt_model_workspace_maps(const nmt_model *m);
 
 /* ---- inference pass ----------------------------------------------------- */
 

@@ -73,7 +73,7 @@ static void print_info(const char *path, const nmt_model *m, const nmt_file *f, 
     /* said only of a guided model, likewise */
     if (c->align.trained)
         printf("aligned head    layer %d head %d, trained toward word links at the step that "
-               "%s each target word\n", c->align.layer, c->align.head,
+               "%s each target word; nmt align's default map and step\n", c->align.layer, c->align.head,
                c->align.shift ? "reads" : "predicts");
     printf("lowercase       %s\n", c->lowercase ? "true" : "false");
     const nmt_subwords *sw = m->subwords;

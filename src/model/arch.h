@@ -127,6 +127,11 @@ typedef struct nmt_arch_ops {
     /* nmt_model_attention_map_at, or NULL when the maps have no layers and
      * heads */
     int (*map_at)(const nmt_config *c, int layer, int head);
+    /* map `map` of sentence s of the last forward in ws: [n_tgt, n_src]
+     * into out (nmt_workspace_attention_map), or NULL when the workspace
+     * keeps no maps */
+    int (*workspace_map)(const nmt_workspace *ws, int map, int s, int n_tgt, int n_src,
+                         float *out);
 } nmt_arch_ops;
 
 /* The architectures (each in its folder: model/rnn/rnn.c, ...) */

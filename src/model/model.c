@@ -121,6 +121,21 @@ int nmt_model_attention_map_at(const nmt_model *m, int layer, int head)
     return m->ops->map_at(&m->cfg, layer, head);
 }
 
+int nmt_model_workspace_maps(const nmt_model *m)
+{
+    return m->ops->workspace_map != NULL && nmt_model_attention_maps(m) > 0;
+}
+
+int nmt_workspace_attention_map(const nmt_model *m, const nmt_workspace *ws,
+                                const nmt_batch *b, int map, int s, float *out)
+{
+    if (!m->ops->workspace_map)
+        return nmt_set_error(NMT_ERR_ARG, "this model's training pass keeps no attention maps");
+    if (s < 0 || s >= b->B || map < 0 || map >= nmt_model_attention_maps(m))
+        return nmt_set_error(NMT_ERR_ARG, "no map %d of sentence %d in this batch", map, s);
+    return m->ops->workspace_map(ws, map, s, b->tgt_len[s], b->src_len[s], out);
+}
+
 int nmt_model_trained_attention_map(const nmt_model *m)
 {
     const nmt_trained_head *a = &m->cfg.align;

@@ -24,6 +24,7 @@
 #include "draw/heatmap.h"
 #include "align/cmd_align_input.h"
 #include "align/cmd_align_links.h"
+#include "align/cmd_align_pairs.h"
 #include "commands.h"
 #include "cli_opts.h"
 #include "cli_outfile.h"
@@ -32,6 +33,7 @@
 #include "nmt/bleu.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
+#include "nmt/extract.h"
 #include "nmt/modelfile.h"
 #include "draw/png.h"
 #include "draw/svg.h"
@@ -236,7 +238,7 @@ static int make_target(const align_args *a, const inputs *in, size_t line, const
  * always of words, so a subword model's pieces are grouped first. The
  * pair's own AER goes to *pair_aer when it is not NULL. */
 static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt_alignment *al,
-                   const inputs *in, size_t k)
+                   const nmt_link_rules *rules, const inputs *in, size_t k)
 {
     nmt_word_alignment words = {0};
     const nmt_alignment *by_word = al;
@@ -248,8 +250,8 @@ static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
     nmt_aer one = {0};
     if (!rc)
-        rc = nmt_aer_add_opts(&one, h, (size_t)nmt_align_hard(by_word, h), in->gold_links[k],
-                              in->n_gold[k], in->aer_flags);
+        rc = nmt_aer_add_opts(&one, h, (size_t)nmt_align_links(by_word, rules, h),
+                              in->gold_links[k], in->n_gold[k], in->aer_flags);
     free(h);
     nmt_word_alignment_free(&words);
     if (rc)
@@ -264,23 +266,30 @@ static int add_aer(nmt_aer *sum, double *pair_aer, const nmt_model *m, const nmt
  * `every` b->att_all every map (with --per-head, their AER added to
  * r->per_map). */
 static int force_pair(const align_args *a, const nmt_model *m, nmt_infer *st, int map, int every,
-                      const inputs *in, size_t k, pair_buf *b, model_result *r)
+                      const nmt_link_rules *rules, const inputs *in, size_t k, pair_buf *b,
+                      model_result *r)
 {
     size_t plane = (size_t)b->n_src * b->n_tgt;
     if (resize(&b->att, plane, sizeof *b->att) || resize(&b->hard, (size_t)b->n_tgt, sizeof *b->hard))
         return -1;
-    if (!every)
-        return nmt_align_forced(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att);
+    if (!every) {
+        int rc = nmt_align_forced(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att);
+        if (!rc && rules->shift) /* every output shows the rows links are read from */
+            nmt_align_shift_rows(b->att, b->n_tgt, b->n_src);
+        return rc;
+    }
     int n_maps = nmt_model_attention_maps(m);
     if (resize(&b->att_all, (size_t)n_maps * plane, sizeof *b->att_all))
         return -1;
     int rc = nmt_align_forced_maps(m, st, b->src_ids, b->n_src, b->tgt_ids, b->n_tgt, b->att_all);
     if (rc)
         return rc;
+    for (int mp = 0; mp < n_maps && rules->shift; mp++)
+        nmt_align_shift_rows(b->att_all + (size_t)mp * plane, b->n_tgt, b->n_src);
     memcpy(b->att, b->att_all + (size_t)map * plane, plane * sizeof *b->att);
     for (int mp = 0; mp < n_maps && a->per_head && !rc; mp++) {
         nmt_alignment al = {b->n_src, b->n_tgt, b->src, b->tgt, b->att_all + (size_t)mp * plane};
-        rc = add_aer(&r->per_map[mp], NULL, m, &al, in, k);
+        rc = add_aer(&r->per_map[mp], NULL, m, &al, rules, in, k);
     }
     return rc;
 }
@@ -307,7 +316,8 @@ static int grid_map(const nmt_model *m, int r, int c, int heads)
  * shown, with its model links and the pair's AER under it, added with the
  * map shown large. */
 static int html_add_with_grid(const align_args *a, html_doc *html, int mi, size_t k,
-                              const nmt_model *m, const pair_buf *b, int words_out,
+                              const nmt_model *m, const nmt_link_rules *rules,
+                              const pair_buf *b, int words_out,
                               const inputs *in, const nmt_alignment *shown, int n_hard,
                               const char *hyp, double aer, double bleu)
 {
@@ -332,11 +342,11 @@ static int html_add_with_grid(const align_args *a, html_doc *html, int mi, size_
             rc = -1;
         maps[g].a = words_out ? &words[g].a : &al[g];
         maps[g].hard = hard + (size_t)g * b->n_tgt;
-        maps[g].n_hard = rc ? 0 : nmt_align_hard(maps[g].a, hard + (size_t)g * b->n_tgt);
+        maps[g].n_hard = rc ? 0 : nmt_align_links(maps[g].a, rules, hard + (size_t)g * b->n_tgt);
         maps[g].aer = -1;
         nmt_aer one = {0};
         if (!rc && a->gold)
-            rc = add_aer(&one, &maps[g].aer, m, &al[g], in, k);
+            rc = add_aer(&one, &maps[g].aer, m, &al[g], rules, in, k);
     }
     if (!rc && html_add(html, mi, k, shown, b->hard, n_hard, hyp, aer, bleu, maps, n))
         rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
@@ -363,7 +373,8 @@ static const char *mode_name(const align_args *a, char *buf, size_t cap)
 
 /* Aligns every chosen pair with model mi and sends each to the sink. */
 static int align_model(const align_args *a, const inputs *in, int mi, const nmt_model *m,
-                       int map, const ensemble_targets *ens, sink *out, model_result *r)
+                       int map, const nmt_link_rules *rules, const ensemble_targets *ens,
+                       sink *out, model_result *r)
 {
     int status = -1;
     pair_buf b = {0};
@@ -422,7 +433,7 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                 goto lib_error;
         }
         if (!failed)
-            failed = force_pair(a, m, st, map, every, in, k, &b, r);
+            failed = force_pair(a, m, st, map, every, rules, in, k, &b, r);
         if (failed == NMT_ERR_NUMERIC) /* the model is broken, not the line */
             goto model_error;
         if (failed)
@@ -432,9 +443,9 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
         if (words_out && nmt_align_words(&al, &words))
             goto lib_error;
         const nmt_alignment *shown = words_out ? &words.a : &al;
-        int n_hard = nmt_align_hard(shown, b.hard);
+        int n_hard = nmt_align_links(shown, rules, b.hard);
         double pair_aer = -1, bleu = -1;
-        if (a->gold && add_aer(&r->aer, &pair_aer, m, &al, in, k))
+        if (a->gold && add_aer(&r->aer, &pair_aer, m, &al, rules, in, k))
             goto lib_error;
         if (a->ref) {
             nmt_bleu_stats stats;
@@ -454,7 +465,7 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                                          a->gold ? in->gold_links[k] : NULL,
                                          a->gold ? in->n_gold[k] : 0, a->gold != NULL))
                 goto nomem;
-            if (html_add_with_grid(a, out->html, mi, k, m, &b, words_out, in, shown, n_hard,
+            if (html_add_with_grid(a, out->html, mi, k, m, rules, &b, words_out, in, shown, n_hard,
                                    a->tgt ? NULL : hyp, pair_aer, bleu))
                 goto lib_error;
             continue;
@@ -471,13 +482,14 @@ static int align_model(const align_args *a, const inputs *in, int mi, const nmt_
                             .model = a->ensemble ? a->model[mi] : NULL,
                             .gold = a->gold ? in->gold_links[k] : NULL,
                             .n_gold = a->gold ? in->n_gold[k] : 0, .has_gold = a->gold != NULL,
-                            .width = out->width, .color = out->color};
+                            .width = out->width, .color = out->color,
+                            .hard = b.hard, .n_hard = n_hard, .has_hard = 1};
         int rc = 0;
         switch (fmt) {
         case FMT_TEXT: rc = nmt_align_write_text_view(out->out.f, shown, &v); break;
         case FMT_TSV: rc = nmt_align_write_tsv(out->out.f, shown); break;
         case FMT_JSON: rc = nmt_align_write_json_view(out->out.f, shown, &v); break;
-        case FMT_PHARAOH: rc = nmt_align_write_pharaoh(out->out.f, shown); break;
+        case FMT_PHARAOH: rc = nmt_align_write_links(out->out.f, b.hard, n_hard); break;
         default:
             if (write_picture(a, shown, &v, out->folder))
                 goto done;
@@ -506,7 +518,8 @@ done:
 
 /* Loads model mi, refuses one without attention, and chooses its map
  * (*map): --layer and --head, or the model's default. */
-static nmt_model *load_model(const char *path, const align_args *a, int *map)
+static nmt_model *load_model(const char *path, const align_args *a, int *map,
+                             nmt_link_rules *rules)
 {
     nmt_model *m;
     if (nmt_model_load(&m, path, NULL)) {
@@ -518,10 +531,26 @@ static nmt_model *load_model(const char *path, const align_args *a, int *map)
         nmt_model_free(m);
         return NULL;
     }
-    *map = a->layer_given || a->head_given ? nmt_model_attention_map_at(m, a->layer, a->head)
-                                           : nmt_model_default_attention_map(m);
+    /* a guided model's trained head, read at its step, unless --layer or
+     * --head choose a map: that map is read at the predicting step unless
+     * --shift says otherwise */
+    int chosen = a->layer_given || a->head_given;
+    nmt_align_model_defaults(m, map, rules);
+    if (chosen) {
+        *map = nmt_model_attention_map_at(m, a->layer, a->head);
+        rules->shift = 0;
+    }
     if (*map < 0) {
         cli_error("%s: --layer/--head: %s", path, nmt_error_message());
+        nmt_model_free(m);
+        return NULL;
+    }
+    if (a->shift >= 0)
+        rules->shift = a->shift;
+    rules->eos_unaligned = a->eos_unaligned;
+    rules->min_weight = a->min_weight;
+    if (nmt_align_rules_check(m, rules)) {
+        cli_error("%s: --shift: %s", path, nmt_error_message());
         nmt_model_free(m);
         return NULL;
     }
@@ -674,7 +703,8 @@ static int run(const align_args *a)
 
     for (int mi = 0; mi < a->n_models; mi++) {
         int map;
-        nmt_model *m = load_model(a->model[mi], a, &map);
+        nmt_link_rules rules;
+        nmt_model *m = load_model(a->model[mi], a, &map, &rules);
         if (!m)
             goto done;
         /* gold links of words the pair does not have, refused before the
@@ -698,8 +728,15 @@ static int run(const align_args *a)
             cli_error("out of memory");
             rc = -1;
         }
-        if (!rc)
-            rc = align_model(a, &in, mi, m, map, a->ensemble ? &ens : NULL, &out, &res[mi]);
+        /* links alone of given pairs: split over --threads (cmd_align_links.c) */
+        int links_only = a->tgt && a->n_models == 1 && !a->per_head &&
+                         (fmt == FMT_PHARAOH || !out.write);
+        if (!rc && links_only)
+            rc = align_pairs_run(a, &in, m, map, &rules, out.write ? out.out.f : NULL,
+                                 a->gold ? &res[mi].aer : NULL, res[mi].unk, res[mi].units);
+        else if (!rc)
+            rc = align_model(a, &in, mi, m, map, &rules, a->ensemble ? &ens : NULL, &out,
+                             &res[mi]);
         if (!rc && a->per_head) {
             FILE *t = open_memstream(&res[mi].per_head, &res[mi].per_head_len);
             if (t) {

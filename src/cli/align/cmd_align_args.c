@@ -34,7 +34,8 @@ static void help(void)
     printf(
         "Usage: nmt align -m MODEL [-m MODEL2 ...] [--ensemble] [--src FILE] [--tgt FILE]\n"
         "                 [--line N] [--format FMT] [-o OUT] [--gold FILE] [--ref FILE]\n"
-        "                 [--beam K]\n"
+        "                 [--beam K] [--layer L] [--head T] [--shift] [--eos-unaligned]\n"
+        "                 [--min-weight W] [--threads N] [--batch-size N]\n"
         "       nmt align --links FILE --gold FILE [--gold-partial] [--gold-reverse]\n"
         "       nmt align --links FWD --reverse-links REV --symmetrize METHOD [-o OUT]\n"
         "                 [--gold FILE]\n\n"
@@ -126,10 +127,26 @@ static void help(void)
         "  -b, --beam K         beam size for the model's own translation (default %d,\n"
         "                       as nmt translate; 1 is greedy)\n"
         "      --layer L        a Transformer's decoder layer whose cross-attention is\n"
-        "                       shown, from 0 (default: the model's default map, chosen\n"
-        "                       by alignment error on the toy corpus: docs/alignments.md)\n"
+        "                       shown, from 0 (default: the head a guided model was\n"
+        "                       trained to align, read at the step it was trained at\n"
+        "                       (nmt info: aligned head); else the model's default map,\n"
+        "                       chosen by alignment error on the toy corpus:\n"
+        "                       docs/alignments.md)\n"
         "      --head T         that layer's head T (from 0), or mean (the default):\n"
         "                       the mean of its heads\n"
+        "      --shift          a target word's row is the cross-attention of the decoder\n"
+        "                       step that reads it (Shift-Att, Chen et al. 2020): the\n"
+        "                       step after the one that predicts it. The final </s> is\n"
+        "                       read by no step: its row is all on the source </s>.\n"
+        "                       In every format, --units words, --gold, --per-head;\n"
+        "                       with or without --tgt. A Transformer's only: an RNN's\n"
+        "                       attention is made before its step reads the word\n"
+        "      --no-shift       the step that predicts each word (the default, but for\n"
+        "                       a model trained with --guided-step read)\n"
+        "      --eos-unaligned  a target word whose largest weight is on the source\n"
+        "                       </s> gets no link (pharaoh, --gold, the pictures' dots)\n"
+        "      --min-weight W   a target word whose largest weight over the real\n"
+        "                       source words is below W (0 to 1) gets no link\n"
         "      --per-head       with --gold: the AER of every map the model has, each\n"
         "                       decoder layer's heads and their mean (an RNN has one),\n"
         "                       as a table after the scores of the map shown; one\n"
@@ -146,8 +163,17 @@ static void help(void)
         "      --width N        text: the columns to fit (default: $COLUMNS, else the\n"
         "                       terminal's width; 0: no limit). Long sources are\n"
         "                       wrapped into bands of columns, each under its words\n"
-        "      --threads N      threads for the matrix products (default: every core\n"
-        "                       this process may use)\n"
+        "      --threads N      with --tgt, one model and pharaoh links or --gold's scores\n"
+        "                       alone: the pairs split over N threads, each forcing its\n"
+        "                       own pairs, the output in input order and the same bytes\n"
+        "                       for any N. Otherwise: threads for the matrix products.\n"
+        "                       Default: every core this process may use\n"
+        "      --batch-size N   on that path, N pairs (1 to 512) at once through one\n"
+        "                       teacher-forced training forward, which holds every\n"
+        "                       map (a Transformer's; an RNN goes pair by pair). The\n"
+        "                       batch's products round otherwise than the decoding\n"
+        "                       steps' (default 1), within 1e-5 of a weight: a link\n"
+        "                       can move where two weights nearly tie\n"
         "      --color WHEN     auto (default: when writing text to a terminal, and\n"
         "                       NO_COLOR is not set), always or never; 24-bit colour\n"
         "                       when COLORTERM says truecolor, else 256 colours;\n"
@@ -264,7 +290,8 @@ static int check_links_mode(align_args *a)
 int align_parse_args(int argc, char **argv, align_args *a)
 {
     enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE, OPT_GOLD_PARTIAL,
-           OPT_GOLD_REVERSE, OPT_LINKS, OPT_REV_LINKS, OPT_SYMMETRIZE };
+           OPT_GOLD_REVERSE, OPT_LINKS, OPT_REV_LINKS, OPT_SYMMETRIZE, OPT_SHIFT, OPT_NO_SHIFT,
+           OPT_EOS_UNALIGNED, OPT_MIN_WEIGHT, OPT_BATCH };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -283,6 +310,10 @@ int align_parse_args(int argc, char **argv, align_args *a)
         {"reverse-links", required_argument, NULL, OPT_REV_LINKS},
         {"symmetrize", required_argument, NULL, OPT_SYMMETRIZE},
         {"symmetrise", required_argument, NULL, OPT_SYMMETRIZE},
+        {"shift", no_argument, NULL, OPT_SHIFT}, {"no-shift", no_argument, NULL, OPT_NO_SHIFT},
+        {"eos-unaligned", no_argument, NULL, OPT_EOS_UNALIGNED},
+        {"min-weight", required_argument, NULL, OPT_MIN_WEIGHT},
+        {"batch-size", required_argument, NULL, OPT_BATCH},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -295,6 +326,8 @@ int align_parse_args(int argc, char **argv, align_args *a)
     a->layer = NMT_MAP_DEFAULT;
     a->head = NMT_MAP_MEAN;
     a->symmetrize = -1;
+    a->shift = -1;
+    a->batch = 1;
     const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
@@ -341,6 +374,17 @@ int align_parse_args(int argc, char **argv, align_args *a)
         case OPT_REV_LINKS: a->rev_links = optarg; break;
         case OPT_SYMMETRIZE:
             if ((a->symmetrize = opt_choice("--symmetrize", optarg, nmt_symmetrize_names)) < 0)
+                return 2;
+            break;
+        case OPT_SHIFT: a->shift = 1; break;
+        case OPT_NO_SHIFT: a->shift = 0; break;
+        case OPT_EOS_UNALIGNED: a->eos_unaligned = 1; break;
+        case OPT_BATCH:
+            if (opt_int("--batch-size", optarg, 1, 512, &a->batch))
+                return 2;
+            break;
+        case OPT_MIN_WEIGHT:
+            if (opt_float("--min-weight", optarg, 0, 1, &a->min_weight))
                 return 2;
             break;
         case 'C':

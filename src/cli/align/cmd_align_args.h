@@ -26,6 +26,11 @@ typedef struct align_args {
     const char *rev_links;/* --reverse-links: the reverse direction's links */
     int symmetrize;       /* --symmetrize: an nmt_symmetrize_method, or -1 */
     int src_given;        /* --src was given (its default is standard input) */
+    int shift;            /* --shift 1, --no-shift 0, else -1: the model's own */
+    int eos_unaligned;    /* --eos-unaligned */
+    float min_weight;     /* --min-weight (0: every word linked) */
+    int batch;            /* --batch-size: pairs per teacher-forced forward (1: the
+                           * decoding steps, pair by pair) */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the

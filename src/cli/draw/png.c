@@ -242,7 +242,9 @@ static int draw_marks(nmt_image *img, const nmt_alignment *a, const nmt_align_vi
     nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
     if (!hard)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    int n_hard = nmt_align_hard(a, hard);
+    int n_hard = v->has_hard ? v->n_hard : nmt_align_hard(a, hard);
+    if (v->has_hard)
+        memcpy(hard, v->hard, (size_t)n_hard * sizeof *hard);
     for (size_t k = 0; k < v->n_gold; k++) {
         const nmt_link *l = &v->gold[k];
         if (l->src < 0 || l->tgt < 0 || l->src >= a->n_src - 1 || l->tgt >= a->n_tgt - 1)

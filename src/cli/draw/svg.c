@@ -88,7 +88,10 @@ static int put_marks(FILE *f, const nmt_alignment *a, const nmt_align_view *v, d
     nmt_link *hard = malloc((size_t)a->n_tgt * sizeof *hard);
     if (!hard)
         return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
-    int n_hard = nmt_align_hard(a, hard), possible = nmt_align_view_has_possible(v);
+    int n_hard = v->has_hard ? v->n_hard : nmt_align_hard(a, hard);
+    if (v->has_hard)
+        memcpy(hard, v->hard, (size_t)n_hard * sizeof *hard);
+    int possible = nmt_align_view_has_possible(v);
     /* sure links solid, possible ones dashed: told apart without colour */
     for (int kind = 1; kind <= 1 + possible; kind++) {
         fprintf(f, kind == 1 ? "<g class=\"gold\" fill=\"none\" stroke=\"%s\" "

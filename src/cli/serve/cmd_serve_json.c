@@ -309,7 +309,7 @@ static json_t *head_grid(const nmt_translated *t, const float *heads, const serv
 
 /* heads: the maps of head_grid, or NULL without "heads": true */
 static json_t *alignment(const nmt_translated *t, int with_heads, const float *heads,
-                         const serve_models *models)
+                         const char *links, const serve_models *models)
 {
     json_t *o = json_object();
     if (!o)
@@ -317,7 +317,8 @@ static json_t *alignment(const nmt_translated *t, int with_heads, const float *h
     int bad = json_object_set_new(o, "source", strings(t->src, t->n_src)) ||
               json_object_set_new(o, "target", strings(t->tgt, t->n_tgt)) ||
               json_object_set_new(o, "attention", matrix(t->att, t->n_tgt, t->n_src)) ||
-              (with_heads && json_object_set_new(o, "heads", head_grid(t, heads, models)));
+              (with_heads && json_object_set_new(o, "heads", head_grid(t, heads, models))) ||
+              (links && json_object_set_new(o, "links", json_string(links)));
     return bad ? (json_decref(o), NULL) : o;
 }
 
@@ -340,7 +341,7 @@ static json_t *translation(const serve_job *j, size_t i, const serve_models *mod
     if (j->req.alignments &&
         json_object_set_new(o, "alignment",
                             alignment(t, j->req.heads, j->head_att ? j->head_att[i] : NULL,
-                                      models)))
+                                      j->links ? j->links[i] : NULL, models)))
         goto fail_o;
     return o;
 fail:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nmt/align.h"
+#include "nmt/extract.h"
 #include "nmt/error.h"
 #include "nmt/vocab.h"
 
@@ -42,6 +43,8 @@ typedef struct worker {
     int32_t *ids;
     float *maps;
     size_t ids_cap, maps_cap;
+    /* word links: the library's one path, as nmt align's (nmt/extract.h) */
+    nmt_aligner *aligner;
 } worker;
 
 struct serve_queue {
@@ -69,8 +72,12 @@ void serve_job_clear(serve_job *j)
         nmt_translated_free(&j->res[i]);
     for (size_t i = 0; j->head_att && i < j->req.n; i++)
         free(j->head_att[i]);
+    for (size_t i = 0; j->links && i < j->req.n; i++)
+        free(j->links[i]);
     free(j->res);
     free(j->head_att);
+    free(j->links);
+    j->links = NULL;
     free(j->items);
     j->res = NULL;
     j->head_att = NULL;
@@ -174,6 +181,39 @@ static int head_maps(worker *w, const nmt_translated *t, float **out)
     return NMT_OK;
 }
 
+/* The word links of source line src and its best translation t, as a
+ * Pharaoh line (*out, malloc'ed): the pair forced through the model again
+ * by the library's aligner, under the model's own map and step
+ * (nmt_align_model_defaults), so that nmt align --tgt on the same pair
+ * gives the same line. */
+static int word_links(worker *w, const char *src, const nmt_translated *t, char **out)
+{
+    const nmt_model *m = w->q->models->m[0];
+    *out = NULL;
+    if (!w->aligner) {
+        int map;
+        nmt_link_rules rules;
+        nmt_align_model_defaults(m, &map, &rules);
+        int rc = nmt_aligner_create(&w->aligner, m, map, &rules, 0);
+        if (rc)
+            return rc;
+    }
+    nmt_pair_links p;
+    int rc = nmt_aligner_pair(w->aligner, src, t->n_hyp ? t->hyp[0].text : "", &p);
+    if (rc)
+        return rc;
+    size_t len = 0;
+    FILE *f = open_memstream(out, &len);
+    if (!f)
+        return nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    rc = nmt_align_write_links(f, p.links, p.n_links);
+    if (fclose(f) && !rc)
+        rc = nmt_set_error(NMT_ERR_NOMEM, "out of memory");
+    if (!rc && len) /* the line without its newline, as JSON holds it */
+        (*out)[len - 1] = '\0';
+    return rc;
+}
+
 /* Translates the B items of this batch into their jobs' results; on a
  * failure every job of the batch gets status 500 and the library's
  * message. */
@@ -197,6 +237,8 @@ static void translate_batch(worker *w, int B)
         serve_item *it = w->items[b];
         if (it->job->req.heads)
             rc = head_maps(w, &w->out[b], &it->job->head_att[it->i]);
+        if (!rc && it->job->links)
+            rc = word_links(w, w->lines[b], &w->out[b], &it->job->links[it->i]);
     }
     if (rc) {
         const char *msg = nmt_error_message();
@@ -280,6 +322,7 @@ static void worker_free(worker *w)
     for (int k = 0; k < CACHED; k++)
         nmt_translator_free(w->cache[k].t);
     nmt_infer_free(w->st);
+    nmt_aligner_free(w->aligner);
     free(w->items);
     free(w->lines);
     free(w->prefixes);
@@ -328,8 +371,11 @@ int serve_queue_submit(serve_queue *q, serve_job *j)
     j->status = 0;
     j->res = calloc(j->req.n, sizeof *j->res);
     j->head_att = j->req.heads ? calloc(j->req.n, sizeof *j->head_att) : NULL;
+    int want_links = j->req.alignments && q->models->n == 1;
+    j->links = want_links ? calloc(j->req.n, sizeof *j->links) : NULL;
     j->items = calloc(j->req.n, sizeof *j->items);
-    if (!j->req.n || !j->res || !j->items || (j->req.heads && !j->head_att)) {
+    if (!j->req.n || !j->res || !j->items || (j->req.heads && !j->head_att) ||
+        (want_links && !j->links)) {
         snprintf(j->error, sizeof j->error, j->req.n ? "out of memory" : "no sentence to queue");
         return 500;
     }

@@ -59,6 +59,9 @@ typedef struct serve_job {
     serve_request req;
     nmt_translated *res; /* [req.n] */
     float **head_att;    /* [req.n] with req.heads: [layers, heads, n_tgt, n_src] each */
+    char **links;        /* [req.n] with req.alignments and a lone model: the best
+                          * translation's word links, a Pharaoh line, made as nmt
+                          * align --tgt makes them (nmt_aligner_pair) */
     size_t left;         /* sentences not yet translated (under the queue's lock) */
     int status;          /* 0, or the HTTP status of a failure */
     char error[256];     /* its message */

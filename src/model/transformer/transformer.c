@@ -530,4 +530,5 @@ const nmt_arch_ops nmt_transformer_ops = {
     .map_name = tf_map_name,
     .default_map = tf_default_map,
     .map_at = tf_map_at,
+    .workspace_map = nmt_tf_workspace_map,
 };

@@ -421,6 +421,28 @@ static void output_grad(void *ctx, const real *dt, size_t r0, int rows)
     memcpy(ws->t_rows + r0 * ws->d, dt, (size_t)rows * ws->d * sizeof(real));
 }
 
+int nmt_tf_workspace_map(const nmt_workspace *base, int map, int s, int n_tgt, int n_src,
+                         float *out)
+{
+    const tf_workspace *ws = (const tf_workspace *)base;
+    int h = ws->h, l = map / (h + 1), k = map % (h + 1), Tq = ws->dec.T, Tk = ws->enc.T;
+    if (map < 0 || l >= ws->dec.L || s < 0 || s >= ws->B || n_tgt > Tq || n_src > Tk)
+        return nmt_set_error(NMT_ERR_ARG, "no map %d of sentence %d in this forward", map, s);
+    const real *P = ws->dec.layers[l].cross.P + (size_t)s * h * Tq * Tk;
+    for (int i = 0; i < n_tgt; i++)
+        for (int j = 0; j < n_src; j++) {
+            if (k < h) {
+                out[(size_t)i * n_src + j] = (float)P[((size_t)k * Tq + i) * Tk + j];
+                continue;
+            }
+            double sum = 0; /* as the decoding step's mean (transformer_infer.c) */
+            for (int t = 0; t < h; t++)
+                sum += (double)P[((size_t)t * Tq + i) * Tk + j];
+            out[(size_t)i * n_src + j] = (float)(sum / h);
+        }
+    return NMT_OK;
+}
+
 int nmt_tf_forward(const nmt_model *m, nmt_workspace *base, const nmt_batch *b,
                    const nmt_regularizer *reg, nmt_rng *rng)
 {

@@ -150,6 +150,10 @@ void nmt_tf_workspace_destroy(nmt_workspace *ws);
 /* The encoder over enc.ids and enc.len (B sentences of T = enc.T
  * positions, set by the caller) without dropout: enc.out is H. */
 void nmt_tf_encode(const nmt_model *m, tf_workspace *ws);
+/* Map `map` (layer l's head k, or k = h its mean) of sentence s of the
+ * last forward: its cross-attention weights P, [n_tgt, n_src]. */
+int nmt_tf_workspace_map(const nmt_workspace *ws, int map, int s, int n_tgt, int n_src,
+                         float *out);
 int nmt_tf_forward(const nmt_model *m, nmt_workspace *ws, const nmt_batch *b,
                    const nmt_regularizer *reg, nmt_rng *rng);
 void nmt_tf_backward(nmt_model *m, nmt_workspace *ws, const nmt_batch *b);
