@@ -301,6 +301,23 @@ START_TEST(symmetrize_grows_from_what_it_added)
 }
 END_TEST
 
+/* Two aligners of one direction agreeing: a keeps, in its own order and
+ * once each, the links b has too; b's order and repeats do not matter. */
+START_TEST(links_agree_keeps_the_common_ones)
+{
+    nmt_link a[] = {{0, 0, 0}, {2, 1, 0}, {1, 1, 0}, {0, 0, 0}, {3, 2, 0}};
+    const nmt_link b[] = {{3, 2, 0}, {0, 0, 0}, {1, 2, 0}, {3, 2, 0}, {2, 1, 1}};
+    size_t n = 5;
+    nmt_links_agree(a, &n, b, 5);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(a[0].src == 0 && a[0].tgt == 0);
+    ck_assert(a[1].src == 2 && a[1].tgt == 1 && a[1].possible == 0);
+    ck_assert(a[2].src == 3 && a[2].tgt == 2);
+    nmt_links_agree(a, &n, NULL, 0); /* an aligner with no links agrees on none */
+    ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 START_TEST(symmetrize_empty_sides_and_refusals)
 {
     nmt_link *out = (nmt_link *)1;
@@ -347,6 +364,7 @@ Suite *nmt_test_suite(void)
     tcase_add_test(tc, symmetrize_each_method_by_hand);
     tcase_add_test(tc, symmetrize_grows_from_what_it_added);
     tcase_add_test(tc, symmetrize_empty_sides_and_refusals);
+    tcase_add_test(tc, links_agree_keeps_the_common_ones);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -35,4 +35,10 @@ extern const char *const nmt_symmetrize_names[];
 int nmt_symmetrize(nmt_symmetrize_method method, const nmt_link *fwd, size_t n_fwd,
                    const nmt_link *rev, size_t n_rev, nmt_link **out, size_t *n_out);
 
+/* The links of one pair that both a and b have (two aligners of the same
+ * direction agreeing), written over a: *n_a becomes their count, in a's
+ * order, each once. Sorting is not needed: pairs are short, so a linear
+ * scan of b per link is cheaper than any index. */
+void nmt_links_agree(nmt_link *a, size_t *n_a, const nmt_link *b, size_t n_b);
+
 #endif

@@ -146,3 +146,18 @@ done:
     free(g.col);
     return rc;
 }
+
+void nmt_links_agree(nmt_link *a, size_t *n_a, const nmt_link *b, size_t n_b)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < *n_a; k++) {
+        int in_b = 0, seen = 0;
+        for (size_t m = 0; m < n_b && !in_b; m++)
+            in_b = a[k].src == b[m].src && a[k].tgt == b[m].tgt;
+        for (size_t m = 0; m < kept && !seen; m++)
+            seen = a[k].src == a[m].src && a[k].tgt == a[m].tgt;
+        if (in_b && !seen)
+            a[kept++] = (nmt_link){a[k].src, a[k].tgt, 0};
+    }
+    *n_a = kept;
+}

@@ -114,6 +114,32 @@ expect_fail "bad notation in the links" "hyp_bad, line 2: '1:1' is not an alignm
 printf '0-0\n1P1\n\n' >"$TMP/gold_cap"
 expect_fail "P is not p" "gold_cap, line 2: '1P1'" \
     "$NMT" align --links "$TMP/hyp" --gold "$TMP/gold_cap"
+# --- --links and --reverse-links given again: the aligners of a direction agree ---
+# fwd2 agrees with fwd on line 1's 0-0 only and on none of line 2; rev2 is rev
+# itself, so the reverse side is unchanged: the intersection of the agreed
+# forward links with rev is then a subset of the plain intersection.
+printf '0-0 5-5\n\n9-9\n' >"$TMP/fwd2"
+expect_ok "--links twice" "$NMT" align --links "$TMP/fwd" --links "$TMP/fwd2" \
+    --reverse-links "$TMP/rev" --reverse-links "$TMP/rev" --symmetrize union -o "$TMP/agree.align"
+expect_ok "--links once" "$NMT" align --links "$TMP/fwd" --reverse-links "$TMP/rev" \
+    --symmetrize union -o "$TMP/plain.align"
+# union: agreed forward links (fwd's lines ∩ fwd2's) with all of rev's
+want=$(paste -d '|' "$TMP/fwd" "$TMP/fwd2" "$TMP/rev" | awk -F '|' '{
+    n = split($1, f, " "); m = split($2, g, " "); for (k in seen) delete seen[k]; out = ""
+    for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (f[i] == g[j]) seen[f[i]] = 1
+    r = split($3, v, " "); for (i = 1; i <= r; i++) { split(v[i], p, "-"); seen[p[2] "-" p[1]] = 1 }
+    for (k in seen) out = out k " "; print out }' | while read -r l; do echo $l | tr ' ' '\n' | sort -t- -k1,1n -k2,2n | tr '\n' ' ' | sed 's/ $//'; echo; done)
+[ "$(cat "$TMP/agree.align")" = "$want" ] && pass ||
+    fail "--links twice: got '$(cat "$TMP/agree.align")', want '$want'"
+[ "$(cat "$TMP/agree.align")" != "$(cat "$TMP/plain.align")" ] && pass ||
+    fail "--links twice: the second file changed nothing"
+printf '0-0\n' >"$TMP/fwd_one"
+expect_fail "--links twice, lines differ" "but .*fwd_one has 1" \
+    "$NMT" align --links "$TMP/fwd" --links "$TMP/fwd_one" --gold "$TMP/gold3"
+expect_fail "--links five times" "--links: at most 4 files" \
+    "$NMT" align --links "$TMP/fwd" --links "$TMP/fwd" --links "$TMP/fwd" --links "$TMP/fwd" \
+    --links "$TMP/fwd" --gold "$TMP/gold3"
+
 expect_fail "--symmetrize without --reverse-links" "--symmetrize .*--reverse-links" \
     "$NMT" align --links "$TMP/fwd" --symmetrize union
 expect_fail "--reverse-links without --symmetrize" "--reverse-links .*--symmetrize" \

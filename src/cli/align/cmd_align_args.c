@@ -110,11 +110,13 @@ static void help(void)
         "                       Bible's gold does for a model from Spanish to English\n"
         "      --links FILE     no model: score this Pharaoh links file (source-target,\n"
         "                       one line per pair, as fast_align or eflomal write it)\n"
-        "                       against --gold, which must have as many lines\n"
+        "                       against --gold, which must have as many lines. Given\n"
+        "                       again (up to 4 files), the aligners must agree: a\n"
+        "                       pair's links are those every file has\n"
         "      --reverse-links FILE\n"
         "                       the reverse direction's own links (target-source, as nmt\n"
         "                       align of the reverse model writes them), line by line\n"
-        "                       with --links, for --symmetrize\n"
+        "                       with --links, for --symmetrize; given again, as --links\n"
         "      --symmetrize METHOD\n"
         "                       join --links and --reverse-links into one alignment,\n"
         "                       written as Pharaoh links (source-target, sorted) to -o\n"
@@ -237,13 +239,18 @@ static int settle_format(align_args *a)
 /* Refuses an -o that is one of the files read. */
 static int check_files(const align_args *a)
 {
-    cli_file in[6 + MAX_MODELS] = {{"--src", a->src},   {"--tgt", a->tgt},
+    cli_file in[6 + MAX_MODELS + 2 * MAX_AGREE] = {{"--src", a->src},   {"--tgt", a->tgt},
                                    {"--gold", a->gold}, {"--ref", a->ref},
                                    {"--links", a->links}, {"--reverse-links", a->rev_links}};
     for (int k = 0; k < a->n_models; k++)
         in[6 + k] = (cli_file){"-m", a->model[k]};
+    int n_in = 6 + a->n_models;
+    for (int k = 0; k < a->n_agree; k++)
+        in[n_in++] = (cli_file){"--links", a->agree[k]};
+    for (int k = 0; k < a->n_rev_agree; k++)
+        in[n_in++] = (cli_file){"--reverse-links", a->rev_agree[k]};
     const cli_file out = {"-o", a->out ? a->out : "-"};
-    return cli_check_outputs(&out, 1, in, 6 + a->n_models);
+    return cli_check_outputs(&out, 1, in, n_in);
 }
 
 /* --links and --symmetrize: no model, Pharaoh files in and out. Returns
@@ -373,8 +380,24 @@ int align_parse_args(int argc, char **argv, align_args *a)
         case OPT_ENSEMBLE: a->ensemble = 1; break;
         case OPT_GOLD_PARTIAL: a->gold_partial = 1; break;
         case OPT_GOLD_REVERSE: a->gold_reverse = 1; break;
-        case OPT_LINKS: a->links = optarg; break;
-        case OPT_REV_LINKS: a->rev_links = optarg; break;
+        case OPT_LINKS:
+        case OPT_REV_LINKS: {
+            /* given again: another aligner of the same direction (agreement) */
+            int rev = c == OPT_REV_LINKS;
+            const char **first = rev ? &a->rev_links : &a->links;
+            const char **more = rev ? a->rev_agree : a->agree;
+            int *n_more = rev ? &a->n_rev_agree : &a->n_agree;
+            if (!*first)
+                *first = optarg;
+            else if (*n_more < MAX_AGREE)
+                more[(*n_more)++] = optarg;
+            else {
+                cli_error("%s: at most %d files", rev ? "--reverse-links" : "--links",
+                          MAX_AGREE + 1);
+                return 2;
+            }
+            break;
+        }
         case OPT_SYMMETRIZE:
             if ((a->symmetrize = opt_choice("--symmetrize", optarg, nmt_symmetrize_names)) < 0)
                 return 2;

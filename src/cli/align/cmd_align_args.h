@@ -6,7 +6,7 @@
 
 enum { FMT_TEXT, FMT_TSV, FMT_JSON, FMT_PHARAOH, FMT_SVG, FMT_PNG, FMT_HTML };
 enum { UNITS_DEFAULT = -1, UNITS_PIECES = 0, UNITS_WORDS = 1 };
-enum { MAX_MODELS = 8 };
+enum { MAX_MODELS = 8, MAX_AGREE = 3 };
 
 extern const char *const align_format_names[];
 
@@ -24,6 +24,11 @@ typedef struct align_args {
     int gold_reverse;     /* --gold-reverse: the gold file lists target-source */
     const char *links;    /* --links: score (or symmetrise) this links file, no model */
     const char *rev_links;/* --reverse-links: the reverse direction's links */
+    const char *agree[MAX_AGREE];     /* --links given again: more aligners of the
+                                       * forward direction, whose links must agree */
+    int n_agree;
+    const char *rev_agree[MAX_AGREE]; /* --reverse-links given again */
+    int n_rev_agree;
     int symmetrize;       /* --symmetrize: an nmt_symmetrize_method, or -1 */
     int src_given;        /* --src was given (its default is standard input) */
     int shift;            /* --shift 1, --no-shift 0, else -1: the model's own */

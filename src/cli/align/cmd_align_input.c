@@ -10,14 +10,14 @@
 #include "nmt/text.h"
 #include "nmt/units.h"
 
-static void lines_free(lines *l)
+void align_lines_free(lines *l)
 {
     for (size_t k = 0; k < l->n; k++)
         free(l->line[k]);
     free(l->line);
 }
 
-static int lines_read(lines *l, const char *path)
+int align_lines_read(lines *l, const char *path)
 {
     nmt_reader *r;
     if (nmt_reader_open(&r, path))
@@ -46,7 +46,7 @@ static int lines_read(lines *l, const char *path)
     return rc < 0 ? -1 : 0;
 }
 
-static int check_same_count(const lines *x, const char *xp, const lines *y, const char *yp)
+int align_lines_same_count(const lines *x, const char *xp, const lines *y, const char *yp)
 {
     if (x->n == y->n)
         return 0;
@@ -124,22 +124,22 @@ void align_inputs_free(inputs *in)
     free(in->gold_links);
     free(in->n_gold);
     free(in->sel);
-    lines_free(&in->src);
-    lines_free(&in->tgt);
-    lines_free(&in->gold);
-    lines_free(&in->ref);
+    align_lines_free(&in->src);
+    align_lines_free(&in->tgt);
+    align_lines_free(&in->gold);
+    align_lines_free(&in->ref);
 }
 
 int align_read_inputs(const align_files *a, inputs *in)
 {
-    if (lines_read(&in->src, a->src) || (a->tgt && lines_read(&in->tgt, a->tgt)) ||
-        (a->gold && lines_read(&in->gold, a->gold)) || (a->ref && lines_read(&in->ref, a->ref))) {
+    if (align_lines_read(&in->src, a->src) || (a->tgt && align_lines_read(&in->tgt, a->tgt)) ||
+        (a->gold && align_lines_read(&in->gold, a->gold)) || (a->ref && align_lines_read(&in->ref, a->ref))) {
         cli_lib_error();
         return -1;
     }
-    if ((a->tgt && check_same_count(&in->src, a->src, &in->tgt, a->tgt)) ||
-        (a->gold && check_same_count(&in->src, a->src, &in->gold, a->gold)) ||
-        (a->ref && check_same_count(&in->src, a->src, &in->ref, a->ref)))
+    if ((a->tgt && align_lines_same_count(&in->src, a->src, &in->tgt, a->tgt)) ||
+        (a->gold && align_lines_same_count(&in->src, a->src, &in->gold, a->gold)) ||
+        (a->ref && align_lines_same_count(&in->src, a->src, &in->ref, a->ref)))
         return -1;
     if (in->src.n == 0) {
         cli_error("no sentences to align");

@@ -16,6 +16,14 @@ typedef struct lines {
     size_t n, cap;
 } lines;
 
+/* Reads every line of path (plain or gzip) into *l: 0, or -1 with the
+ * library's error set (nmt_error_message). */
+int align_lines_read(lines *l, const char *path);
+void align_lines_free(lines *l);
+/* 0 when x and y have as many lines, else -1 after saying so, naming both
+ * files (xp "-" is standard input). */
+int align_lines_same_count(const lines *x, const char *xp, const lines *y, const char *yp);
+
 /* The files and the choice of lines (NULL: none given; src "-" is
  * standard input). */
 typedef struct align_files {

@@ -35,6 +35,52 @@ static int parse_links(const char *path, const lines *l, size_t line, int revers
     return 0;
 }
 
+/* The other aligners' files of one direction (--links or --reverse-links
+ * given again), read whole and checked against the first file's lines. */
+typedef struct agree_files {
+    lines l[MAX_AGREE];
+    int n;
+} agree_files;
+
+static int agree_read(agree_files *g, const char *const *paths, int n, const lines *first,
+                      const char *first_path)
+{
+    for (g->n = 0; g->n < n; g->n++) {
+        if (align_lines_read(&g->l[g->n], paths[g->n])) {
+            cli_error("%s", nmt_error_message());
+            g->n++;
+            return -1;
+        }
+        if (align_lines_same_count(first, first_path, &g->l[g->n], paths[g->n])) {
+            g->n++;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void agree_free(agree_files *g)
+{
+    for (int k = 0; k < g->n; k++)
+        align_lines_free(&g->l[k]);
+}
+
+/* Keeps in links[*n] (line `line` of one direction) only those every other
+ * file of that direction has too. */
+static int agree_apply(const agree_files *g, const char *const *paths, size_t line, int reverse,
+                       nmt_link *links, size_t *n)
+{
+    for (int k = 0; k < g->n; k++) {
+        nmt_link *other = NULL;
+        size_t n_other = 0;
+        if (parse_links(paths[k], &g->l[k], line, reverse, &other, &n_other))
+            return -1;
+        nmt_links_agree(links, n, other, n_other);
+        free(other);
+    }
+    return 0;
+}
+
 int align_links_run(const align_args *a)
 {
     /* the links file stands where the source would: it sets the pairs, and
@@ -46,8 +92,12 @@ int align_links_run(const align_args *a)
     cli_outfile out = {0};
     nmt_aer aer = {0};
     nmt_link *fwd = NULL, *rev = NULL, *sym = NULL;
+    agree_files more_fwd = {0}, more_rev = {0};
     int status = 1, writing = a->symmetrize >= 0;
     if (align_read_inputs(&files, &in))
+        goto done;
+    if (agree_read(&more_fwd, a->agree, a->n_agree, &in.src, a->links) ||
+        (writing && agree_read(&more_rev, a->rev_agree, a->n_rev_agree, &in.src, a->links)))
         goto done;
     if (writing && cli_out_open(&out, a->out))
         goto done;
@@ -58,7 +108,9 @@ int align_links_run(const align_args *a)
         free(sym);
         fwd = rev = sym = NULL;
         if (parse_links(a->links, &in.src, line, 0, &fwd, &n_fwd) ||
-            (writing && parse_links(a->rev_links, &in.tgt, line, 1, &rev, &n_rev)))
+            (writing && parse_links(a->rev_links, &in.tgt, line, 1, &rev, &n_rev)) ||
+            agree_apply(&more_fwd, a->agree, line, 0, fwd, &n_fwd) ||
+            (writing && agree_apply(&more_rev, a->rev_agree, line, 1, rev, &n_rev)))
             goto done;
         const nmt_link *hyp = fwd;
         n = n_fwd;
@@ -89,6 +141,8 @@ int align_links_run(const align_args *a)
     }
     status = 0;
 done:
+    agree_free(&more_fwd);
+    agree_free(&more_rev);
     cli_out_abort(&out);
     free(fwd);
     free(rev);
