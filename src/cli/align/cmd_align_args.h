@@ -26,6 +26,11 @@ typedef struct align_args {
     const char *rev_links;/* --reverse-links: the reverse direction's links */
     int symmetrize;       /* --symmetrize: an nmt_symmetrize_method, or -1 */
     int src_given;        /* --src was given (its default is standard input) */
+    int em;               /* --em: links from IBM Model 2 trained by EM, no model */
+    int em_iterations;    /* --em-iterations */
+    double em_null, em_tension, em_alpha; /* --em-null, --em-tension, --em-alpha */
+    int em_fixed_tension; /* --em-fixed-tension */
+    const char *em_opt;   /* the last --em-* option given, for its refusal */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the
