@@ -35,7 +35,8 @@ typedef struct nmt_ibm2_opts {
     double tension;     /* λ at the start, in the bounds above (default 4) */
     int learn_tension;  /* 1: re-estimate λ after each iteration (default); 0: keep it */
     double alpha;       /* > 0: the variational-Bayes M-step with this Dirichlet
-                         * prior (default 0.01); 0: plain maximum likelihood */
+                         * prior (default 1e-4, chosen on the Bible's
+                         * validation verses); 0: plain maximum likelihood */
 } nmt_ibm2_opts;
 
 /* The defaults above. */

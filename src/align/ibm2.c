@@ -146,7 +146,7 @@ struct nmt_ibm2 {
 
 nmt_ibm2_opts nmt_ibm2_defaults(void)
 {
-    return (nmt_ibm2_opts){.p_null = 0.08, .tension = 4.0, .learn_tension = 1, .alpha = 0.01};
+    return (nmt_ibm2_opts){.p_null = 0.08, .tension = 4.0, .learn_tension = 1, .alpha = 1e-4};
 }
 
 int nmt_ibm2_create(nmt_ibm2 **out, const nmt_ibm2_opts *opts)

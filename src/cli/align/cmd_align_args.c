@@ -140,7 +140,7 @@ static void help(void)
         "      --em-fixed-tension\n"
         "                       keep the tension where it starts\n"
         "      --em-alpha A     the Dirichlet prior of the variational-Bayes estimate of\n"
-        "                       the translation table (default 0.01); 0: plain maximum\n"
+        "                       the translation table (default 0.0001); 0: plain maximum\n"
         "                       likelihood\n"
         "  -r, --ref FILE       reference translations, line by line with the sources\n"
         "                       (html, without --tgt): each translation's sentence BLEU\n"
