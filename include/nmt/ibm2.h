@@ -11,7 +11,8 @@
  *   p(f_i | a_i = j) = t(f_i | e_j)  (e_0 = NULL).
  * EM re-estimates t (relative frequencies of the expected counts, or with
  * alpha > 0 the variational-Bayes estimate under a symmetric Dirichlet
- * prior: t = exp(ψ(c(e,f) + α)) / exp(ψ(c(e) + V_f α))) and λ, the
+ * prior: t = exp(ψ(c(e,f) + α)) / exp(ψ(c(e) + V_f α)), never below
+ * 1e-200) and λ, the
  * tension (the value that makes the expected distance to the diagonal
  * under the prior equal that under the posterior, found by Newton's
  * method within [NMT_IBM2_TENSION_MIN, NMT_IBM2_TENSION_MAX]). t starts

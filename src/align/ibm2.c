@@ -26,6 +26,9 @@
 #include "nmt/utf8.h"
 
 enum { MAX_WORDS = 65535 };
+/* The least t(f | e): times the least prior (exp(-λ) / n, λ at most 100)
+ * still far above the smallest double. */
+#define T_FLOOR 1e-200
 
 /* ---- vocabularies ------------------------------------------------------- */
 
@@ -554,8 +557,11 @@ int nmt_ibm2_iterate(nmt_ibm2 *m, nmt_ibm2_stats *st)
             m->total[e] = digamma(m->total[e] + v_alpha);
     for (size_t x = 0; x < m->n_t; x++) {
         double tot = m->total[m->t_src[x]];
-        m->t[x] = alpha > 0 ? exp(digamma(m->count[x] + alpha) - tot)
-                            : (tot > 0 ? m->count[x] / tot : 0);
+        double t = alpha > 0 ? exp(digamma(m->count[x] + alpha) - tot)
+                             : (tot > 0 ? m->count[x] / tot : 0);
+        /* ψ(α) is about -1/α: a word pair of almost no count would get 0
+         * and, with its neighbours, a target word of no probability */
+        m->t[x] = t > T_FLOOR ? t : T_FLOOR;
         m->count[x] = 0;
     }
     if (m->o.learn_tension && m->n_shapes)
