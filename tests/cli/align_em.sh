@@ -3,7 +3,9 @@
 # where co-occurrence decides: the links, one line per pair (an empty one
 # for a pair with an empty side), --line, the reverse direction and its
 # symmetrisation, the scores against --gold (stdout with -o, else stderr),
-# the same bytes twice, and the refusals, each naming its option or file.
+# the same bytes twice, the toy test set's gold (AER under 0.08) and nmt
+# train --guided-links reading the links, and the refusals, each naming
+# its option or file.
 . "$(dirname "$0")/lib.sh"
 
 # A B C D translate as x y z w; every two of them, in the same order and
@@ -71,6 +73,19 @@ expect_ok "--em options" "$NMT" align --em --src "$TMP/s" --tgt "$TMP/t" --em-it
 grep -q "^em: iteration 2 of 2: .*tension 8.000" "$TMP/err" && pass ||
     fail "--em options: $(cat "$TMP/err")"
 [ "$(wc -l <"$TMP/out")" = 14 ] && pass || fail "--em options: $(wc -l <"$TMP/out") lines"
+
+# --- the toy corpus: its gold, and guided alignment reading the links ------------------
+TOY=${NMT_SOURCE_ROOT:?}/corpora/toy
+zcat "$TOY/test.src.gz" >"$TMP/toy.s"
+zcat "$TOY/test.tgt.gz" >"$TMP/toy.t"
+expect_ok "--em on the toy test set" "$NMT" align --em --src "$TMP/toy.s" --tgt "$TMP/toy.t" \
+    --gold "$TOY/test.align" -o "$TMP/toy.align"
+# 0.0645 when written; the toy's attention models reach 0.03 to 0.09
+awk '/^AER/ { exit !($2 < 0.08) }' "$TMP/out" && pass || fail "toy AER: $(cat "$TMP/out")"
+[ "$(wc -l <"$TMP/toy.align")" = 1000 ] && pass || fail "toy: $(wc -l <"$TMP/toy.align") lines"
+expect_ok "--guided-links reads them" "$NMT" train -q --arch transformer --src "$TMP/toy.s" \
+    --tgt "$TMP/toy.t" --d-model 16 --heads 2 --ff 32 --layers 2 --batch-size 20 --threads 1 \
+    --seed 3 --guided-links "$TMP/toy.align" --max-steps 1 --out "$TMP/guided"
 
 # --- refusals -----------------------------------------------------------------------
 head -n 5 "$TMP/t" >"$TMP/t5"
