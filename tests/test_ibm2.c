@@ -125,7 +125,15 @@ START_TEST(words_seen_once_follow_the_diagonal)
     numbered(s10, 'u', 10);
     numbered(t30, 'v', 30);
     const char *const pairs[][2] = {{s20, t20}, {s10, t30}};
-    nmt_ibm2 *m = make(pairs, 2, NULL);
+    /* with t uniform the first posterior is the prior itself, so the first
+     * M-step must find the tension it started from */
+    nmt_ibm2_opts o = nmt_ibm2_defaults();
+    o.tension = 7;
+    nmt_ibm2 *m = make(pairs, 2, &o);
+    train(m, 1);
+    ck_assert_double_eq_tol(nmt_ibm2_tension(m), 7, 1e-9);
+    nmt_ibm2_free(m);
+    m = make(pairs, 2, NULL);
     train(m, 5);
     /* nothing but the prior tells the words apart, and EM sharpens it */
     ck_assert(nmt_ibm2_tension(m) > 4);
