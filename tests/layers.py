@@ -36,7 +36,7 @@ PUBLIC = {
     1: "text vocab subwords corpus batch links stream bleu chrf",
     2: "model rnn transformer",
     3: "modelfile average",
-    4: "decode translator units align symmetrize extract",
+    4: "decode translator units align symmetrize extract ibm2",
     5: "optim train train_setup train_status progress runlog",
 }
 CLI = FOLDERS["src/cli"]

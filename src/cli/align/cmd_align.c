@@ -23,6 +23,7 @@
 #include "align/cmd_align_html.h"
 #include "draw/heatmap.h"
 #include "align/cmd_align_input.h"
+#include "align/cmd_align_em.h"
 #include "align/cmd_align_links.h"
 #include "align/cmd_align_pairs.h"
 #include "commands.h"
@@ -806,6 +807,8 @@ int cmd_align(int argc, char **argv)
     int rc = align_parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (a.em)
+        return align_em_run(&a);
     if (a.links)
         return align_links_run(&a);
     cli_set_threads(a.threads);

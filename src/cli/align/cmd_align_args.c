@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "cli_opts.h"
 #include "cli_outfile.h"
+#include "nmt/ibm2.h"
 #include "nmt/symmetrize.h"
 #include "nmt/decode.h"
 #include "nmt/error.h"
@@ -38,6 +39,8 @@ static void help(void)
         "                 [--min-weight W] [--threads N] [--batch-size N]\n"
         "       nmt align --links FILE --gold FILE [--gold-partial] [--gold-reverse]\n"
         "       nmt align --links FWD --reverse-links REV --symmetrize METHOD [-o OUT]\n"
+        "                 [--gold FILE]\n"
+        "       nmt align --em --src FILE --tgt FILE [-o OUT] [--em-iterations N]\n"
         "                 [--gold FILE]\n\n"
         "The attention of an attention model over each sentence pair: which source\n"
         "words the decoder looked at while it produced each target word. Both sides\n"
@@ -123,6 +126,25 @@ static void help(void)
         "                       or standard output, and scored with --gold: intersection,\n"
         "                       union, grow-diag, grow-diag-final, grow-diag-final-and\n"
         "                       (docs/alignments.md describes each)\n"
+        "      --em             no model: word links from IBM Model 2 with a diagonal\n"
+        "                       prior (Dyer et al. 2013), trained by EM on the pairs of\n"
+        "                       --src and --tgt (words: what spaces separate, case\n"
+        "                       kept), written as Pharaoh lines i-j (source-target, one\n"
+        "                       per pair, --line's or all, empty when a side is) to -o\n"
+        "                       or standard output and scored with --gold. Each target\n"
+        "                       word is linked to its most probable source word, or to\n"
+        "                       none when NULL is likelier. Swap --src and --tgt for the\n"
+        "                       reverse direction's links, which --reverse-links reads\n"
+        "      --em-iterations N\n"
+        "                       EM iterations (default 5)\n"
+        "      --em-null P      the probability of NULL, p0 (default 0.08)\n"
+        "      --em-tension L   the diagonal prior's tension at the start (default 4),\n"
+        "                       re-estimated after each iteration within [0.1, 100]\n"
+        "      --em-fixed-tension\n"
+        "                       keep the tension where it starts\n"
+        "      --em-alpha A     the Dirichlet prior of the variational-Bayes estimate of\n"
+        "                       the translation table (default 0.0001); 0: plain maximum\n"
+        "                       likelihood\n"
         "  -r, --ref FILE       reference translations, line by line with the sources\n"
         "                       (html, without --tgt): each translation's sentence BLEU\n"
         "                       (sacreBLEU's sentence_bleu) in the list\n"
@@ -253,6 +275,37 @@ static int check_files(const align_args *a)
     return cli_check_outputs(&out, 1, in, n_in);
 }
 
+/* --em: no model, the pairs of --src and --tgt in, Pharaoh lines out.
+ * Returns -1 to go on, else 2 after saying what is wrong. */
+static int check_em_mode(align_args *a)
+{
+    const char *other = a->n_models ? "-m" : a->links ? "--links"
+                        : a->rev_links ? "--reverse-links" : a->symmetrize >= 0 ? "--symmetrize"
+                        : a->ref ? "--ref" : a->per_head ? "--per-head"
+                        : a->ensemble ? "--ensemble" : a->layer_given ? "--layer"
+                        : a->head_given ? "--head" : a->units != UNITS_DEFAULT ? "--units" : NULL;
+    if (other) {
+        cli_error("--em trains its own word aligner on --src and --tgt: it cannot be used "
+                  "with %s", other);
+        return 2;
+    }
+    if (!a->src_given || !a->tgt) {
+        cli_error("--em aligns the pairs of two files: give --src FILE and --tgt FILE");
+        return 2;
+    }
+    if (!strcmp(a->src, "-") && !strcmp(a->tgt, "-")) {
+        cli_error("--src and --tgt cannot both be standard input");
+        return 2;
+    }
+    if (a->format_given && a->format != FMT_PHARAOH) {
+        cli_error("--em: the links are written as Pharaoh lines, not --format %s",
+                  align_format_names[a->format]);
+        return 2;
+    }
+    a->format = FMT_PHARAOH;
+    return check_files(a) ? 2 : -1;
+}
+
 /* --links and --symmetrize: no model, Pharaoh files in and out. Returns
  * -1 to go on, else 2 after saying what is wrong. */
 static int check_links_mode(align_args *a)
@@ -301,7 +354,8 @@ int align_parse_args(int argc, char **argv, align_args *a)
 {
     enum { OPT_WIDTH = 256, OPT_LAYER, OPT_HEAD, OPT_PER_HEAD, OPT_ENSEMBLE, OPT_GOLD_PARTIAL,
            OPT_GOLD_REVERSE, OPT_LINKS, OPT_REV_LINKS, OPT_SYMMETRIZE, OPT_SHIFT, OPT_NO_SHIFT,
-           OPT_EOS_UNALIGNED, OPT_MIN_WEIGHT, OPT_BATCH };
+           OPT_EOS_UNALIGNED, OPT_MIN_WEIGHT, OPT_BATCH,
+           OPT_EM, OPT_EM_ITER, OPT_EM_NULL, OPT_EM_TENSION, OPT_EM_FIXED, OPT_EM_ALPHA };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},  {"src", required_argument, NULL, 's'},
         {"tgt", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
@@ -324,6 +378,12 @@ int align_parse_args(int argc, char **argv, align_args *a)
         {"eos-unaligned", no_argument, NULL, OPT_EOS_UNALIGNED},
         {"min-weight", required_argument, NULL, OPT_MIN_WEIGHT},
         {"batch-size", required_argument, NULL, OPT_BATCH},
+        {"em", no_argument, NULL, OPT_EM},
+        {"em-iterations", required_argument, NULL, OPT_EM_ITER},
+        {"em-null", required_argument, NULL, OPT_EM_NULL},
+        {"em-tension", required_argument, NULL, OPT_EM_TENSION},
+        {"em-fixed-tension", no_argument, NULL, OPT_EM_FIXED},
+        {"em-alpha", required_argument, NULL, OPT_EM_ALPHA},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
@@ -338,6 +398,11 @@ int align_parse_args(int argc, char **argv, align_args *a)
     a->symmetrize = -1;
     a->shift = -1;
     a->batch = 1;
+    const nmt_ibm2_opts em = nmt_ibm2_defaults();
+    a->em_iterations = 5;
+    a->em_null = em.p_null;
+    a->em_tension = em.tension;
+    a->em_alpha = em.alpha;
     const cli_model_opts shared = {.beam = &a->beam, .threads = &a->threads};
     int c;
     optind = 1;
@@ -413,6 +478,32 @@ int align_parse_args(int argc, char **argv, align_args *a)
             if (opt_float("--min-weight", optarg, 0, 1, &a->min_weight))
                 return 2;
             break;
+        case OPT_EM: a->em = 1; break;
+        case OPT_EM_ITER:
+            a->em_opt = "--em-iterations";
+            if (opt_int("--em-iterations", optarg, 0, 1000, &a->em_iterations))
+                return 2;
+            break;
+        case OPT_EM_NULL:
+            a->em_opt = "--em-null";
+            if (opt_double("--em-null", optarg, 0, 0.999, &a->em_null))
+                return 2;
+            break;
+        case OPT_EM_TENSION:
+            a->em_opt = "--em-tension";
+            if (opt_double("--em-tension", optarg, NMT_IBM2_TENSION_MIN, NMT_IBM2_TENSION_MAX,
+                           &a->em_tension))
+                return 2;
+            break;
+        case OPT_EM_FIXED:
+            a->em_opt = "--em-fixed-tension";
+            a->em_fixed_tension = 1;
+            break;
+        case OPT_EM_ALPHA:
+            a->em_opt = "--em-alpha";
+            if (opt_double("--em-alpha", optarg, 0, 1e6, &a->em_alpha))
+                return 2;
+            break;
         case 'C':
             if ((a->color = opt_choice("--color", optarg, color_names)) < 0)
                 return 2;
@@ -443,6 +534,12 @@ int align_parse_args(int argc, char **argv, align_args *a)
                   a->gold_partial ? "--gold-partial" : "--gold-reverse");
         return 2;
     }
+    if (a->em_opt && !a->em) {
+        cli_error("%s sets up the word aligner of --em: give --em", a->em_opt);
+        return 2;
+    }
+    if (a->em)
+        return check_em_mode(a);
     if (a->links || a->rev_links || a->symmetrize >= 0)
         return check_links_mode(a);
     if (!a->n_models) {

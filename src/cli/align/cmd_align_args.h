@@ -36,6 +36,11 @@ typedef struct align_args {
     float min_weight;     /* --min-weight (0: every word linked) */
     int batch;            /* --batch-size: pairs per teacher-forced forward (1: the
                            * decoding steps, pair by pair) */
+    int em;               /* --em: links from IBM Model 2 trained by EM, no model */
+    int em_iterations;    /* --em-iterations */
+    double em_null, em_tension, em_alpha; /* --em-null, --em-tension, --em-alpha */
+    int em_fixed_tension; /* --em-fixed-tension */
+    const char *em_opt;   /* the last --em-* option given, for its refusal */
 } align_args;
 
 /* Parses nmt align's command line into *a: returns -1 to go on, else the
