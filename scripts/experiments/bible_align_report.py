@@ -19,6 +19,11 @@ cross-check nmt align's own scorer (the two must agree on the same links):
       sure, i?j possible). By default only the links whose two words each
       stand in some gold link count (partial annotation); --full counts
       every link. --reverse-gold: GOLD lists target-source.
+  combine FWD_A REV_A FWD_B REV_B GOLD
+      the ways of joining two aligners' links (A: a statistical aligner, B:
+      guided attention), each direction's own file (REV target-source): each
+      alone symmetrised, the unions, votes, agreement per direction then
+      each symmetrisation; AER, precision, recall against GOLD (partial).
   sym FWD REV METHOD
       symmetrises FWD (source-target) with REV (the reverse model's own
       links, target-source): intersection, union, grow-diag,
@@ -176,6 +181,47 @@ def cmd_sym(fwd, rev, method):
             print(" ".join(f"{s}-{t}" for s, t in sorted(symmetrize(f, r, method))))
 
 
+def score_sets(hyps, gold):
+    A = S = AS = AP = 0
+    for h, (sure, poss) in zip(hyps, gold):
+        ss = {a for a, _ in poss}
+        ts = {b for _, b in poss}
+        h = {(a, b) for a, b in h if a in ss and b in ts}
+        A += len(h)
+        S += len(sure)
+        AS += len(h & sure)
+        AP += len(h & poss)
+    return 1 - (AS + AP) / (A + S), AP / A, AS / S
+
+
+def cmd_combine(fa, ra, fb, rb, gold_file):
+    def load(f, rev=False):
+        return [parse(l, rev)[0] for l in open(f)]
+    ef, er, af, ar = load(fa), load(ra, True), load(fb), load(rb, True)
+    gold = [parse(l) for l in open(gold_file)]
+    gdfa = "grow-diag-final-and"
+    rows = [
+        ("A alone, " + gdfa, [symmetrize(a, b, gdfa) for a, b in zip(ef, er)]),
+        ("B alone, " + gdfa, [symmetrize(a, b, gdfa) for a, b in zip(af, ar)]),
+        ("unions of A and B, " + gdfa,
+         [symmetrize(a | c, b | d, gdfa) for a, b, c, d in zip(ef, er, af, ar)]),
+    ]
+    for k in (2, 3):
+        out = []
+        for sets in zip(ef, er, af, ar):
+            cnt = {}
+            for x in sets:
+                for l in x:
+                    cnt[l] = cnt.get(l, 0) + 1
+            out.append({l for l, c in cnt.items() if c >= k})
+        rows.append((f"links {k} of the 4 have", out))
+    for m in ("intersection", "union", "grow-diag", "grow-diag-final", gdfa):
+        rows.append(("agreement per direction, " + m,
+                     [symmetrize(a & c, b & d, m) for a, b, c, d in zip(ef, er, af, ar)]))
+    for name, hyps in rows:
+        print("%-44s AER %.4f  precision %.4f  recall %.4f" % ((name,) + score_sets(hyps, gold)))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -186,6 +232,8 @@ def main(argv):
         a = [x for x in argv[2:] if not x.startswith("--")]
         aer, p, r = score(a[0], a[1], "--reverse-gold" in argv, "--full" in argv)
         print(f"AER {aer:.4f}  precision {p:.4f}  recall {r:.4f}")
+    elif argv[1] == "combine":
+        cmd_combine(*argv[2:7])
     elif argv[1] == "sym":
         cmd_sym(argv[2], argv[3], argv[4])
     else:
