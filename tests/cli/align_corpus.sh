@@ -68,7 +68,7 @@ paste -d '|' "$w/1.st.links" "$w/1.ts.st" "$w/2.links" | awk -F '|' '{
     m = split($3, l, " "); for (i = 1; i <= m; i++) if (!(l[i] in had)) bad++ }
     END { exit bad > 0 }' && pass || fail "a link neither statistical direction had"
 for d in 2.st 2.ts; do
-    "$NMT" info "$w/$d/checkpoint.safetensors" | grep -q "align_layer" && pass ||
+    "$NMT" info "$w/$d/checkpoint.safetensors" | grep -q "^aligned head *layer 1 head 0, trained toward word links" && pass ||
         fail "$d: not a guided model"
 done
 "$NMT" align --links "$TMP/full.align" --gold "$TMP/gold" >"$TMP/aer" 2>&1
