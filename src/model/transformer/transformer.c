@@ -408,7 +408,10 @@ static int tf_map_name(const nmt_config *c, int map, char *buf, size_t size)
  * 0.035 against layer 1's 0.073; the rsqrt schedule before them had layer
  * 1 ahead, 0.038 against 0.050). So: the middle, L_d / 2, which is never
  * layer 0 when there is another: layer 1 for 2 or 3 layers, 2 for 4 or 5,
- * 3 for 6. Deeper models are unmeasured. */
+ * 3 for 6. Deeper models are unmeasured. On a real language (the Bible,
+ * English and Spanish, docs/alignments.md) the middle layer's mean was
+ * again the best map English to Spanish (0.443) and 0.002 behind layer 1
+ * the other way, so it stays. */
 static int tf_default_layer(const nmt_config *c)
 {
     return c->transformer.dec_layers / 2;
