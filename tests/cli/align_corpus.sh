@@ -1,7 +1,8 @@
 # scripts/align-corpus on the toy corpus's 1000 test pairs (and a pair with
 # an empty side): its refusals, each naming the option; --rounds 1, the
 # statistical round alone, byte for byte what nmt align --em both ways and
-# --symmetrize grow-diag-final-and write; the whole recipe in 2 minutes:
+# --symmetrize grow-diag-final-and write; the whole recipe in 2 minutes
+# (enough to leave its guided round more than a minute on a loaded machine):
 # one line for every input line, an empty one for the empty pair, links
 # inside their pairs, every link one that the statistical round of a
 # direction had too (the agreement the recipe keeps), two guided models
@@ -48,7 +49,7 @@ cmp -s "$TMP/sym" "$TMP/r1.align" && pass || fail "--rounds 1: not nmt align --e
 grep -q "1 pairs have a side without words" "$TMP/err" && pass ||
     fail "--rounds 1: the empty pair not said on stderr: $(cat "$TMP/err")"
 
-# --- the recipe, in 2 minutes -----------------------------------------------------------
+# --- the recipe, in 1.7 minutes -----------------------------------------------------------
 expect_ok "--minutes 2" "$AC" --src "$TMP/s" --tgt "$TMP/t" --minutes 2 -o "$TMP/full.align" \
     --keep "$TMP/keep"
 grep -q "round 2: two Transformers guided" "$TMP/err" && pass || fail "no round 2: $(cat "$TMP/err")"
