@@ -49,7 +49,7 @@ cmp -s "$TMP/sym" "$TMP/r1.align" && pass || fail "--rounds 1: not nmt align --e
 grep -q "1 pairs have a side without words" "$TMP/err" && pass ||
     fail "--rounds 1: the empty pair not said on stderr: $(cat "$TMP/err")"
 
-# --- the recipe, in 1.7 minutes -----------------------------------------------------------
+# --- the recipe, in 2 minutes -------------------------------------------------------------
 expect_ok "--minutes 2" "$AC" --src "$TMP/s" --tgt "$TMP/t" --minutes 2 -o "$TMP/full.align" \
     --keep "$TMP/keep"
 grep -q "round 2: two Transformers guided" "$TMP/err" && pass || fail "no round 2: $(cat "$TMP/err")"
