@@ -76,10 +76,7 @@ int nmt_align_links(const nmt_alignment *a, const nmt_link_rules *r, nmt_link *l
 
 int nmt_align_write_links(FILE *f, const nmt_link *links, int n)
 {
-    for (int k = 0; k < n; k++)
-        fprintf(f, k ? " %d-%d" : "%d-%d", links[k].src, links[k].tgt);
-    fputc('\n', f);
-    return ferror(f) ? nmt_set_error(NMT_ERR_IO, "writing alignments failed") : NMT_OK;
+    return nmt_pharaoh_write(f, links, n > 0 ? (size_t)n : 0);
 }
 
 /* ---- one pair's text in, word links out ------------------------------------ */
