@@ -207,6 +207,38 @@ static int same_file_state(const file_state *a, const file_state *b)
            !memcmp(a->bytes, b->bytes, (size_t)a->st.st_size);
 }
 
+/* What a run needs: the parameters with their gradients and Adam's two
+ * moments, and the workspace of its plan's largest batch, which is the
+ * batch's own size (no more than the estimate for the largest batch the
+ * sizes allow, which refuses runs that would not fit). */
+START_TEST(memory_need_follows_the_plan)
+{
+    make_tmpdir();
+    write_corpus();
+    nmt_train_request q;
+    small_request(&q, "run");
+    q.s.max_steps = 2;
+    nmt_train_run *r;
+    ck_assert_msg(setup_silently(&r, &q, NULL) == NMT_OK, "%s", nmt_error_message());
+    double weights, activations;
+    ck_assert_int_eq(nmt_trainer_memory_need(r->trainer, &weights, &activations), NMT_OK);
+    ck_assert(weights == 4.0 * sizeof(float) * (double)r->model->n_params);
+    ck_assert(activations == 0); /* no plan before the first step */
+    ck_assert_int_eq(nmt_trainer_run(r->trainer, NULL, NULL), NMT_OK);
+    ck_assert_int_eq(nmt_trainer_memory_need(r->trainer, &weights, &activations), NMT_OK);
+    /* batches of 2 of the 4 pairs: the longest pair has 7 target words and
+     * 6 source ones, each with its </s> */
+    double longest, estimate;
+    ck_assert_int_eq(nmt_workspace_bytes(&r->model->cfg, 2, 7, 8, &longest), NMT_OK);
+    ck_assert_msg(activations > 0 && activations <= longest, "%g of %g", activations, longest);
+    ck_assert_int_eq(nmt_train_memory_estimate(&r->model->cfg, r->s.optimizer, 2, 8, &estimate),
+                     NMT_OK);
+    ck_assert(weights + activations <= estimate);
+    nmt_train_run_free(r);
+    remove_tmpdir();
+}
+END_TEST
+
 /* A run resumed at its --max-steps has nothing to do: nmt_trainer_run says
  * so and writes no file (the checkpoint would differ in its elapsed time
  * alone); with a larger limit it trains and writes them. */
@@ -475,6 +507,7 @@ Suite *nmt_test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_fresh_run_comes_back_ready);
     tcase_add_test(tc, a_finished_run_resumed_writes_nothing);
+    tcase_add_test(tc, memory_need_follows_the_plan);
     tcase_add_test(tc, dropout_follows_the_architecture);
     tcase_add_test(tc, warmup_turns_plateau_decay_off);
     tcase_add_test(tc, refusals_say_why);

@@ -314,6 +314,11 @@ const nmt_train_status *nmt_trainer_status(const nmt_trainer *t);
  * its checkpoint left it (a resumed run's first step: what a changed limit
  * does to a linear decay is said with it). */
 double nmt_trainer_lr_ahead(const nmt_trainer *t);
+/* The bytes training needs at the least: *weights, the parameters with
+ * their gradients and the optimizer's moments; *activations, the workspace
+ * of the largest batch of the plan being trained (its own pairs and
+ * lengths; 0 before the first step). */
+int nmt_trainer_memory_need(const nmt_trainer *t, double *weights, double *activations);
 void nmt_trainer_free(nmt_trainer *t);
 
 /* Validation alone: the perplexity of m on the set (no dropout) and the

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -340,6 +341,22 @@ static void describe(const nmt_train_run *r)
             r->have_valid ? ", validating" : "");
 }
 
+/* -v: the process's peak beside what training needs at the least, so that
+ * a user sees what the rest costs (the corpus, the subword model, the
+ * validation's decoder, the allocator's slack). */
+static void memory_line(const nmt_train_run *r)
+{
+    struct rusage ru;
+    double weights, activations;
+    if (cli_verbosity < 2 || getrusage(RUSAGE_SELF, &ru) ||
+        nmt_trainer_memory_need(r->trainer, &weights, &activations))
+        return;
+    fprintf(stderr, "memory: peak resident %.0f MB; training needs %.0f MB: %.0f MB of "
+            "parameters, gradients and optimizer moments, %.0f MB of activations for the "
+            "largest batch of this epoch\n", (double)ru.ru_maxrss / 1024,
+            (weights + activations) / (1 << 20), weights / (1 << 20), activations / (1 << 20));
+}
+
 static void summary(const nmt_train_run *r, const view *v, const nmt_train_status *st, int interrupted)
 {
     if (cli_verbosity == 0)
@@ -361,6 +378,7 @@ static void summary(const nmt_train_run *r, const view *v, const nmt_train_statu
             "%s/checkpoint.safetensors\n", interrupted ? "stopped" : "done",
             (long long)st->step, where, dur, st->time_up ? " (--max-time " : "",
             st->time_up ? limit : "", st->time_up ? ")" : "", r->dir);
+    memory_line(r);
     if (nmt_dist_size() > 1 && v->steps_run > 0)
         fprintf(stderr, "MPI, %d processes: rank 0 spent %.3f s in collectives, %.2f ms a step, "
                 "and sent %.2f MB a step\n", nmt_dist_size(), nmt_dist_seconds(),

@@ -1,7 +1,7 @@
 /* Setting up a training run (nmt/train_setup.h): a fresh run's units,
  * subwords, corpora and model, or a resumed run's checkpoint and the
- * settings that may change; the memory estimate; then the run's folder and
- * the trainer. Every input is read and checked before anything is written.
+ * settings that may change; then the run's folder and the trainer (the
+ * memory estimate is memory.c's). Every input is read and checked before anything is written.
  * The corpora's files (recorded, found again on resume) are run_data.c's. */
 #include <errno.h>
 #include <stdio.h>
@@ -40,44 +40,6 @@ static int refuse_with(int rc, const char *prefix)
     char why[1024];
     snprintf(why, sizeof why, "%s", nmt_error_message());
     return nmt_set_error(rc, "%s%s", prefix, why);
-}
-
-/* ---- memory ----------------------------------------------------------------- */
-
-int nmt_train_memory_estimate(const nmt_config *cfg, nmt_optim_kind opt, int B, int T,
-                              double *bytes)
-{
-    size_t n_params;
-    int rc = nmt_tensor_table(cfg, NULL, 0, &n_params);
-    if (rc < 0)
-        return rc;
-    int moments = 0;
-    while (nmt_optim_moment_name(opt, moments))
-        moments++;
-    double workspace;
-    if ((rc = nmt_workspace_bytes(cfg, B, T, T, &workspace)))
-        return rc;
-    /* validation's decoder, far smaller, is left out */
-    *bytes = (double)sizeof(float) * (double)n_params * (2 + moments) + workspace;
-    return NMT_OK;
-}
-
-int nmt_train_check_memory(const nmt_config *cfg, nmt_optim_kind opt, int B, int T)
-{
-    double need;
-    int rc = nmt_train_memory_estimate(cfg, opt, B, T, &need);
-    if (rc)
-        return rc;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    double have = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1 << 30);
-    double limit = have < 8.0 * (1 << 30) ? have : 8.0 * (1 << 30);
-    const nmt_arch_recipe *recipe = nmt_arch_recipe_of(cfg->arch);
-    if (need > limit)
-        return nmt_set_error(NMT_ERR_NOMEM, "these sizes would need about %.1f GiB (more than "
-                             "%.1f GiB): lower %s, --batch-size, --max-len or --max-vocab",
-                             need / (1 << 30), limit / (1 << 30),
-                             recipe ? recipe->sizes : "the model's sizes");
-    return NMT_OK;
 }
 
 /* ---- the run's folder ----------------------------------------------------------- */

@@ -274,8 +274,8 @@ static int validate_step(nmt_trainer *t, const nmt_train_callbacks *cb, int sche
     double t0 = nmt_now();
     int rc = NMT_OK;
     if (t->valid.corpus)
-        rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
-                           &st->valid_bleu);
+        rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, t->s.batch_tokens,
+                               &st->valid_ppl, &st->valid_bleu);
     if (t->size > 1) {
         /* rank 0 validated: every process takes its scores, so that all make
          * the same decisions (best, lr decay, early stop) */
@@ -691,8 +691,8 @@ static int validate_average(nmt_trainer *t, const nmt_train_callbacks *cb, nmt_r
     nmt_train_status *st = &t->st;
     valid_tools vt = {t->ws, &t->batch, t->decoder, t->bleu};
     nmt_real *own = nmt_model_swap_params(t->m, params);
-    int rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, &st->valid_ppl,
-                           &st->valid_bleu);
+    int rc = nmt_validate_with(t->m, &vt, &t->valid, t->s.batch_size, t->s.batch_tokens,
+                               &st->valid_ppl, &st->valid_bleu);
     if (rc == NMT_OK) {
         st->has_valid = 1;
         st->average_of = n;

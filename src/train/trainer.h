@@ -89,9 +89,11 @@ typedef struct valid_tools {
     nmt_decoder *decoder;
     nmt_bleu *bleu;
 } valid_tools;
-/* The perplexity and BLEU of m on v (through vt, sized for v's batches). */
+/* The perplexity and BLEU of m on v (through vt, sized for v's batches),
+ * in batches of batch_size pairs within batch_tokens target tokens (0: no
+ * token bound). */
 int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
-                      int batch_size, double *ppl_out, double *bleu_out);
+                      int batch_size, int batch_tokens, double *ppl_out, double *bleu_out);
 /* The greedy decoder validation translates with, for B sources of up to src_T. */
 int nmt_valid_decoder(nmt_decoder **d, const nmt_model *m, int B, int src_T);
 /* Validation's BLEU: case-insensitive for a model of lowercased text. */

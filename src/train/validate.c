@@ -21,14 +21,17 @@ void nmt_corpus_max_lengths(const nmt_corpus *c, int *src_T, int *tgt_T)
 }
 
 int nmt_validate_with(const nmt_model *m, const valid_tools *vt, const nmt_valid_set *v,
-                      int batch_size, double *ppl_out, double *bleu_out)
+                      int batch_size, int batch_tokens, double *ppl_out, double *bleu_out)
 {
     const nmt_corpus *c = v->corpus;
     if (c->n != v->n_refs)
         return nmt_set_error(NMT_ERR_ARG, "validation: %zu pairs but %zu reference lines",
                              c->n, v->n_refs);
+    /* batched as training is (by target tokens when it is): a batch of
+     * batch_size of the longest sentences would touch far more of the
+     * workspace than any training step, and the process would keep it */
     nmt_batch_plan plan;
-    int rc = nmt_batch_plan_make(&plan, c, batch_size, 0, 0, 1);
+    int rc = nmt_batch_plan_make_tokens(&plan, c, batch_size, batch_tokens, 0, 0, 1);
     if (rc)
         return rc;
     char **hyps = calloc(c->n ? c->n : 1, sizeof *hyps);
@@ -111,7 +114,7 @@ int nmt_validate(const nmt_model *m, const nmt_valid_set *v, int batch_size, dou
     if (!rc)
         rc = nmt_valid_bleu(&vt.bleu, m);
     if (!rc)
-        rc = nmt_validate_with(m, &vt, v, batch_size, ppl, bleu);
+        rc = nmt_validate_with(m, &vt, v, batch_size, 0, ppl, bleu);
     nmt_bleu_free(vt.bleu);
     nmt_decoder_free(vt.decoder);
     nmt_workspace_free(vt.ws);
