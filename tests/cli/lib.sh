@@ -3,6 +3,13 @@ set -u
 NMT=${NMT_BIN:?NMT_BIN is not set}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# The kernel nmt would choose, set for every run as a user's script would
+# (scripts/deps.sh): on a CPU where OpenBLAS falls back, nmt otherwise runs
+# itself again and says so in a line on stderr before each command's own
+# output, which checks of "one line of stderr" would count. The re-execution
+# itself is tests/cli/blas.sh's, which unsets the variable.
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/deps.sh"
+nmt_same_kernel "$NMT"
 # Under the valgrind test setup every run of nmt goes through valgrind.
 if [ -n "${NMT_VALGRIND:-}" ]; then
     printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$NMT_VALGRIND" "$NMT" >"$TMP/nmt-valgrind"
