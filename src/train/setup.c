@@ -1,7 +1,8 @@
 /* Setting up a training run (nmt/train_setup.h): a fresh run's units,
  * subwords, corpora and model, or a resumed run's checkpoint and the
  * settings that may change; then the run's folder and the trainer (the
- * memory estimate is memory.c's). Every input is read and checked before anything is written.
+ * memory estimate is memory.c's). Every input is read and checked before
+ * anything is written.
  * The corpora's files (recorded, found again on resume) are run_data.c's. */
 #include <errno.h>
 #include <stdio.h>
