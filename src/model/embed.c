@@ -1,6 +1,7 @@
 /* Embedding lookup and inverted dropout. */
 #include <string.h>
 
+#include "base/simd.h"
 #include "model/layers.h"
 
 void nmt_embed_forward(real *out, const int32_t *ids, const real *table, int n, int E)
@@ -32,6 +33,7 @@ void nmt_dropout_mask(unsigned char *mask, nmt_rng *rng, real p, size_t n)
         mask[i] = (real)nmt_rng_uniform(rng) >= p;
 }
 
+NMT_SIMD
 void nmt_dropout_apply(real *x, const unsigned char *mask, real keep, size_t n)
 {
     /* x, mask: [n]; a dropped unit times 0, as by a float mask of 0 */

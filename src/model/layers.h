@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "nmt/model.h"
 
@@ -100,6 +101,32 @@ static inline float fast_tanh(float x)
     return ax < 0.625f ? small : big;
 }
 #endif
+
+/* A real's order key: an integer that compares as the real does (-0 below
+ * +0, NaNs beyond the infinities). A float's bits compare as a sign and
+ * magnitude; flipping the magnitude of the negative ones makes them two's
+ * complement. The maxima of the element-wise loops take it because an
+ * integer max vectorizes and a float compare-and-select does not. */
+#ifdef NMT_REAL_DOUBLE
+typedef int64_t nmt_real_key;
+#define NMT_KEY_MAGNITUDE INT64_MAX
+#else
+typedef int32_t nmt_real_key;
+#define NMT_KEY_MAGNITUDE INT32_MAX
+#endif
+static inline nmt_real_key nmt_real_key_of(real x)
+{
+    nmt_real_key b;
+    memcpy(&b, &x, sizeof b);
+    return b ^ ((b >> (8 * sizeof b - 1)) & NMT_KEY_MAGNITUDE);
+}
+static inline real nmt_real_of_key(nmt_real_key k)
+{
+    nmt_real_key b = k ^ ((k >> (8 * sizeof k - 1)) & NMT_KEY_MAGNITUDE);
+    real x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
 
 static inline real sigmoid(real x)
 {

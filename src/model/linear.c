@@ -3,6 +3,7 @@
 
 #include "model/layers.h"
 #include "base/pool.h"
+#include "base/simd.h"
 
 /* Products under this many FLOPs run on the caller: cutting them would cost
  * more in hand-over than it saves (2 MFLOP is about 20 us on one core). */
@@ -61,6 +62,7 @@ void nmt_gemm(int ta, int tb, int M, int N, int K, real alpha, const real *A, in
     nmt_pool_run(gemm_chunk, &j, blocks < threads ? blocks : threads);
 }
 
+NMT_SIMD
 void nmt_linear_forward(real *out, const real *in, const real *W, const real *bias,
                     int N, int n_in, int n_out, int ldw, int accumulate)
 {
@@ -82,6 +84,7 @@ void nmt_linear_forward(real *out, const real *in, const real *W, const real *bi
     nmt_gemm(0, 1, N, n_out, n_in, 1, in, n_in, W, ldw, beta, out, n_out);
 }
 
+NMT_SIMD
 void nmt_linear_backward(real *din, real *dW, real *dbias, const real *dout, const real *in,
                      const real *W, int N, int n_in, int n_out, int ldw)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/pool.h"
+#include "base/simd.h"
 #include "nmt/error.h"
 #include "nmt/optim.h"
 
@@ -81,7 +82,8 @@ void nmt_optim_free(nmt_optim *o)
 
 /* The updates and the norm run over chunks of the parameters on the pool's
  * threads (they read and write every parameter, gradient and moment: memory
- * bound, and two cores move more than one). */
+ * bound, and two cores move more than one), each chunk's loop built for the
+ * wide vectors too (base/simd.h). */
 typedef struct optim_job {
     const nmt_optim *o;
     float *p;
@@ -104,19 +106,21 @@ static void chunk_bounds(size_t n, int c, int n_chunks, size_t *lo, size_t *hi)
     *hi = *hi < n ? *hi : n;
 }
 
+NMT_SIMD
 static void sgd_chunk(void *arg, int c, int n_chunks)
 {
     const optim_job *j = arg;
     size_t lo, hi;
     chunk_bounds(j->o->n, c, n_chunks, &lo, &hi);
-    float lr = (float)j->o->lr, *p = j->p;
-    const float *g = j->g;
+    float lr = (float)j->o->lr, *restrict p = j->p;
+    const float *restrict g = j->g;
     for (size_t i = lo; i < hi; i++)
         p[i] -= lr * g[i];
 }
 
 /* The bias corrections are computed once per step in double; the per-element
  * work stays in float like the parameters. */
+NMT_SIMD
 static void adam_chunk(void *arg, int c, int n_chunks)
 {
     const optim_job *j = arg;
@@ -125,8 +129,9 @@ static void adam_chunk(void *arg, int c, int n_chunks)
     chunk_bounds(o->n, c, n_chunks, &lo, &hi);
     float b1 = (float)o->beta1, b2 = (float)o->beta2, eps = (float)o->eps;
     float step_size = j->step_size, inv_sqrt_bc2 = j->inv_sqrt_bc2;
-    float *m = o->moment[0], *v = o->moment[1], *p = j->p;
-    const float *g = j->g;
+    /* separate allocations: restrict spares the loop its overlap checks */
+    float *restrict m = o->moment[0], *restrict v = o->moment[1], *restrict p = j->p;
+    const float *restrict g = j->g;
     for (size_t i = lo; i < hi; i++) {
         m[i] = b1 * m[i] + (1.0f - b1) * g[i];
         v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
@@ -135,6 +140,7 @@ static void adam_chunk(void *arg, int c, int n_chunks)
     }
 }
 
+NMT_SIMD
 static void adadelta_chunk(void *arg, int c, int n_chunks)
 {
     const optim_job *j = arg;
@@ -142,8 +148,9 @@ static void adadelta_chunk(void *arg, int c, int n_chunks)
     size_t lo, hi;
     chunk_bounds(o->n, c, n_chunks, &lo, &hi);
     float rho = (float)o->rho, eps = (float)o->ada_eps, lr = (float)o->lr;
-    float *sq_avg = o->moment[0], *acc_delta = o->moment[1], *p = j->p;
-    const float *g = j->g;
+    float *restrict sq_avg = o->moment[0], *restrict acc_delta = o->moment[1];
+    float *restrict p = j->p;
+    const float *restrict g = j->g;
     for (size_t i = lo; i < hi; i++) {
         sq_avg[i] = rho * sq_avg[i] + (1.0f - rho) * g[i] * g[i];
         float delta = sqrtf(acc_delta[i] + eps) / sqrtf(sq_avg[i] + eps) * g[i];
@@ -185,6 +192,7 @@ typedef struct norm_job {
     double part[NORM_CHUNKS];
 } norm_job;
 
+NMT_SIMD
 static void norm_chunk(void *arg, int c, int n_chunks)
 {
     norm_job *j = arg;
@@ -213,6 +221,7 @@ double nmt_grad_norm(const float *grads, size_t n)
     return sqrt(sum);
 }
 
+NMT_SIMD
 double nmt_clip_grad_norm(float *grads, size_t n, double max_norm)
 {
     double norm = nmt_grad_norm(grads, n);

@@ -6,6 +6,7 @@
  * passes (times keep) exactly where it is > 0, since relu and a dropped unit
  * both give 0 and keep >= 1 never rounds a positive value to 0. */
 #include "base/pool.h"
+#include "base/simd.h"
 #include "model/transformer/transformer_layers.h"
 
 /* Elements below which one thread does the element-wise pass. */
@@ -20,6 +21,10 @@ typedef struct relu_job {
     const real *act;
 } relu_job;
 
+/* Three loops, the branch between them taken once a chunk: each loop is a
+ * select per element, with no call and no short-circuit (a && b is a
+ * branch), which the vectorizer turns into compares and blends. */
+NMT_SIMD
 static void relu_chunk(void *arg, int c, int n_chunks)
 {
     const relu_job *j = arg;
@@ -32,7 +37,7 @@ static void relu_chunk(void *arg, int c, int n_chunks)
     } else if (j->drop) {
         const unsigned char *restrict drop = j->drop;
         for (size_t i = lo; i < hi; i++)
-            x[i] = x[i] > 0 && drop[i] ? x[i] * keep : 0;
+            x[i] = (x[i] > 0) & (drop[i] != 0) ? x[i] * keep : 0;
     } else {
         for (size_t i = lo; i < hi; i++)
             x[i] = x[i] > 0 ? x[i] : 0;

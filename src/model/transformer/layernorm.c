@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/pool.h"
+#include "base/simd.h"
 #include "model/transformer/transformer_layers.h"
 
 /* The backward's chunks of rows, whatever the threads. */
@@ -14,8 +15,9 @@
 /* Rows below which one thread does the whole pass. */
 #define LN_MIN_ROWS 32
 
-static void forward_row(real *restrict y, real *mean_out, real *rstd_out, const real *restrict x,
-                        const real *restrict g, const real *restrict b, int d)
+NMT_SIMD_INLINE void forward_row(real *restrict y, real *mean_out, real *rstd_out,
+                                 const real *restrict x, const real *restrict g,
+                                 const real *restrict b, int d)
 {
     /* y, x, g, b: [d]. Two passes (mean, then the mean square deviation):
      * no cancellation as in E[x^2] - E[x]^2. */
@@ -47,6 +49,7 @@ typedef struct ln_job {
     int N, d;
 } ln_job;
 
+NMT_SIMD
 static void forward_chunk(void *arg, int c, int n_chunks)
 {
     const ln_job *j = arg;
@@ -69,7 +72,7 @@ void nmt_tf_layernorm_forward(real *out, real *mean, real *rstd, const real *in,
 /* Row r of the backward: with xhat = (x - mean) rstd and dxhat = dy * g,
  * dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)); dg += dy xhat,
  * db += dy (into the chunk's partial sums). */
-static void backward_row(real *restrict dx, real *restrict dg, real *restrict db,
+NMT_SIMD_INLINE void backward_row(real *restrict dx, real *restrict dg, real *restrict db,
                          const real *restrict dy, const real *restrict x,
                          const real *restrict g, real mean, real rstd, int d)
 {
@@ -95,6 +98,7 @@ static void backward_row(real *restrict dx, real *restrict dg, real *restrict db
     }
 }
 
+NMT_SIMD
 static void backward_chunk(void *arg, int c, int n_chunks)
 {
     const ln_job *j = arg;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/pool.h"
+#include "base/simd.h"
 #include "model/transformer/transformer_layers.h"
 
 /* Chunks of (sentence, head) pairs, at most: more than threads, so that a
@@ -43,27 +44,23 @@ static real score_scale(int dk)
     return (real)(1.0 / sqrt((double)dk));
 }
 
-void nmt_tf_softmax_row(real *p, int n, int T)
+NMT_SIMD
+void nmt_tf_softmax_row(real *restrict p, int n, int T)
 {
-    /* p: [T], scores in p [0, n). The maximum and the sum in lanes, and the
-     * exponentials in a loop of their own: all three vectorize. */
-    real lane[NMT_LANES];
-    for (int l = 0; l < NMT_LANES; l++)
-        lane[l] = -INFINITY;
+    /* p: [T], scores in p [0, n). The maximum by order keys (exact in any
+     * grouping, see nmt_real_key_of), the sum in lanes, the exponentials
+     * and the scaling in loops of their own: all four vectorize. */
+    nmt_real_key m = nmt_real_key_of(-INFINITY);
+    for (int j = 0; j < n; j++) {
+        nmt_real_key x = nmt_real_key_of(p[j]);
+        m = x > m ? x : m;
+    }
+    real mx = nmt_real_of_key(m);
+    for (int j = 0; j < n; j++)
+        p[j] = fast_exp(p[j] - mx);
+    real lane[NMT_LANES] = {0};
     int j = 0;
     for (; j + NMT_LANES <= n; j += NMT_LANES)
-        for (int l = 0; l < NMT_LANES; l++)
-            lane[l] = p[j + l] > lane[l] ? p[j + l] : lane[l];
-    for (; j < n; j++)
-        lane[j % NMT_LANES] = p[j] > lane[j % NMT_LANES] ? p[j] : lane[j % NMT_LANES];
-    real mx = lane[0];
-    for (int l = 1; l < NMT_LANES; l++)
-        mx = lane[l] > mx ? lane[l] : mx;
-    for (j = 0; j < n; j++)
-        p[j] = fast_exp(p[j] - mx);
-    for (int l = 0; l < NMT_LANES; l++)
-        lane[l] = 0;
-    for (j = 0; j + NMT_LANES <= n; j += NMT_LANES)
         for (int l = 0; l < NMT_LANES; l++)
             lane[l] += p[j + l];
     for (; j < n; j++)
@@ -117,7 +114,7 @@ static pair_view view_of(const tf_mha_shape *s, int b, int t)
 
 /* The weights ctx is made of: alpha itself, or with dropout alpha * mask *
  * keep in w [Tq, Tk] (keys 0 .. n-1). */
-static const real *dropped_weights(real *w, const pair_job *j, const pair_view *v)
+NMT_SIMD_INLINE const real *dropped_weights(real *w, const pair_job *j, const pair_view *v)
 {
     const real *P = j->a->P + v->p_at;
     if (!j->drop)
@@ -131,13 +128,13 @@ static const real *dropped_weights(real *w, const pair_job *j, const pair_view *
 }
 
 /* Zeroes rows [r0, r1) of a [rows, dk] view with row stride d. */
-static void zero_rows(real *x, int r0, int r1, int dk, int d)
+NMT_SIMD_INLINE void zero_rows(real *x, int r0, int r1, int dk, int d)
 {
     for (int r = r0; r < r1; r++)
         memset(x + (size_t)r * d, 0, (size_t)dk * sizeof *x);
 }
 
-static void forward_pair(const pair_job *j, real *tmp, int b, int t)
+NMT_SIMD_INLINE void forward_pair(const pair_job *j, real *tmp, int b, int t)
 {
     const tf_mha_shape *s = j->s;
     const tf_mha_acts *a = j->a;
@@ -163,7 +160,7 @@ static void forward_pair(const pair_job *j, real *tmp, int b, int t)
  * the scale): weight * (alpha_j sum_k gold_k - gold_j), the softmax's
  * backward of weight * -sum_j gold_j log alpha_j. A row without gold adds
  * nothing. */
-static void guided_row(real *ds, const real *al, const float *gold, int seen, real weight)
+NMT_SIMD_INLINE void guided_row(real *ds, const real *al, const float *gold, int seen, real weight)
 {
     real mass = 0;
     for (int k = 0; k < seen; k++)
@@ -205,7 +202,7 @@ double nmt_tf_mha_guided_loss(const tf_mha_acts *a, const tf_mha_shape *s,
  *   dS_ij = alpha_ij (dalpha_ij - sum_k alpha_ik dalpha_ik) / sqrt(dk)
  *           (+ the guided share of a guided head's gold row, guided_row)
  *   dQ_t = dS K_t, dK_t = dS^T Q_t. */
-static void backward_pair(const pair_job *j, real *tmp, int b, int t)
+NMT_SIMD_INLINE void backward_pair(const pair_job *j, real *tmp, int b, int t)
 {
     const tf_mha_shape *s = j->s;
     const tf_mha_acts *a = j->a;
@@ -251,7 +248,7 @@ static void backward_pair(const pair_job *j, real *tmp, int b, int t)
              dK, d);
 }
 
-static void run_pairs(const pair_job *j, int c, int n_chunks, int backward)
+NMT_SIMD_INLINE void run_pairs(const pair_job *j, int c, int n_chunks, int backward)
 {
     const tf_mha_shape *s = j->s;
     real *tmp = j->scratch + (size_t)c * 2 * s->Tq * s->Tk;
@@ -265,11 +262,15 @@ static void run_pairs(const pair_job *j, int c, int n_chunks, int backward)
     }
 }
 
+/* The pairs' element-wise loops (the dropped weights, the softmax's
+ * gradient) are compiled into each clone of these two (base/simd.h). */
+NMT_SIMD
 static void forward_chunk(void *arg, int c, int n_chunks)
 {
     run_pairs(arg, c, n_chunks, 0);
 }
 
+NMT_SIMD
 static void backward_chunk(void *arg, int c, int n_chunks)
 {
     run_pairs(arg, c, n_chunks, 1);

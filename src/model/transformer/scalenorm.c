@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "base/pool.h"
+#include "base/simd.h"
 #include "model/transformer/transformer_layers.h"
 
 /* The backward's chunks of rows, whatever the threads. */
@@ -16,7 +17,7 @@
 #define SN_MIN_ROWS 32
 
 /* sum_k a[k] b[k] over [d], in lanes (a fixed order of additions). */
-static real dot_lanes(const real *restrict a, const real *restrict b, int d)
+NMT_SIMD_INLINE real dot_lanes(const real *restrict a, const real *restrict b, int d)
 {
     real acc[NMT_LANES] = {0};
     int k = 0;
@@ -40,6 +41,7 @@ typedef struct sn_job {
     int N, d;
 } sn_job;
 
+NMT_SIMD
 static void forward_chunk(void *arg, int c, int n_chunks)
 {
     const sn_job *j = arg;
@@ -71,6 +73,7 @@ void nmt_tf_scalenorm_forward(real *out, real *nrm, real *rinv, const real *in, 
 /* Row r: with xhat = u rinv and s = xhat . dy, dg += s and
  * du += g rinv (dy - xhat s) where the norm was not clamped; where it was
  * (||u|| <= eps), rinv = 1/eps is a constant and du += g rinv dy. */
+NMT_SIMD
 static void backward_chunk(void *arg, int c, int n_chunks)
 {
     const sn_job *j = arg;

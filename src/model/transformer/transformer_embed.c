@@ -1,7 +1,10 @@
 /* The Transformer's input (scaled embedding plus sinusoidal positions) and
  * its residual connections. Memory passes, a few per layer: they run on the
- * caller (a pass over a batch's [B*T, d] takes about 0.1 ms). */
+ * caller (a pass over a batch's [B*T, d] takes about 0.1 ms), each built for
+ * the wide vectors too (base/simd.h). */
 #include <math.h>
+
+#include "base/simd.h"
 
 #include "model/transformer/transformer_layers.h"
 
@@ -17,6 +20,7 @@ void nmt_tf_positions(real *pos, int T, int d)
     }
 }
 
+NMT_SIMD
 void nmt_tf_embed_forward(real *X, const int32_t *ids, const real *emb, const real *pos, int B,
                           int T, int d)
 {
@@ -32,6 +36,7 @@ void nmt_tf_embed_forward(real *X, const int32_t *ids, const real *emb, const re
         }
 }
 
+NMT_SIMD
 void nmt_tf_embed_backward(real *demb, const real *dX, const int32_t *ids, int N, int d)
 {
     /* demb: [V, d], dX: [N, d], ids: [N]. Rows may share an id: one thread
@@ -45,6 +50,7 @@ void nmt_tf_embed_backward(real *demb, const real *dX, const int32_t *ids, int N
     }
 }
 
+NMT_SIMD
 void nmt_tf_residual_forward(real *out, const real *x, const real *y, const unsigned char *mask,
                              real keep, size_t n)
 {
@@ -58,6 +64,7 @@ void nmt_tf_residual_forward(real *out, const real *x, const real *y, const unsi
         out[i] = x[i] + y[i] * (mask[i] ? keep : 0);
 }
 
+NMT_SIMD
 void nmt_tf_residual_backward(real *dy, const real *dout, const unsigned char *mask, real keep,
                               size_t n)
 {
@@ -81,6 +88,7 @@ static real unit_row(real *restrict out, const real *restrict e, int d)
     return n;
 }
 
+NMT_SIMD
 void nmt_tf_fixnorm_forward(real *hat, real *nrm, const real *emb, int V, int d)
 {
     /* hat, emb: [V, d]; nrm: [V] */
@@ -88,6 +96,7 @@ void nmt_tf_fixnorm_forward(real *hat, real *nrm, const real *emb, int V, int d)
         nrm[v] = unit_row(hat + (size_t)v * d, emb + (size_t)v * d, d);
 }
 
+NMT_SIMD
 void nmt_tf_fixnorm_backward(real *demb, const real *dhat, const real *hat, const real *nrm,
                              int V, int d)
 {
@@ -111,6 +120,7 @@ void nmt_tf_fixnorm_backward(real *demb, const real *dhat, const real *hat, cons
     }
 }
 
+NMT_SIMD
 void nmt_tf_embed_unit_forward(real *X, const int32_t *ids, const real *emb, const real *pos,
                                int B, int T, int d)
 {
