@@ -27,7 +27,9 @@ def graph_of(lib):
         kind, name = parts[-2], parts[-1]
         if kind == "U":
             uses[member].add(name)
-        elif kind in "TDRBCG":
+        elif kind in "TDRBCGi":
+            # i: a function cloned for several ISA levels (base/simd.h), an
+            # ifunc that the callers' U names, beside its local clones
             defined.setdefault(name, member)
     graph = collections.defaultdict(set)
     for member, names in uses.items():

@@ -5,10 +5,13 @@
 # the C++ standard library's template instantiations and typeinfo that
 # subwords.cc pulls in, which the linker merges with any other copy; so are
 # names that begin with __, the compiler's own (the sanitizers' __odr_asan.*).
+# An ifunc (type i) is a function cloned for several ISA levels (src/base/
+# simd.h) and is checked like any other; its clones are local, and GCC's
+# resolver NAME.resolver is weak.
 set -u
 lib=${1:?usage: symbols.sh LIBNMT.A}
 nm=$(command -v nm) || { echo "no nm: cannot list the symbols" >&2; exit 1; }
-all=$("$nm" -g --defined-only "$lib" | awk 'NF == 3 && $2 ~ /^[TDRBCG]$/ { print $3 }' | sort -u)
+all=$("$nm" -g --defined-only "$lib" | awk 'NF == 3 && $2 ~ /^[TDRBCGi]$/ { print $3 }' | sort -u)
 bad=$(grep -v '^nmt_' <<<"$all" | grep -v '^__')
 n=$(wc -l <<<"$all")
 if [ "$n" -lt 100 ]; then
