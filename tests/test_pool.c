@@ -70,10 +70,33 @@ END_TEST
 START_TEST(every_chunk_once_after_sleeping)
 {
     ck_assert_int_eq(nmt_pool_set_threads(3), 0);
-    struct timespec pause = {0, 1000000}; /* 1 ms, five times the spin */
+    struct timespec pause = {0, 1000000}; /* 1 ms, over thirty times the spin */
     for (int k = 0; k < 60; k++) {
         nanosleep(&pause, NULL);
         run_and_check(2 + k % 7);
+    }
+    nmt_pool_set_threads(1);
+}
+END_TEST
+
+/* Pauses about as long as the workers' spin (30 us, src/base/pool.c): a
+ * job often comes as a worker gives up spinning and goes to sleep, where
+ * the raised `sleeping` and the job number must meet. The caller busy-waits
+ * (a sleep's timer slack alone is longer than the spin). */
+START_TEST(every_chunk_once_around_the_spin)
+{
+    ck_assert_int_eq(nmt_pool_set_threads(2 + _i), 0);
+    unsigned seed = 777;
+    int jobs = getenv("NMT_VALGRIND") ? 200 : 3000;
+    for (int k = 0; k < jobs; k++) {
+        seed = seed * 1103515245u + 12345u;
+        long wait_ns = (long)((seed >> 16) % 60000); /* 0 .. 60 us */
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < wait_ns);
+        run_and_check(2 + k % 15);
     }
     nmt_pool_set_threads(1);
 }
@@ -314,6 +337,7 @@ Suite *nmt_test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, every_chunk_once_back_to_back, 0, 4);
     tcase_add_test(tc, every_chunk_once_after_sleeping);
+    tcase_add_loop_test(tc, every_chunk_once_around_the_spin, 0, 2);
     tcase_add_test(tc, small_then_large_jobs_stress);
     tcase_add_test(tc, threads_can_change);
     tcase_add_test(tc, chunk_ranges_cover_in_order);

@@ -31,10 +31,16 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* How long an idle worker spins before it sleeps: longer than the gaps
- * between the jobs of one step (tens of microseconds), far shorter than a
- * scheduler time slice. */
-#define SPIN_NS 200000
+/* How long an idle worker spins before it sleeps: about what sleeping
+ * costs, the rule for waiting without knowing how long (spin as long as
+ * giving up would cost: never worse than twice the best choice in
+ * hindsight). Measured on a 2-core machine during Transformer steps: a
+ * sleeping worker ran 10-20 us after the caller's broadcast, and of the gaps
+ * between jobs about 30 % were under 30 us and more than half over 200 us
+ * (the caller alone on products too small to cut), where a longer spin only
+ * burns a core that OpenBLAS on the caller, or another process, could use:
+ * at 200 us this spin was 3-6 % of a step's cycles. */
+#define SPIN_NS 30000
 
 /* The chunk number of a job that is over: no chunk can be taken from it. */
 #define CLOSED UINT32_MAX
