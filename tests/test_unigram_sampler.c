@@ -231,12 +231,13 @@ START_TEST(multi30k_matches)
         both[2 * k] = de[k];
         both[2 * k + 1] = en[k];
     }
+    /* a seed for each alpha (the default first, taking turns): each pass
+     * draws some 900 k pieces, and the suite's time is short */
     size_t pieces = 0, lines_compared = 0;
-    for (size_t a = 0; a < 3; a++)
-        for (size_t s = 0; s < 2; s++) {
-            pieces += compare_turns(sw, both, nd + ne, alphas[a], seeds[s], 0, a + s == 0);
-            lines_compared += nd + ne;
-        }
+    for (size_t a = 0; a < 3; a++) {
+        pieces += compare_turns(sw, both, nd + ne, alphas[a], seeds[a], 0, a == 0);
+        lines_compared += nd + ne;
+    }
     pieces += compare_turns(sw, both, nd + ne, 0.5f, 3, 1, 0); /* spans */
     lines_compared += nd + ne;
     fprintf(stderr, "multi30k: %zu lines compared, %zu pieces, all equal\n", lines_compared,

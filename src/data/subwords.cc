@@ -504,6 +504,46 @@ using file_ptr = std::unique_ptr<FILE, file_closer>;
 
 } // namespace
 
+#if NMT_SPM_GENERATOR
+namespace {
+
+// This thread's lattice buffers, kept from call to call and freed with the
+// thread.
+struct lattice_owner {
+    nmt_lattice *l = nullptr;
+    ~lattice_owner() { nmt_lattice_free(l); }
+};
+thread_local lattice_owner tl_lattice;
+
+// One uniform double as std::discrete_distribution draws it in libstdc++
+// (its _Adaptor: generate_canonical at double's 53 bits, two 32-bit draws).
+double spm_uniform(void *g)
+{
+    return std::generate_canonical<double, std::numeric_limits<double>::digits>(
+        *static_cast<std::mt19937 *>(g));
+}
+
+} // namespace
+#endif
+
+// With nmt's sampler: 1 when SentencePiece must do it (no sampler for the
+// model, or a line too long for it: nothing was drawn), else its result.
+static int sample_own(const nmt_subwords *sw, const char *text, size_t len, float alpha,
+                      nmt_ids *out, nmt_ids *begin)
+{
+#if NMT_SPM_GENERATOR
+    if (!sw->sampler || !sw->native)
+        return 1;
+    if (!tl_lattice.l && !(tl_lattice.l = nmt_lattice_new()))
+        return out_of_memory("for a subword lattice");
+    int rc = nmt_unigram_sample(sw->sampler.get(), tl_lattice.l, text, len, alpha, spm_uniform,
+                                spm::random::GetRandomGenerator(), out, begin);
+    return rc < 0 ? out_of_memory("for a subword lattice") : rc;
+#else
+    return 1;
+#endif
+}
+
 extern "C" {
 
 int nmt_subwords_learn(nmt_subwords **out, int n_pieces, nmt_line_source next, void *ctx)
@@ -626,46 +666,6 @@ void nmt_ids_free(nmt_ids *ids)
 {
     free(ids->id);
     memset(ids, 0, sizeof *ids);
-}
-
-#if NMT_SPM_GENERATOR
-namespace {
-
-// This thread's lattice buffers, kept from call to call and freed with the
-// thread.
-struct lattice_owner {
-    nmt_lattice *l = nullptr;
-    ~lattice_owner() { nmt_lattice_free(l); }
-};
-thread_local lattice_owner tl_lattice;
-
-// One uniform double as std::discrete_distribution draws it in libstdc++
-// (its _Adaptor: generate_canonical at double's 53 bits, two 32-bit draws).
-double spm_uniform(void *g)
-{
-    return std::generate_canonical<double, std::numeric_limits<double>::digits>(
-        *static_cast<std::mt19937 *>(g));
-}
-
-} // namespace
-#endif
-
-// With nmt's sampler: 1 when SentencePiece must do it (no sampler for the
-// model, or a line too long for it: nothing was drawn), else its result.
-static int sample_own(const nmt_subwords *sw, const char *text, size_t len, float alpha,
-                      nmt_ids *out, nmt_ids *begin)
-{
-#if NMT_SPM_GENERATOR
-    if (!sw->sampler || !sw->native)
-        return 1;
-    if (!tl_lattice.l && !(tl_lattice.l = nmt_lattice_new()))
-        return out_of_memory("for a subword lattice");
-    int rc = nmt_unigram_sample(sw->sampler.get(), tl_lattice.l, text, len, alpha, spm_uniform,
-                                spm::random::GetRandomGenerator(), out, begin);
-    return rc < 0 ? out_of_memory("for a subword lattice") : rc;
-#else
-    return 1;
-#endif
 }
 
 int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len, float alpha,
