@@ -76,7 +76,10 @@ void nmt_ids_free(nmt_ids *ids);
  * alpha > 0 one drawn from all segmentations with probabilities
  * proportional to p^alpha (subword regularisation, Kudo 2018; unigram
  * models only: NMT_ERR_ARG otherwise). Sampling draws from this thread's
- * SentencePiece generator: see nmt_subwords_run_seeded. */
+ * SentencePiece generator: see nmt_subwords_run_seeded. The draws are
+ * SentencePiece's SampleEncode's, made by nmt's own sampler for the models
+ * it reproduces (every model nmt learns; src/data/unigram_sampler.h) and by
+ * SentencePiece for the others. */
 int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len, float alpha,
                             nmt_ids *out);
 /* nmt_subwords_encode_ids (the same ids, and with alpha > 0 the same draws)

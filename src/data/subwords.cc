@@ -1,6 +1,11 @@
 // The C API of include/nmt/subwords.h over SentencePiece's C++ API: the
-// only C++ in nmt. Nothing here segments text on its own; every encoding,
-// decoding and the learning itself are SentencePiece's.
+// only C++ in nmt. Every encoding, decoding and the learning itself are
+// SentencePiece's, but for sampling: a unigram model with no normalization
+// table, no user-defined pieces and no byte fallback (every model nmt
+// learns) is sampled by nmt's own lattice (data/unigram_sampler.c), which
+// draws what SentencePiece 0.1.97's SampleEncode draws, from the very
+// generator it would use (SentencePiece's own, per thread), without its
+// allocations; any other model is sampled by SentencePiece.
 //
 // No exception leaves this file: each entry point that can throw catches
 // everything (caught() turns it into an NMT_ERR_* code and a message), and
@@ -24,8 +29,10 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <new>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -33,12 +40,32 @@
 #include <vector>
 
 extern "C" {
+#include "data/unigram_sampler.h"
 #include "nmt/error.h"
 #include "nmt/subwords.h"
 #include "nmt/vocab.h"
 }
 
+#if NMT_SPM_GENERATOR
+// The generator SentencePiece samples with (util.cc): one std::mt19937 per
+// thread, made from SetRandomGeneratorSeed's seed when the thread first
+// draws. Not in its public header, but exported by libsentencepiece; the
+// build checks that it links (src/meson.build). Drawing from it, and not
+// from a copy, keeps nmt's draws and SentencePiece's in one sequence.
+namespace sentencepiece {
+namespace random {
+std::mt19937 *GetRandomGenerator();
+}
+}
+#endif
+
 namespace spm = sentencepiece;
+
+namespace {
+struct unigram_deleter {
+    void operator()(nmt_unigram *u) const { nmt_unigram_free(u); }
+};
+} // namespace
 
 struct nmt_subwords {
     spm::SentencePieceProcessor sp;
@@ -46,6 +73,9 @@ struct nmt_subwords {
     std::string type;           // "unigram", "bpe", ...
     std::string normalization;  // the normalizer's name
     bool byte_fallback = false;
+    // nmt's sampler of this model, when it reproduces SentencePiece's
+    std::unique_ptr<nmt_unigram, unigram_deleter> sampler;
+    bool native = true;         // sample with it (a switch for the tests)
 };
 
 namespace {
@@ -56,6 +86,14 @@ struct model_facts {
     bool byte_fallback = false;
     bool whitespace_suffix = false;
     std::string normalizer_name;
+    // the pieces in id order, and the normalizer's whitespace flags and
+    // whether it has a table, as nmt's sampler needs them
+    std::vector<std::string> piece;
+    std::vector<float> score;
+    std::vector<int> piece_type;
+    bool add_dummy_prefix = true, remove_extra_whitespaces = true, escape_whitespaces = true;
+    bool normalizer_table = false;
+    bool pieces_ok = true;
     // precompiled_charsmap of the normalizer and the denormalizer
     std::vector<std::pair<const unsigned char *, size_t>> charsmaps;
 };
@@ -69,7 +107,7 @@ struct wire {
 struct field {
     uint64_t num;
     int type;                  // 0 varint, 1 fixed64, 2 bytes, 5 fixed32
-    uint64_t value;            // type 0
+    uint64_t value;            // type 0, and type 5's 32 bits
     const unsigned char *data; // type 2
     size_t len;
 };
@@ -119,6 +157,8 @@ int next_field(wire &w, field &f)
     case 5:
         if (left < 4)
             return -1;
+        f.value = (uint64_t)w.p[0] | (uint64_t)w.p[1] << 8 | (uint64_t)w.p[2] << 16 |
+                  (uint64_t)w.p[3] << 24;
         w.p += 4;
         return 1;
     default: // groups: SentencePiece's messages have none
@@ -126,7 +166,8 @@ int next_field(wire &w, field &f)
     }
 }
 
-// NormalizerSpec: 1 name, 2 precompiled_charsmap.
+// NormalizerSpec: 1 name, 2 precompiled_charsmap, 3 add_dummy_prefix,
+// 4 remove_extra_whitespaces, 5 escape_whitespaces.
 bool read_normalizer(const unsigned char *p, size_t n, model_facts &mf, bool is_main)
 {
     wire w = {p, p + n};
@@ -135,11 +176,45 @@ bool read_normalizer(const unsigned char *p, size_t n, model_facts &mf, bool is_
     while ((r = next_field(w, f)) == 1) {
         if (f.num == 1 && f.type == 2 && is_main)
             mf.normalizer_name.assign((const char *)f.data, f.len);
-        else if (f.num == 2 && f.type == 2 && f.len > 0)
-            mf.charsmaps.emplace_back(f.data, f.len);
+        else if (f.num == 2 && f.type == 2) {
+            if (f.len > 0)
+                mf.charsmaps.emplace_back(f.data, f.len);
+            if (is_main)
+                mf.normalizer_table = f.len > 0;
+        } else if (is_main && f.type == 0 && f.num >= 3 && f.num <= 5) {
+            bool &flag = f.num == 3 ? mf.add_dummy_prefix
+                         : f.num == 4 ? mf.remove_extra_whitespaces : mf.escape_whitespaces;
+            flag = f.value != 0;
+        }
     }
     return r == 0;
 }
+
+// ModelProto.SentencePiece: 1 piece, 2 score (float), 3 type.
+bool read_piece(const unsigned char *p, size_t n, model_facts &mf)
+{
+    wire w = {p, p + n};
+    field f;
+    int r;
+    std::string piece;
+    float score = 0;
+    int type = 1; // NORMAL
+    while ((r = next_field(w, f)) == 1) {
+        if (f.num == 1 && f.type == 2)
+            piece.assign((const char *)f.data, f.len);
+        else if (f.num == 2 && f.type == 5) {
+            uint32_t bits = (uint32_t)f.value;
+            memcpy(&score, &bits, sizeof score);
+        } else if (f.num == 3 && f.type == 0)
+            type = (int)f.value;
+    }
+    mf.piece.push_back(std::move(piece));
+    mf.score.push_back(score);
+    mf.piece_type.push_back(type);
+    return r == 0;
+}
+
+
 
 // TrainerSpec: 3 model_type, 24 treat_whitespace_as_suffix, 35 byte_fallback.
 bool read_trainer(const unsigned char *p, size_t n, model_facts &mf)
@@ -171,9 +246,12 @@ bool read_facts(const unsigned char *p, size_t n, model_facts &mf)
     while ((r = next_field(w, f)) == 1) {
         if (f.type != 2)
             continue;
-        if (f.num == 1)
+        if (f.num == 1) {
             pieces++;
-        else if (f.num == 2 && !read_trainer(f.data, f.len, mf))
+            // a damaged piece is SentencePiece's to refuse, in its words
+            if (!read_piece(f.data, f.len, mf))
+                mf.pieces_ok = false;
+        } else if (f.num == 2 && !read_trainer(f.data, f.len, mf))
             return false;
         else if ((f.num == 3 || f.num == 5) && !read_normalizer(f.data, f.len, mf, f.num == 3))
             return false;
@@ -278,6 +356,46 @@ int check_specials(const nmt_subwords *sw, const char *name)
     return NMT_OK;
 }
 
+#if NMT_SPM_GENERATOR
+// nmt's sampler for a model whose sampling it reproduces (see the top of
+// this file), or none. What was read of the pieces must be what
+// SentencePiece loaded, piece by piece, or SentencePiece samples.
+nmt_unigram *own_sampler(const spm::SentencePieceProcessor &sp, const model_facts &mf)
+{
+    size_t n = mf.piece.size();
+    if (mf.model_type != 1 || mf.byte_fallback || mf.whitespace_suffix || mf.normalizer_table ||
+        !mf.pieces_ok || n != (size_t)sp.GetPieceSize())
+        return nullptr;
+    std::vector<const char *> piece(n);
+    std::vector<size_t> len(n);
+    for (size_t i = 0; i < n; i++) {
+        int id = (int)i, t = mf.piece_type[i];
+        if (t < NMT_PIECE_NORMAL || t > NMT_PIECE_BYTE) // protobuf would read it as NORMAL
+            return nullptr;
+        float sp_score = sp.GetScore(id);
+        if (sp.IdToPiece(id) != mf.piece[i] || memcmp(&sp_score, &mf.score[i], sizeof sp_score) ||
+            sp.IsUnknown(id) != (t == NMT_PIECE_UNKNOWN) ||
+            sp.IsControl(id) != (t == NMT_PIECE_CONTROL) ||
+            sp.IsUnused(id) != (t == NMT_PIECE_UNUSED) || sp.IsByte(id) != (t == NMT_PIECE_BYTE))
+            return nullptr;
+        piece[i] = mf.piece[i].data();
+        len[i] = mf.piece[i].size();
+    }
+    nmt_unigram_spec spec = {n, piece.data(), len.data(), mf.score.data(), mf.piece_type.data(),
+                             mf.add_dummy_prefix, mf.remove_extra_whitespaces,
+                             mf.escape_whitespaces};
+    nmt_unigram *u;
+    if (nmt_unigram_new(&u, &spec))
+        throw std::bad_alloc();
+    return u;
+}
+#else
+nmt_unigram *own_sampler(const spm::SentencePieceProcessor &, const model_facts &)
+{
+    return nullptr;
+}
+#endif
+
 int load(nmt_subwords **out, std::string &&bytes, const char *name)
 {
     model_facts mf;
@@ -309,6 +427,7 @@ int load(nmt_subwords **out, std::string &&bytes, const char *name)
                                      name, reason(st, "it does not parse").c_str());
     if (rc)
         return rc;
+    sw->sampler.reset(own_sampler(sw->sp, mf));
     *out = sw.release();
     return NMT_OK;
 }
@@ -384,6 +503,46 @@ struct file_closer {
 using file_ptr = std::unique_ptr<FILE, file_closer>;
 
 } // namespace
+
+#if NMT_SPM_GENERATOR
+namespace {
+
+// This thread's lattice buffers, kept from call to call and freed with the
+// thread.
+struct lattice_owner {
+    nmt_lattice *l = nullptr;
+    ~lattice_owner() { nmt_lattice_free(l); }
+};
+thread_local lattice_owner tl_lattice;
+
+// One uniform double as std::discrete_distribution draws it in libstdc++
+// (its _Adaptor: generate_canonical at double's 53 bits, two 32-bit draws).
+double spm_uniform(void *g)
+{
+    return std::generate_canonical<double, std::numeric_limits<double>::digits>(
+        *static_cast<std::mt19937 *>(g));
+}
+
+} // namespace
+#endif
+
+// With nmt's sampler: 1 when SentencePiece must do it (no sampler for the
+// model, or a line too long for it: nothing was drawn), else its result.
+static int sample_own(const nmt_subwords *sw, const char *text, size_t len, float alpha,
+                      nmt_ids *out, nmt_ids *begin)
+{
+#if NMT_SPM_GENERATOR
+    if (!sw->sampler || !sw->native)
+        return 1;
+    if (!tl_lattice.l && !(tl_lattice.l = nmt_lattice_new()))
+        return out_of_memory("for a subword lattice");
+    int rc = nmt_unigram_sample(sw->sampler.get(), tl_lattice.l, text, len, alpha, spm_uniform,
+                                spm::random::GetRandomGenerator(), out, begin);
+    return rc < 0 ? out_of_memory("for a subword lattice") : rc;
+#else
+    return 1;
+#endif
+}
 
 extern "C" {
 
@@ -517,6 +676,9 @@ int nmt_subwords_encode_ids(const nmt_subwords *sw, const char *text, size_t len
         return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a unigram model, not %s",
                              sw->type.c_str());
     try {
+        int own = alpha > 0 ? sample_own(sw, text, len, alpha, out, NULL) : 1;
+        if (own <= 0)
+            return own;
         std::vector<int> ids;
         absl::string_view in(text, len);
         spm::util::Status st = alpha > 0 ? sw->sp.SampleEncode(in, -1, alpha, &ids)
@@ -547,6 +709,9 @@ int nmt_subwords_encode_spans(const nmt_subwords *sw, const char *text, size_t l
         return nmt_set_error(NMT_ERR_ARG, "subword sampling needs a unigram model, not %s",
                              sw->type.c_str());
     try {
+        int own = alpha > 0 ? sample_own(sw, text, len, alpha, out, begin) : 1;
+        if (own <= 0)
+            return own;
         // what the ids-only calls do inside, with the pieces' spans kept:
         // the same segmentation, and the same draws from the generator
         spm::ImmutableSentencePieceText spt;
@@ -622,6 +787,16 @@ char *nmt_subwords_decode(const nmt_subwords *sw, const char *const *pieces, siz
 int nmt_piece_starts_word(const char *piece)
 {
     return !strncmp(piece, "\xe2\x96\x81", 3);
+}
+
+int nmt_subwords_own_sampler(const nmt_subwords *sw)
+{
+    return sw->sampler && sw->native;
+}
+
+void nmt_subwords_use_own_sampler(nmt_subwords *sw, int on)
+{
+    sw->native = on != 0;
 }
 
 int nmt_subwords_run_seeded(uint32_t seed, int (*fn)(void *ctx), void *ctx)
